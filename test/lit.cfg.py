@@ -1,0 +1,30 @@
+# -*- Python -*-
+# lit configuration of the cgc test suite. Mirrors the source tree:
+# test/dialects/<dialect>/, test/compiler/<library>/, test/tools/<tool>/, and
+# test/unit/ for the gtest unit tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "cgc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "unit"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.cgc_obj_root, "test")
+
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.cgc_tools_dir, append_path=True)
+
+config.substitutions.append(("%cgc_src_root", config.cgc_src_root))
+config.substitutions.append(("%cgc_obj_root", config.cgc_obj_root))
+config.substitutions.append(("%python", config.python_executable))
+
+tools = [ToolSubst("cgc-opt", unresolved="fatal")]
+llvm_config.add_tool_substitutions(tools, [config.cgc_tools_dir])
