@@ -1,0 +1,115 @@
+//===- KernelProgramTest.cpp - Kernel programs and bind points ------------===//
+
+#include "cgc/bind_points.h"
+#include "cgc/kernel_program.h"
+
+#include <gtest/gtest.h>
+
+using namespace cgc;
+
+namespace {
+
+KernelProgram sampleProgram() {
+  KernelProgram program;
+  program.bindings = {{"in", 64}, {"out", 256}};
+  program.temporaries = {{64, 64}};
+  KernelDesc relu;
+  relu.op = "cgc_op.relu";
+  relu.inputs.push_back(KernelOperand{CGC_DTYPE_FLOAT32, {1, 1, 4, 4}, {},
+                                      KernelOperand::Storage::Binding, 0, 0});
+  relu.outputs.push_back(KernelOperand{CGC_DTYPE_FLOAT32, {1, 1, 4, 4}, {},
+                                       KernelOperand::Storage::Temporary, 0, 0});
+  KernelDesc up;
+  up.op = "cgc_op.upsample";
+  up.setAttr("scale_size", AttrValue::ofInts({2, 2}));
+  up.setAttr("mode", AttrValue::ofString("nearest"));
+  up.setAttr("alpha", AttrValue::ofFloat(0.5));
+  up.setAttr("to", AttrValue::ofDType(CGC_DTYPE_FLOAT16));
+  up.inputs.push_back(relu.outputs[0]);
+  up.inputs.push_back(std::nullopt);
+  up.outputs.push_back(KernelOperand{CGC_DTYPE_FLOAT32, {1, 1, 8, 8}, {},
+                                     KernelOperand::Storage::Binding, 1, 0});
+  program.kernels = {relu, up};
+  return program;
+}
+
+TEST(KernelProgram, RoundTripsThroughJSON) {
+  KernelProgram program = sampleProgram();
+  std::string error;
+  ASSERT_TRUE(program.validate(error)) << error;
+  KernelProgram back;
+  ASSERT_TRUE(deserializeKernelProgram(serializeKernelProgram(program), back,
+                                       error))
+      << error;
+  EXPECT_EQ(back, program);
+  // Attributes stay sorted by name.
+  EXPECT_EQ(back.kernels[1].attrs.front().first, "alpha");
+  EXPECT_EQ(back.kernels[1].getInts("scale_size"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(back.kernels[1].getString("mode", ""), "nearest");
+  EXPECT_FALSE(back.kernels[1].inputs[1].has_value());
+}
+
+TEST(KernelProgram, RejectsOperandsOutsideTheirBinding) {
+  KernelProgram program = sampleProgram();
+  program.bindings[1].bytes = 255; // one byte short of 1x1x8x8 floats
+  std::string error;
+  EXPECT_FALSE(program.validate(error));
+  EXPECT_NE(error.find("kernel 1 (cgc_op.upsample) output #0 spans bytes "
+                       "[0, 256) of a 255-byte binding"),
+            std::string::npos)
+      << error;
+  program = sampleProgram();
+  program.kernels[0].outputs[0].index = 3;
+  EXPECT_FALSE(program.validate(error));
+  EXPECT_NE(error.find("refers to temporary 3 of 1"), std::string::npos) << error;
+}
+
+TEST(KernelProgram, RejectsMalformedJSON) {
+  KernelProgram program;
+  std::string error;
+  EXPECT_FALSE(deserializeKernelProgram("{", program, error));
+  EXPECT_NE(error.find("malformed kernel program"), std::string::npos);
+  EXPECT_FALSE(deserializeKernelProgram(
+      R"({"version":1,"bindings":[],"temporaries":[],"kernels":[{"op":"x","attrs":{},"inputs":[{"dtype":"float99","shape":[1],"binding":0,"offset":0}],"outputs":[]}]})",
+      program, error));
+  EXPECT_NE(error.find("unknown dtype 'float99'"), std::string::npos) << error;
+  EXPECT_FALSE(deserializeKernelProgram(
+      R"({"version":7,"bindings":[],"temporaries":[],"kernels":[]})", program,
+      error));
+  EXPECT_NE(error.find("version 7"), std::string::npos) << error;
+}
+
+TEST(KernelOperand, StridedSpans) {
+  KernelOperand transposed{CGC_DTYPE_FLOAT32, {4, 3}, {1, 4},
+                           KernelOperand::Storage::Binding, 0, 0};
+  EXPECT_FALSE(transposed.isContiguous());
+  EXPECT_EQ(transposed.byteSpan(), 48u);
+  KernelOperand broadcast{CGC_DTYPE_FLOAT32, {8, 3}, {0, 1},
+                          KernelOperand::Storage::Binding, 0, 0};
+  EXPECT_EQ(broadcast.byteSpan(), 12u);
+  KernelOperand empty{CGC_DTYPE_INT64, {0, 5}, {}, KernelOperand::Storage::Binding, 0, 0};
+  EXPECT_EQ(empty.byteSpan(), 0u);
+}
+
+TEST(BindPoints, RoundTripAndRejectBadKinds) {
+  std::vector<BindPoint> points = {
+      {"in", BindPointKind::Argument, 64, 16, CGC_DTYPE_FLOAT32, {1, 1, 4, 4}},
+      {"w1", BindPointKind::Constant, 36, 64, CGC_DTYPE_FLOAT32, {1, 1, 3, 3}},
+      {"scratch", BindPointKind::Scratch, 64, 64, CGC_DTYPE_FLOAT32, {1, 1, 4, 4}},
+      {"out", BindPointKind::Output, 256, 16, CGC_DTYPE_FLOAT32, {1, 1, 8, 8}}};
+  std::vector<BindPoint> back;
+  std::string error;
+  ASSERT_TRUE(deserializeBindPoints(serializeBindPoints(points), back, error))
+      << error;
+  EXPECT_EQ(back, points);
+  EXPECT_FALSE(deserializeBindPoints(
+      R"([{"name":"x","kind":"texture","bytes":1,"alignment":1,"dtype":"float32","shape":[1]}])",
+      back, error));
+  EXPECT_NE(error.find("unknown bind point kind 'texture'"), std::string::npos);
+  EXPECT_FALSE(deserializeBindPoints(
+      R"([{"name":"x","kind":"output","bytes":1,"alignment":3,"dtype":"float32","shape":[1]}])",
+      back, error));
+  EXPECT_NE(error.find("not a power of two"), std::string::npos);
+}
+
+} // namespace
