@@ -1,0 +1,64 @@
+//===- kernels.h - The reference driver's CPU kernel library ----*- C++ -*-===//
+//
+// Executes cgc_op layers described by KernelDesc (cgc/kernel_program.h) on the
+// CPU. A kernel is created once, when a state object or pipeline is created
+// and all shapes are known (oneDNN primitives are built and weights may be
+// prepared then), and run many times with the addresses of its operands.
+// No MLIR: the library runs from kernel programs alone.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_REFERENCE_KERNELS_H
+#define CGC_REFERENCE_KERNELS_H
+
+#include "cgc/kernel_program.h"
+#include "thread_pool.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cgc::ref {
+
+/// Addresses of a kernel's operands, in KernelDesc order: `inputs[i]` is the
+/// first byte of input i (nullptr for an absent optional input), `outputs[i]`
+/// likewise. Strides and shapes come from the KernelDesc.
+struct KernelArgs {
+  const void *const *inputs = nullptr;
+  void *const *outputs = nullptr;
+};
+
+class Kernel {
+public:
+  virtual ~Kernel() = default;
+  /// Runs the kernel; work may be split across `pool`. Must be safe to call
+  /// concurrently on different operands.
+  virtual void run(const KernelArgs &args, ThreadPool &pool) const = 0;
+  /// A short description for profiles ("convolution 3x3 s1 +relu (oneDNN)").
+  virtual std::string describe() const = 0;
+};
+
+/// Creates the kernel of one op. Fails with a message naming the op and what
+/// is unsupported (op, dtype, strides, attribute value).
+std::unique_ptr<Kernel> createKernel(const KernelDesc &desc, std::string &error);
+
+/// Creates one kernel computing `anchor` followed by the elementwise
+/// `epilogue` ops: epilogue[i] takes the previous result as inputs[0]; its
+/// other inputs (a residual, a per-channel scale) are extra operands, passed
+/// after the anchor's inputs in KernelArgs::inputs, in order. Only the last
+/// op's outputs are written. Returns nullptr with a reason if this anchor and
+/// chain cannot be fused (the caller then runs the ops one by one).
+std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
+                                          const std::vector<KernelDesc> &epilogue,
+                                          std::string &reason);
+
+/// True if createKernel knows the op name (dtype/attribute support may still
+/// fail).
+bool hasKernel(std::string_view op);
+/// Every op name the library implements, sorted.
+std::vector<std::string> supportedOps();
+
+} // namespace cgc::ref
+
+#endif // CGC_REFERENCE_KERNELS_H
