@@ -16,14 +16,6 @@ namespace cgc {
 // Helpers
 //===----------------------------------------------------------------------===//
 
-/// Prints a type the way the IR spells it, for diagnostics.
-static std::string typeString(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  type.print(os);
-  return text;
-}
-
 /// True if `a` and `b` have the same shape and element type (constness and
 /// strides aside).
 static bool sameShapeAndElement(TensorLikeType a, TensorLikeType b) {
@@ -80,13 +72,11 @@ LogicalResult ModuleOp::verify() {
     auto current = cast<TensorLikeType>(constant.getType());
     if (sameShapeAndElement(first, current))
       return WalkResult::advance();
-    constant.emitOpError("constant \"")
-            .append(constant.getName(), "\" has type ",
-                    typeString(constant.getType()),
-                    " but another use of the same name has type ",
-                    typeString(it->second.getType()))
-            .attachNote(it->second.getLoc())
-        << "other use here";
+    InFlightDiagnostic diag = constant.emitOpError("constant \"");
+    diag << constant.getName() << "\" has type " << constant.getType()
+         << " but another use of the same name has type "
+         << it->second.getType();
+    diag.attachNote(it->second.getLoc()) << "other use here";
     return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());
