@@ -10,6 +10,7 @@
 
 #include "cgc/IR/CGCDialect.h"
 #include "cgc_op/IR/CGCOpDialect.h"
+#include "cgc_pattern/IR/CGCPatternDialect.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -17,7 +18,8 @@ namespace cgc {
 
 /// Adds every CGC dialect to `registry`.
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<cgc::CGCDialect, cgc::op::CGCOpDialect>();
+  registry.insert<cgc::CGCDialect, cgc::op::CGCOpDialect,
+                  cgc::pattern::CGCPatternDialect>();
 }
 
 /// Registers every CGC pass and pass pipeline with the global registry.

@@ -409,6 +409,131 @@ LogicalResult ViewMemRefOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// CallOp
+//===----------------------------------------------------------------------===//
+
+SubgraphOp CallOp::getSubgraph() {
+  return SymbolTable::lookupNearestSymbolFrom<SubgraphOp>(*this,
+                                                          getCalleeAttr());
+}
+
+LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Operation *callee =
+      symbolTable.lookupNearestSymbolFrom(*this, getCalleeAttr());
+  if (!callee)
+    return emitOpError("callee '")
+           << getCallee() << "' does not resolve to a symbol";
+  auto subgraph = dyn_cast<SubgraphOp>(callee);
+  if (!subgraph)
+    return emitOpError("must call a cgc.subgraph, but '")
+           << getCallee() << "' is a '" << callee->getName() << "'";
+  FunctionalDefinitionOp definition = subgraph.getFunctionalDefinition();
+  if (!definition)
+    return emitOpError("callee '") << getCallee()
+                                   << "' has no functional definition";
+  ArrayRef<Type> params = definition.getArgumentTypes();
+  ArrayRef<Type> results = definition.getResultTypes();
+  if (getOperands().size() != params.size())
+    return emitOpError("passes ")
+           << getOperands().size() << " operand(s) but subgraph '"
+           << getCallee() << "' takes " << params.size() << " input(s)";
+  if (getResults().size() != results.size())
+    return emitOpError("has ")
+           << getResults().size() << " result(s) but subgraph '"
+           << getCallee() << "' produces " << results.size();
+  for (auto [index, pair] :
+       llvm::enumerate(llvm::zip(getOperands().getTypes(), params))) {
+    auto [actual, wanted] = pair;
+    if (actual != wanted)
+      return emitOpError("operand #")
+             << index << " has type " << actual << " but input #" << index
+             << " of subgraph '" << getCallee() << "' is " << wanted;
+  }
+  for (auto [index, pair] :
+       llvm::enumerate(llvm::zip(getResults().getTypes(), results))) {
+    auto [actual, wanted] = pair;
+    if (actual != wanted)
+      return emitOpError("result #")
+             << index << " has type " << actual << " but output #" << index
+             << " of subgraph '" << getCallee() << "' is " << wanted;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BarrierOp
+//===----------------------------------------------------------------------===//
+
+/// `%buffer[offset, bytes], ...`
+static ParseResult
+parseBarrierRanges(OpAsmParser &parser,
+                   SmallVectorImpl<OpAsmParser::UnresolvedOperand> &buffers,
+                   DenseI64ArrayAttr &offsets, DenseI64ArrayAttr &sizes) {
+  SmallVector<int64_t> offsetValues, sizeValues;
+  auto parseOne = [&]() -> ParseResult {
+    OpAsmParser::UnresolvedOperand buffer;
+    int64_t offset = 0, size = 0;
+    if (parser.parseOperand(buffer) || parser.parseLSquare() ||
+        parser.parseInteger(offset) || parser.parseComma() ||
+        parser.parseInteger(size) || parser.parseRSquare())
+      return failure();
+    buffers.push_back(buffer);
+    offsetValues.push_back(offset);
+    sizeValues.push_back(size);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(parseOne))
+    return failure();
+  offsets = parser.getBuilder().getDenseI64ArrayAttr(offsetValues);
+  sizes = parser.getBuilder().getDenseI64ArrayAttr(sizeValues);
+  return success();
+}
+
+static void printBarrierRanges(OpAsmPrinter &printer, Operation *,
+                               OperandRange buffers, DenseI64ArrayAttr offsets,
+                               DenseI64ArrayAttr sizes) {
+  for (auto [index, buffer] : llvm::enumerate(buffers)) {
+    if (index)
+      printer << ", ";
+    printer << buffer << "[";
+    if (index < static_cast<size_t>(offsets.size()) &&
+        index < static_cast<size_t>(sizes.size()))
+      printer << offsets[index] << ", " << sizes[index];
+    printer << "]";
+  }
+}
+
+LogicalResult BarrierOp::verify() {
+  size_t count = getBuffers().size();
+  if (count == 0)
+    return emitOpError("must list at least one range");
+  if (static_cast<size_t>(getOffsets().size()) != count ||
+      static_cast<size_t>(getSizes().size()) != count)
+    return emitOpError("has ")
+           << count << " buffer(s) but " << getOffsets().size()
+           << " offset(s) and " << getSizes().size() << " size(s)";
+  for (auto [index, buffer] : llvm::enumerate(getBuffers())) {
+    auto argument = dyn_cast<BlockArgument>(buffer);
+    if (!argument || argument.getOwner()->getParentOp() != (*this)->getParentOp())
+      return emitOpError("range #")
+             << index << " must be on an argument of the program (a whole "
+             << "buffer), not on a view";
+    int64_t offset = getOffsets()[index], size = getSizes()[index];
+    auto type = cast<MemRefType>(buffer.getType());
+    if (offset < 0 || size <= 0)
+      return emitOpError("range #")
+             << index << " [" << offset << ", " << size
+             << "] must have a non-negative offset and a positive size";
+    if (offset + size > type.getByteSpan())
+      return emitOpError("range #")
+             << index << " [" << offset << ", " << size << "] ends at byte "
+             << offset + size << ", past the " << type.getByteSpan()
+             << "-byte buffer";
+  }
+  return success();
+}
+
 } // namespace cgc
 
 #define GET_OP_CLASSES

@@ -283,4 +283,59 @@ def CGC_ViewMemRefOp : CGC_Op<"view_memref", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Lowering IR: cgc.call and cgc.barrier
+//===----------------------------------------------------------------------===//
+
+def CGC_CallOp : CGC_Op<"call", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    HasParent<"EntryPointOp">]> {
+  let summary = "Calls a subgraph on tensors (Lowering IR)";
+  let description = [{
+    The tensor-level form of a subgraph invocation, used between subgraph
+    matching and program construction: the layers a target's pattern matched
+    are outlined into a `cgc.subgraph` and the entry point calls it. Operand
+    and result types are exactly the parameter and result types of the
+    subgraph's functional definition.
+
+    ```mlir
+    %0 = cgc.call @convReluAdd(%in, %w1, %b1, %in) : (!cgc.tensor<1x1x4x4x!cgc.float32>, !cgc.tensor<constant 1x1x3x3x!cgc.float32>, !cgc.tensor<constant 1x!cgc.float32>, !cgc.tensor<1x1x4x4x!cgc.float32>) -> !cgc.tensor<1x1x4x4x!cgc.float32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee,
+                       Variadic<CGC_AnyTensor>:$operands);
+  let results = (outs Variadic<CGC_AnyTensor>:$results);
+  let assemblyFormat = [{
+    $callee `(` $operands `)` attr-dict `:` functional-type($operands, $results)
+  }];
+  let extraClassDeclaration = [{
+    /// The called subgraph, or null if the symbol does not resolve.
+    SubgraphOp getSubgraph();
+  }];
+}
+
+def CGC_BarrierOp : CGC_Op<"barrier", [HasParent<"ProgramOp">]> {
+  let summary = "Orders the dispatches around it on byte ranges of buffers";
+  let description = [{
+    A barrier between the partition dispatches of a program: every dispatch
+    before it that reads or writes one of the listed byte ranges completes
+    before any dispatch after it touches them. Each range is
+    `buffer[offset, bytes]` with `buffer` a memref argument of the program
+    (the scratch buffer, a model input or output). Dispatches that are not
+    separated by a barrier may run concurrently. The compiler inserts
+    barriers only where the byte ranges written and read by dispatches
+    actually overlap.
+
+    ```mlir
+    cgc.barrier %scratch[0, 64], %out[0, 256] : !cgc.memref<128x!cgc.int8>, !cgc.memref<1x1x8x8x!cgc.float32>
+    ```
+  }];
+  let arguments = (ins Variadic<CGC_AnyMemRef>:$buffers,
+                       DenseI64ArrayAttr:$offsets, DenseI64ArrayAttr:$sizes);
+  let assemblyFormat = [{
+    custom<BarrierRanges>($buffers, $offsets, $sizes) attr-dict `:` type($buffers)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // CGC_OPS_TD
