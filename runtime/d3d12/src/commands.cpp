@@ -1,0 +1,628 @@
+//===- commands.cpp - Command allocators, lists, queues and fences --------===//
+
+#include "internal.h"
+
+#include <unistd.h>
+
+#include <cstddef>
+
+namespace cgc::d3d12 {
+
+// The API's binding structs are passed to the driver without copying.
+static_assert(sizeof(D3D12_MLIR_PROGRAM_BINDING) == sizeof(D3D12DDI_MLIR_PROGRAM_BINDING_0119),
+              "binding layouts differ");
+static_assert(offsetof(D3D12_MLIR_PROGRAM_BINDING, GpuBinding) ==
+                  offsetof(D3D12DDI_MLIR_PROGRAM_BINDING_0119, GpuBinding),
+              "binding layouts differ");
+static_assert(offsetof(D3D12_MLIR_PROGRAM_BINDING, Type) ==
+                  offsetof(D3D12DDI_MLIR_PROGRAM_BINDING_0119, Type),
+              "binding layouts differ");
+static_assert(sizeof(D3D12_PROGRAM_IDENTIFIER) == sizeof(D3D12DDI_PROGRAM_IDENTIFIER_0108),
+              "identifier layouts differ");
+
+//===----------------------------------------------------------------------===//
+// Allocators
+//===----------------------------------------------------------------------===//
+
+CommandAllocator::CommandAllocator(Device *device, D3D12_COMMAND_LIST_TYPE type) : type_(type) {
+  device_ = device;
+}
+
+HRESULT CommandAllocator::QueryInterface(REFIID riid, void **ppv) {
+  if (!ppv)
+    return E_POINTER;
+  CGC_D3D12_QI(IUnknown)
+  CGC_D3D12_QI(ID3D12Object)
+  CGC_D3D12_QI(ID3D12DeviceChild)
+  CGC_D3D12_QI(ID3D12Pageable)
+  CGC_D3D12_QI(ID3D12CommandAllocator)
+  if (riid == kImplCommandAllocator) {
+    *ppv = this;
+    AddRef();
+    return S_OK;
+  }
+  *ppv = nullptr;
+  return E_NOINTERFACE;
+}
+void CommandAllocator::notImplemented(const char *what) { device_->notImplemented(what); }
+
+//===----------------------------------------------------------------------===//
+// Command lists
+//===----------------------------------------------------------------------===//
+
+Recording::~Recording() {
+  if (handle.pDrvPrivate)
+    device->listDdi().pfnDestroyRecording(handle);
+}
+
+CommandList::CommandList(Device *device, D3D12_COMMAND_LIST_TYPE type,
+                         D3D12DDI_HCOMMANDLIST handle, bool recording)
+    : type_(type), handle_(handle), ddi_(&device->listDdi()), recording_(recording),
+      debug_(device->debug()) {
+  device_ = device;
+}
+
+CommandList::~CommandList() {
+  if (handle_.pDrvPrivate)
+    device_->ddi().pfnDestroyCommandList(device_->handle(), handle_);
+}
+
+HRESULT CommandList::QueryInterface(REFIID riid, void **ppv) {
+  if (!ppv)
+    return E_POINTER;
+  CGC_D3D12_QI(IUnknown)
+  CGC_D3D12_QI(ID3D12Object)
+  CGC_D3D12_QI(ID3D12DeviceChild)
+  CGC_D3D12_QI(ID3D12CommandList)
+  CGC_D3D12_QI(ID3D12GraphicsCommandList)
+  CGC_D3D12_QI(ID3D12GraphicsCommandList1)
+  CGC_D3D12_QI(ID3D12GraphicsCommandList2)
+  CGC_D3D12_QI(ID3D12GraphicsCommandList3)
+  CGC_D3D12_QI(ID3D12GraphicsCommandList4)
+  CGC_D3D12_QI(ID3D12GraphicsCommandList5)
+  CGC_D3D12_QI(ID3D12GraphicsCommandList6)
+  CGC_D3D12_QI(ID3D12GraphicsCommandList7)
+  CGC_D3D12_QI(ID3D12GraphicsCommandList8)
+  CGC_D3D12_QI(ID3D12GraphicsCommandList9)
+  CGC_D3D12_QI(ID3D12GraphicsCommandList10)
+  if (riid == kImplCommandList) {
+    *ppv = this;
+    AddRef();
+    return S_OK;
+  }
+  *ppv = nullptr;
+  return E_NOINTERFACE;
+}
+
+void CommandList::setError(HRESULT hr, const std::string &message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (SUCCEEDED(error_)) {
+    error_ = hr;
+    errorMessage_ = message;
+  }
+}
+
+void CommandList::notImplemented(const char *what) {
+  std::string text = std::string(what) + " is not implemented by cgc (docs/d3d12.md); Close() "
+                                         "will fail with E_NOTIMPL";
+  device_->error(text);
+  setError(E_NOTIMPL, text);
+}
+
+bool CommandList::checkRecording(const char *method) {
+  if (recording_)
+    return true;
+  device_->error(std::string(method) + ": the command list is closed (call Reset first)");
+  return false;
+}
+
+std::shared_ptr<Recording> CommandList::recording() { return closed_; }
+bool CommandList::isClosed() { return !recording_; }
+
+HRESULT CommandList::Close() {
+  if (!recording_)
+    return device_->fail(E_FAIL, "Close: the command list is not recording");
+  recording_ = false;
+  D3D12DDI_HRECORDING_CGC handle = {};
+  HRESULT driverHr = ddi_->pfnClose(handle_, &handle);
+  auto recording = std::make_shared<Recording>();
+  recording->device = device_;
+  recording->handle = SUCCEEDED(driverHr) ? handle : D3D12DDI_HRECORDING_CGC{};
+  HRESULT hr;
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    hr = error_;
+    message = errorMessage_;
+  }
+  if (FAILED(hr)) {
+    device_->error("Close: the command list recorded an error: " + message);
+    return hr;
+  }
+  if (FAILED(driverHr))
+    return device_->fail(driverHr, "Close: the driver failed (" + hresultName(driverHr) + ")");
+  closed_ = std::move(recording);
+  return S_OK;
+}
+
+HRESULT CommandList::Reset(ID3D12CommandAllocator *pAllocator, ID3D12PipelineState *pInitialState) {
+  CommandAllocator *allocator = implOf<CommandAllocator>(pAllocator, kImplCommandAllocator);
+  if (!allocator)
+    return device_->fail(E_INVALIDARG, "Reset: pAllocator is not an allocator of this runtime");
+  if (allocator->type() != type_)
+    return device_->fail(E_INVALIDARG, "Reset: the allocator's type differs from the list's");
+  PipelineState *pipeline = nullptr;
+  if (pInitialState && !(pipeline = implOf<PipelineState>(pInitialState, kImplPipelineState)))
+    return device_->fail(E_INVALIDARG, "Reset: pInitialState is not a pipeline of this runtime");
+  if (recording_)
+    return device_->fail(E_FAIL, "Reset: the command list is recording; Close it first");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    error_ = S_OK;
+    errorMessage_.clear();
+  }
+  closed_.reset(); // queued executions keep their own reference
+  program_.reset();
+  pipeline_ = pipeline;
+  rootViews_.clear();
+  recording_ = true;
+  ddi_->pfnReset(handle_);
+  if (pipeline)
+    ddi_->pfnSetPipelineState(handle_, pipeline->handle());
+  return S_OK;
+}
+
+void CommandList::SetPipelineState(ID3D12PipelineState *pPipelineState) {
+  if (!checkRecording("SetPipelineState"))
+    return;
+  PipelineState *pipeline = implOf<PipelineState>(pPipelineState, kImplPipelineState);
+  if (!pipeline) {
+    std::string text = "SetPipelineState: the pipeline is null or not of this runtime";
+    device_->error(text);
+    setError(E_INVALIDARG, text);
+    return;
+  }
+  pipeline_ = pipeline;
+  ddi_->pfnSetPipelineState(handle_, pipeline->handle());
+}
+
+void CommandList::SetComputeRootSignature(ID3D12RootSignature *pRootSignature) {
+  if (!checkRecording("SetComputeRootSignature") || !pRootSignature)
+    return;
+  std::string text = "SetComputeRootSignature: root signatures are not implemented; kernel "
+                     "programs bind root UAV i to binding i without one";
+  device_->error(text);
+  setError(E_NOTIMPL, text);
+}
+
+void CommandList::SetComputeRootUnorderedAccessView(UINT index, D3D12_GPU_VIRTUAL_ADDRESS address) {
+  if (!checkRecording("SetComputeRootUnorderedAccessView"))
+    return;
+  if (debug_) {
+    if (rootViews_.size() <= index)
+      rootViews_.resize(index + 1, 0);
+    rootViews_[index] = address;
+  }
+  ddi_->pfnSetComputeRootUnorderedAccessView(handle_, index, address);
+}
+
+void CommandList::Dispatch(UINT X, UINT Y, UINT Z) {
+  if (!checkRecording("Dispatch"))
+    return;
+  if (debug_) {
+    std::vector<std::string> errors = validateDispatch(*device_.Get(), pipeline_.Get(), rootViews_, X, Y, Z);
+    if (!errors.empty()) {
+      for (const std::string &e : errors)
+        device_->error(e);
+      setError(E_INVALIDARG, errors.front());
+      return;
+    }
+  }
+  ddi_->pfnDispatch(handle_, X, Y, Z);
+}
+
+void CommandList::CopyBufferRegion(ID3D12Resource *pDstBuffer, UINT64 DstOffset,
+                                   ID3D12Resource *pSrcBuffer, UINT64 SrcOffset, UINT64 NumBytes) {
+  if (!checkRecording("CopyBufferRegion"))
+    return;
+  Resource *dst = implOf<Resource>(pDstBuffer, kImplResource);
+  Resource *src = implOf<Resource>(pSrcBuffer, kImplResource);
+  std::string text;
+  if (!dst || !src)
+    text = "CopyBufferRegion: a buffer is null or not of this runtime";
+  else if (DstOffset > dst->size() || NumBytes > dst->size() - DstOffset)
+    text = "CopyBufferRegion: [" + std::to_string(DstOffset) + ", +" + std::to_string(NumBytes) +
+           ") exceeds the " + std::to_string(dst->size()) + "-byte destination";
+  else if (SrcOffset > src->size() || NumBytes > src->size() - SrcOffset)
+    text = "CopyBufferRegion: [" + std::to_string(SrcOffset) + ", +" + std::to_string(NumBytes) +
+           ") exceeds the " + std::to_string(src->size()) + "-byte source";
+  if (!text.empty()) {
+    device_->error(text);
+    setError(E_INVALIDARG, text);
+    return;
+  }
+  ddi_->pfnCopyBufferRegion(handle_, dst->gpu() + DstOffset, src->gpu() + SrcOffset, NumBytes);
+}
+
+void CommandList::barrierOnResource(ID3D12Resource *resource,
+                                    std::vector<D3D12DDI_BARRIER_CGC> &out) {
+  Resource *r = implOf<Resource>(resource, kImplResource);
+  if (!r) {
+    out.push_back({D3D12DDI_BARRIER_SCOPE_GLOBAL_CGC, {0, 0}});
+    return;
+  }
+  out.push_back({D3D12DDI_BARRIER_SCOPE_RANGE_CGC, {r->gpu(), r->size()}});
+}
+
+void CommandList::ResourceBarrier(UINT NumBarriers, const D3D12_RESOURCE_BARRIER *pBarriers) {
+  if (!checkRecording("ResourceBarrier"))
+    return;
+  if (NumBarriers && !pBarriers) {
+    std::string text = "ResourceBarrier: pBarriers is null";
+    device_->error(text);
+    setError(E_INVALIDARG, text);
+    return;
+  }
+  std::vector<D3D12DDI_BARRIER_CGC> barriers;
+  for (UINT i = 0; i < NumBarriers; ++i) {
+    const D3D12_RESOURCE_BARRIER &b = pBarriers[i];
+    switch (b.Type) {
+    case D3D12_RESOURCE_BARRIER_TYPE_TRANSITION:
+      barrierOnResource(b.Transition.pResource, barriers);
+      break;
+    case D3D12_RESOURCE_BARRIER_TYPE_UAV:
+      if (b.UAV.pResource)
+        barrierOnResource(b.UAV.pResource, barriers);
+      else
+        barriers.push_back({D3D12DDI_BARRIER_SCOPE_GLOBAL_CGC, {0, 0}});
+      break;
+    case D3D12_RESOURCE_BARRIER_TYPE_ALIASING:
+      barriers.push_back({D3D12DDI_BARRIER_SCOPE_GLOBAL_CGC, {0, 0}});
+      break;
+    default: {
+      std::string text = "ResourceBarrier: barrier #" + std::to_string(i) + " has an unknown type";
+      device_->error(text);
+      setError(E_INVALIDARG, text);
+      return;
+    }
+    }
+  }
+  ddi_->pfnBarrier(handle_, UINT(barriers.size()), barriers.data());
+}
+
+void CommandList::Barrier(UINT32 NumBarrierGroups, const D3D12_BARRIER_GROUP *pBarrierGroups) {
+  if (!checkRecording("Barrier"))
+    return;
+  std::string text;
+  std::vector<D3D12DDI_BARRIER_CGC> barriers;
+  if (NumBarrierGroups && !pBarrierGroups)
+    text = "Barrier: pBarrierGroups is null";
+  for (UINT32 g = 0; g < NumBarrierGroups && text.empty(); ++g) {
+    const D3D12_BARRIER_GROUP &group = pBarrierGroups[g];
+    if (group.NumBarriers && !group.pGlobalBarriers) {
+      text = "Barrier: group #" + std::to_string(g) + " has a null barrier array";
+      break;
+    }
+    switch (group.Type) {
+    case D3D12_BARRIER_TYPE_GLOBAL:
+      for (UINT32 i = 0; i < group.NumBarriers; ++i)
+        barriers.push_back({D3D12DDI_BARRIER_SCOPE_GLOBAL_CGC, {0, 0}});
+      break;
+    case D3D12_BARRIER_TYPE_BUFFER:
+      for (UINT32 i = 0; i < group.NumBarriers && text.empty(); ++i) {
+        const D3D12_BUFFER_BARRIER &b = group.pBufferBarriers[i];
+        Resource *r = implOf<Resource>(b.pResource, kImplResource);
+        if (!r) {
+          text = "Barrier: buffer barrier #" + std::to_string(i) + " of group #" +
+                 std::to_string(g) + " has no resource of this runtime";
+          break;
+        }
+        uint64_t size = b.Size == UINT64_MAX ? (b.Offset <= r->size() ? r->size() - b.Offset : 0)
+                                             : b.Size;
+        if (b.Offset > r->size() || size > r->size() - b.Offset) {
+          text = "Barrier: buffer barrier [" + std::to_string(b.Offset) + ", +" +
+                 std::to_string(size) + ") exceeds the " + std::to_string(r->size()) +
+                 "-byte buffer";
+          break;
+        }
+        barriers.push_back({D3D12DDI_BARRIER_SCOPE_RANGE_CGC, {r->gpu() + b.Offset, size}});
+      }
+      break;
+    case D3D12_BARRIER_TYPE_TEXTURE:
+      text = "Barrier: texture barriers are not implemented (textures are out of scope)";
+      setError(E_NOTIMPL, text);
+      break;
+    default:
+      text = "Barrier: group #" + std::to_string(g) + " has an unknown type";
+    }
+  }
+  if (!text.empty()) {
+    device_->error(text);
+    setError(E_INVALIDARG, text);
+    return;
+  }
+  ddi_->pfnBarrier(handle_, UINT(barriers.size()), barriers.data());
+}
+
+void CommandList::SetProgram(const D3D12_SET_PROGRAM_DESC *pDesc) {
+  if (!checkRecording("SetProgram"))
+    return;
+  std::string text;
+  HRESULT hr = E_INVALIDARG;
+  if (!pDesc) {
+    text = "SetProgram: pDesc is null";
+  } else if (pDesc->Type != D3D12_PROGRAM_TYPE_MLIR_PROGRAM) {
+    text = "SetProgram: program type " + std::to_string(int(pDesc->Type)) +
+           " is not implemented (only D3D12_PROGRAM_TYPE_MLIR_PROGRAM)";
+    hr = E_NOTIMPL;
+  } else if (debug_) {
+    program_ = device_->findProgram(pDesc->MlirProgram.ProgramIdentifier);
+    if (!program_)
+      text = "SetProgram: the program identifier names no live MLIR program of this device "
+             "(was GetProgramIdentifier given an unknown name, or the state object released?)";
+    else if (pDesc->MlirProgram.Flags != D3D12_SET_MLIR_PROGRAM_FLAG_NONE)
+      text = "SetProgram: Flags must be D3D12_SET_MLIR_PROGRAM_FLAG_NONE";
+  }
+  if (!text.empty()) {
+    device_->error(text);
+    setError(hr, text);
+    return;
+  }
+  D3D12DDI_SET_PROGRAM_DESC_0108 desc = {};
+  desc.Type = D3D12DDI_PROGRAM_TYPE_MLIR_PROGRAM_0119;
+  std::memcpy(&desc.MlirProgram.ProgramIdentifier, &pDesc->MlirProgram.ProgramIdentifier,
+              sizeof(D3D12_PROGRAM_IDENTIFIER));
+  desc.MlirProgram.Flags = D3D12DDI_SET_MLIR_PROGRAM_FLAGS_0119(pDesc->MlirProgram.Flags);
+  ddi_->pfnSetProgram(handle_, &desc);
+}
+
+void CommandList::DispatchGraph(const D3D12_DISPATCH_GRAPH_DESC *pDesc) {
+  if (!checkRecording("DispatchGraph"))
+    return;
+  std::string text;
+  HRESULT hr = E_INVALIDARG;
+  if (!pDesc) {
+    text = "DispatchGraph: pDesc is null";
+  } else if (pDesc->Mode != D3D12_DISPATCH_MODE_MLIR_PROGRAM) {
+    text = "DispatchGraph: mode " + std::to_string(int(pDesc->Mode)) +
+           " is not implemented (work graphs are out of scope; use "
+           "D3D12_DISPATCH_MODE_MLIR_PROGRAM)";
+    hr = E_NOTIMPL;
+  } else if (debug_) {
+    std::vector<std::string> errors = validateDispatchGraph(*device_.Get(), program_.get(), *pDesc);
+    if (!errors.empty()) {
+      for (size_t i = 1; i < errors.size(); ++i)
+        device_->error(errors[i]);
+      text = errors.front();
+    }
+  }
+  if (!text.empty()) {
+    device_->error(text);
+    setError(hr, text);
+    return;
+  }
+  D3D12DDI_DISPATCH_GRAPH_DESC_0108 desc = {};
+  desc.Mode = D3D12DDI_DISPATCH_MODE_MLIR_PROGRAM;
+  desc.MlirProgramBindings.NumBindings = pDesc->MlirProgramBindings.NumBindings;
+  desc.MlirProgramBindings.pBindings = reinterpret_cast<const D3D12DDI_MLIR_PROGRAM_BINDING_0119 *>(
+      pDesc->MlirProgramBindings.pBindings);
+  ddi_->pfnDispatchGraph(handle_, &desc);
+}
+
+//===----------------------------------------------------------------------===//
+// Fences
+//===----------------------------------------------------------------------===//
+
+static void signalEvent(HANDLE event) {
+  int fd = int(reinterpret_cast<intptr_t>(event) - 1);
+  uint64_t one = 1;
+  ssize_t written = write(fd, &one, sizeof(one));
+  (void)written;
+}
+
+Fence::Fence(Device *device, UINT64 initialValue, D3D12_FENCE_FLAGS flags)
+    : value_(initialValue), flags_(flags) {
+  device_ = device;
+}
+
+HRESULT Fence::QueryInterface(REFIID riid, void **ppv) {
+  if (!ppv)
+    return E_POINTER;
+  CGC_D3D12_QI(IUnknown)
+  CGC_D3D12_QI(ID3D12Object)
+  CGC_D3D12_QI(ID3D12DeviceChild)
+  CGC_D3D12_QI(ID3D12Pageable)
+  CGC_D3D12_QI(ID3D12Fence)
+  CGC_D3D12_QI(ID3D12Fence1)
+  if (riid == kImplFence) {
+    *ppv = this;
+    AddRef();
+    return S_OK;
+  }
+  *ppv = nullptr;
+  return E_NOINTERFACE;
+}
+void Fence::notImplemented(const char *what) { device_->notImplemented(what); }
+
+void Fence::signal(uint64_t value) {
+  std::vector<HANDLE> ready;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    value_.store(value);
+    for (auto it = events_.begin(); it != events_.end();) {
+      if (it->first <= value) {
+        ready.push_back(it->second);
+        it = events_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  changed_.notify_all();
+  for (HANDLE event : ready)
+    signalEvent(event);
+}
+
+bool Fence::waitFor(uint64_t value, const std::atomic<bool> *abort) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (value_.load() < value) {
+    if (abort && abort->load())
+      return false;
+    if (abort)
+      changed_.wait_for(lock, std::chrono::milliseconds(10));
+    else
+      changed_.wait(lock);
+  }
+  return true;
+}
+
+HRESULT Fence::SetEventOnCompletion(UINT64 Value, HANDLE hEvent) {
+  if (!hEvent) {
+    waitFor(Value, nullptr);
+    return S_OK;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (value_.load() < Value) {
+      events_.push_back({Value, hEvent});
+      return S_OK;
+    }
+  }
+  signalEvent(hEvent);
+  return S_OK;
+}
+
+HRESULT Fence::Signal(UINT64 Value) {
+  signal(Value);
+  return S_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Queues
+//===----------------------------------------------------------------------===//
+
+CommandQueue::CommandQueue(Device *device, const D3D12_COMMAND_QUEUE_DESC &desc,
+                           D3D12DDI_HCOMMANDQUEUE handle)
+    : desc_(desc), handle_(handle) {
+  device_ = device;
+  worker_ = std::thread([this] { run(); });
+}
+
+CommandQueue::~CommandQueue() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_.store(true);
+  }
+  wake_.notify_all();
+  worker_.join();
+  device_->ddi().pfnDestroyCommandQueue(device_->handle(), handle_);
+}
+
+HRESULT CommandQueue::QueryInterface(REFIID riid, void **ppv) {
+  if (!ppv)
+    return E_POINTER;
+  CGC_D3D12_QI(IUnknown)
+  CGC_D3D12_QI(ID3D12Object)
+  CGC_D3D12_QI(ID3D12DeviceChild)
+  CGC_D3D12_QI(ID3D12Pageable)
+  CGC_D3D12_QI(ID3D12CommandQueue)
+  *ppv = nullptr;
+  return E_NOINTERFACE;
+}
+void CommandQueue::notImplemented(const char *what) { device_->notImplemented(what); }
+
+void CommandQueue::push(Item item) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    items_.push_back(std::move(item));
+  }
+  wake_.notify_one();
+}
+
+void CommandQueue::ExecuteCommandLists(UINT NumCommandLists, ID3D12CommandList *const *ppCommandLists) {
+  if (NumCommandLists && !ppCommandLists) {
+    device_->error("ExecuteCommandLists: ppCommandLists is null");
+    return;
+  }
+  Item item;
+  item.kind = Item::Execute;
+  for (UINT i = 0; i < NumCommandLists; ++i) {
+    CommandList *list = implOf<CommandList>(ppCommandLists[i], kImplCommandList);
+    std::shared_ptr<Recording> recording = list ? list->recording() : nullptr;
+    if (!list || !list->isClosed() || !recording) {
+      device_->error("ExecuteCommandLists: command list #" + std::to_string(i) +
+                     (!list ? " is not a command list of this runtime"
+                            : " is not closed, or its Close() failed") +
+                     "; nothing in this call is executed");
+      return;
+    }
+    if (list->GetType() != desc_.Type) {
+      device_->error("ExecuteCommandLists: command list #" + std::to_string(i) +
+                     " has a different type than the queue; nothing in this call is executed");
+      return;
+    }
+    item.recordings.push_back(std::move(recording));
+  }
+  push(std::move(item));
+}
+
+HRESULT CommandQueue::Signal(ID3D12Fence *pFence, UINT64 Value) {
+  Fence *fence = implOf<Fence>(pFence, kImplFence);
+  if (!fence)
+    return device_->fail(E_INVALIDARG, "Signal: pFence is not a fence of this runtime");
+  Item item;
+  item.kind = Item::Signal;
+  item.fence = fence;
+  item.value = Value;
+  push(std::move(item));
+  return S_OK;
+}
+
+HRESULT CommandQueue::Wait(ID3D12Fence *pFence, UINT64 Value) {
+  Fence *fence = implOf<Fence>(pFence, kImplFence);
+  if (!fence)
+    return device_->fail(E_INVALIDARG, "Wait: pFence is not a fence of this runtime");
+  Item item;
+  item.kind = Item::Wait;
+  item.fence = fence;
+  item.value = Value;
+  push(std::move(item));
+  return S_OK;
+}
+
+void CommandQueue::run() {
+  while (true) {
+    Item item;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_.load() || !items_.empty(); });
+      if (items_.empty())
+        return; // stopping, drained
+      item = std::move(items_.front());
+      items_.pop_front();
+    }
+    switch (item.kind) {
+    case Item::Execute: {
+      if (FAILED(device_->GetDeviceRemovedReason()))
+        break;
+      std::vector<D3D12DDI_HRECORDING_CGC> handles;
+      for (const auto &r : item.recordings)
+        handles.push_back(r->handle);
+      HRESULT hr = device_->queueDdi().pfnExecuteCommandLists(handle_, UINT(handles.size()),
+                                                              handles.data());
+      if (FAILED(hr))
+        device_->removeDevice(hr, "the driver failed to execute command lists (" +
+                                      hresultName(hr) + ")");
+      break;
+    }
+    case Item::Signal:
+      item.fence->signal(item.value);
+      break;
+    case Item::Wait:
+      item.fence->waitFor(item.value, &stopping_);
+      break;
+    }
+  }
+}
+
+} // namespace cgc::d3d12

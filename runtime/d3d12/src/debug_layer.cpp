@@ -1,0 +1,153 @@
+//===- debug_layer.cpp - Validation of dispatches (debug layer) -----------===//
+//
+// Runs only on devices created with the debug layer: the record path of a
+// device without it never calls into this file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "internal.h"
+
+namespace cgc::d3d12 {
+
+static std::string describe(const ProgramInfo &program, UINT index) {
+  const BindPoint &bp = program.bindPoints[index];
+  return "bind point " + std::to_string(index) + " '" + bp.name + "' (" +
+         bindPointKindName(bp.kind) + ", " + std::to_string(bp.bytes) + " bytes)";
+}
+
+std::vector<std::string> validateDispatchGraph(Device &device, const ProgramInfo *program,
+                                               const D3D12_DISPATCH_GRAPH_DESC &desc) {
+  std::vector<std::string> errors;
+  if (!program) {
+    errors.push_back("DispatchGraph: no MLIR program is set on the command list (call SetProgram "
+                     "with an identifier from GetProgramIdentifier first)");
+    return errors;
+  }
+  const std::string prefix = "DispatchGraph (program '" + program->name + "'): ";
+  const D3D12_MLIR_PROGRAM_BINDINGS &b = desc.MlirProgramBindings;
+  const size_t count = program->bindPoints.size();
+  if (b.NumBindings && !b.pBindings) {
+    errors.push_back(prefix + "pBindings is null with NumBindings = " +
+                     std::to_string(b.NumBindings));
+    return errors;
+  }
+  if (b.NumBindings != count)
+    errors.push_back(prefix + "NumBindings is " + std::to_string(b.NumBindings) +
+                     " but the program has " + std::to_string(count) +
+                     " bind points (MLIR programs have no optional bindings)");
+  std::vector<int> boundBy(count, -1);
+  for (UINT i = 0; i < b.NumBindings; ++i) {
+    const D3D12_MLIR_PROGRAM_BINDING &binding = b.pBindings[i];
+    const std::string which = "binding #" + std::to_string(i);
+    if (binding.BindPointIndex >= count) {
+      errors.push_back(prefix + which + " has BindPointIndex " +
+                       std::to_string(binding.BindPointIndex) + ", but the program has " +
+                       std::to_string(count) + " bind points");
+      continue;
+    }
+    const UINT index = binding.BindPointIndex;
+    const BindPoint &bp = program->bindPoints[index];
+    const std::string target = describe(*program, index);
+    if (boundBy[index] >= 0) {
+      errors.push_back(prefix + target + " is bound twice (bindings #" +
+                       std::to_string(boundBy[index]) + " and #" + std::to_string(i) + ")");
+      continue;
+    }
+    boundBy[index] = int(i);
+    if (binding.Flags != D3D12_MLIR_PROGRAM_BINDING_FLAG_NONE)
+      errors.push_back(prefix + target + ": Flags must be D3D12_MLIR_PROGRAM_BINDING_FLAG_NONE");
+    if (binding.Type == D3D12_MLIR_PROGRAM_BINDING_TYPE_CPU) {
+      if (device.tier() < D3D12_MLIR_PROGRAMS_TIER_2_0) {
+        errors.push_back(prefix + target + ": CPU bindings need D3D12_MLIR_PROGRAMS_TIER_2_0");
+        continue;
+      }
+      if (!binding.CpuBinding.pData) {
+        errors.push_back(prefix + target + " is bound to null CPU data");
+        continue;
+      }
+      if (binding.CpuBinding.DataSizeInBytes < bp.bytes)
+        errors.push_back(prefix + target + ": the CPU data holds " +
+                         std::to_string(binding.CpuBinding.DataSizeInBytes) +
+                         " bytes, fewer than the bind point's " + std::to_string(bp.bytes));
+      continue;
+    }
+    if (binding.Type != D3D12_MLIR_PROGRAM_BINDING_TYPE_GPU) {
+      errors.push_back(prefix + target + " has an unknown binding type " +
+                       std::to_string(int(binding.Type)));
+      continue;
+    }
+    const uint64_t start = binding.GpuBinding.StartAddress;
+    const uint64_t size = binding.GpuBinding.SizeInBytes;
+    if (start == 0) {
+      errors.push_back(prefix + target + " is bound to a null GPU virtual address");
+      continue;
+    }
+    ResourceRegistry::Entry resource;
+    if (!device.resources().find(start, size, resource)) {
+      if (device.resources().find(start, 0, resource))
+        errors.push_back(prefix + target + ": the range [" + hex(start) + ", +" +
+                         std::to_string(size) + ") runs past the end of the " +
+                         std::to_string(resource.size) + "-byte resource at " +
+                         hex(resource.start));
+      else
+        errors.push_back(prefix + target + ": GPU virtual address " + hex(start) +
+                         " is not inside any live resource of this device");
+      continue;
+    }
+    const uint64_t usable = size ? size : resource.start + resource.size - start;
+    if (usable < bp.bytes)
+      errors.push_back(prefix + target + ": the bound range [" + hex(start) + ", +" +
+                       std::to_string(usable) + ") is smaller than the bind point's " +
+                       std::to_string(bp.bytes) + " bytes");
+    if (bp.alignment > 1 && start % bp.alignment)
+      errors.push_back(prefix + target + ": GPU virtual address " + hex(start) +
+                       " is not aligned to the bind point's " + std::to_string(bp.alignment) +
+                       " bytes");
+  }
+  for (size_t i = 0; i < count; ++i)
+    if (boundBy[i] < 0)
+      errors.push_back(prefix + describe(*program, UINT(i)) + " is not bound");
+  return errors;
+}
+
+std::vector<std::string> validateDispatch(Device &device, const PipelineState *pipeline,
+                                          const std::vector<D3D12_GPU_VIRTUAL_ADDRESS> &views,
+                                          UINT x, UINT y, UINT z) {
+  std::vector<std::string> errors;
+  if (!pipeline) {
+    errors.push_back("Dispatch: no compute pipeline state is set");
+    return errors;
+  }
+  if (x != 1 || y != 1 || z != 1)
+    errors.push_back("Dispatch(" + std::to_string(x) + ", " + std::to_string(y) + ", " +
+                     std::to_string(z) + "): a kernel program runs as a whole; dispatch (1, 1, 1)");
+  const auto &bindings = pipeline->bindings();
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    const std::string target = "Dispatch: root UAV " + std::to_string(i) + " (binding '" +
+                               bindings[i].name + "', " + std::to_string(bindings[i].bytes) +
+                               " bytes)";
+    uint64_t address = i < views.size() ? views[i] : 0;
+    if (!address) {
+      errors.push_back(target + " is not set");
+      continue;
+    }
+    ResourceRegistry::Entry resource;
+    if (!device.resources().find(address, 0, resource)) {
+      errors.push_back(target + ": GPU virtual address " + hex(address) +
+                       " is not inside any live resource of this device");
+      continue;
+    }
+    uint64_t usable = resource.start + resource.size - address;
+    if (usable < bindings[i].bytes)
+      errors.push_back(target + ": only " + std::to_string(usable) +
+                       " bytes remain in the resource from " + hex(address));
+  }
+  if (views.size() > bindings.size())
+    for (size_t i = bindings.size(); i < views.size(); ++i)
+      if (views[i])
+        errors.push_back("Dispatch: root UAV " + std::to_string(i) + " is set but the kernel "
+                         "program has only " + std::to_string(bindings.size()) + " bindings");
+  return errors;
+}
+
+} // namespace cgc::d3d12
