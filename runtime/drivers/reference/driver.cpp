@@ -1,0 +1,642 @@
+//===- driver.cpp - The reference CPU driver behind cgc's D3D12 DDI -------===//
+//
+// Implements cgc/d3d12ddi_mlir.h on the CPU: memory is host memory (GPU VA =
+// host address), MLIR programs are compiled by the JIT (jit.h) into kernel
+// programs, compute pipelines carry a kernel program from their 'CGKP' part,
+// and recordings run on a ThreadPool: work between two barriers runs
+// concurrently, a barrier orders the work before and after it that touches
+// its range.
+//
+//===----------------------------------------------------------------------===//
+
+// jit.h and container.h name a parameter `interface`, which
+// <wsl/winadapter.h> defines as a macro: include them first.
+#include "cgc/container.h"
+#include "jit.h"
+
+#include "cgc/d3d12ddi_mlir.h"
+
+#include "program.h"
+#include "recording.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <shared_mutex>
+#include <thread>
+#include <unordered_map>
+
+using namespace cgc;
+using namespace cgc::ref;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Objects
+//===----------------------------------------------------------------------===//
+
+struct MlirProgram {
+  std::string name;
+  uint64_t serial = 0;
+  std::shared_ptr<const CompiledProgram> compiled;
+};
+
+struct StateObject {
+  std::map<std::wstring, std::shared_ptr<MlirProgram>> programs;
+};
+
+struct Pipeline {
+  std::shared_ptr<const CompiledProgram> compiled;
+};
+
+struct Heap {
+  void *memory = nullptr;
+  bool owned = false;
+};
+
+constexpr uint64_t kIdentifierTag = 0x4347435245465052ull; // "CGCREFPR"
+
+struct Device {
+  D3D12DDI_HRTDEVICE rt = {};
+  D3D12DDI_RUNTIME_CALLBACKS_CGC callbacks = {};
+  ThreadPool pool;
+  std::atomic<uint64_t> nextSerial{1};
+  std::shared_mutex programsMutex;
+  std::unordered_map<uint64_t, std::weak_ptr<MlirProgram>> programs; // by serial
+
+  explicit Device(int threads) : pool(threads) {}
+
+  void message(D3D12DDI_MESSAGE_SEVERITY_CGC severity, const std::string &text) {
+    if (callbacks.pfnMessageCb)
+      callbacks.pfnMessageCb(rt, severity, text.c_str());
+  }
+  void error(const std::string &text) { message(D3D12DDI_MESSAGE_SEVERITY_ERROR_CGC, text); }
+
+  std::shared_ptr<MlirProgram> find(const D3D12DDI_PROGRAM_IDENTIFIER_0108 &id) {
+    if (id.OpaqueData[0] != kIdentifierTag || id.OpaqueData[2] != uint64_t(uintptr_t(this)))
+      return nullptr;
+    std::shared_lock<std::shared_mutex> lock(programsMutex);
+    auto it = programs.find(id.OpaqueData[1]);
+    return it == programs.end() ? nullptr : it->second.lock();
+  }
+};
+
+struct CommandList {
+  Device *device;
+  D3D12DDI_HRTCOMMANDLIST rt;
+  RecordingBuilder builder;
+  std::shared_ptr<MlirProgram> program;
+  std::shared_ptr<const CompiledProgram> pipeline;
+  std::vector<uint64_t> rootViews;
+
+  void fail(HRESULT hr, const std::string &text) {
+    if (device->callbacks.pfnSetCommandListErrorCb)
+      device->callbacks.pfnSetCommandListErrorCb(rt, hr, text.c_str());
+  }
+};
+
+struct Queue {
+  Device *device;
+};
+
+template <class T> T *get(void *p) { return static_cast<T *>(p); }
+
+std::string narrow(LPCWSTR text) {
+  std::string out;
+  for (; text && *text; ++text)
+    out += *text < 0x80 ? char(*text) : '?';
+  return out;
+}
+
+/// Runs `body`, turning an escaping exception into an HRESULT (nothing may
+/// cross the DDI).
+template <class F> HRESULT guarded(Device *device, const char *what, F &&body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    if (device)
+      device->error(std::string(what) + ": out of memory");
+    return E_OUTOFMEMORY;
+  } catch (const std::exception &e) {
+    if (device)
+      device->error(std::string(what) + ": " + e.what());
+    return E_FAIL;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Adapter
+//===----------------------------------------------------------------------===//
+
+bool isSubgraphInterface(const GUID &g) {
+  Guid guid;
+  std::memcpy(&guid, &g, sizeof(guid));
+  return guid == interfaces::kSubgraphPartition || guid == interfaces::kSubgraphDeclarationRequest ||
+         guid == interfaces::kSubgraphDeclaration ||
+         guid == interfaces::kSubgraphSpecializationRequest ||
+         guid == interfaces::kSubgraphSpecialization;
+}
+
+HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
+  if (!args || !args->pData)
+    return E_INVALIDARG;
+  const JitInterface *jit = getJitInterface();
+  switch (args->Type) {
+  case D3D12DDI_CAPS_TYPE_MLIR: {
+    if (args->DataSize != sizeof(D3D12DDI_OPTIONS_DATA_MLIR))
+      return E_INVALIDARG;
+    // Without a JIT no MLIR program can be compiled: say so.
+    static_cast<D3D12DDI_OPTIONS_DATA_MLIR *>(args->pData)->MlirProgramsTier =
+        jit ? D3D12DDI_MLIR_PROGRAMS_TIER_2_0 : D3D12DDI_MLIR_PROGRAMS_TIER_NOT_SUPPORTED;
+    return S_OK;
+  }
+  case D3D12DDICAPS_TYPE_MLIR_EXCHANGE_0119: {
+    if (args->DataSize != sizeof(D3D12DDI_MLIR_EXCHANGE_0119))
+      return E_INVALIDARG;
+    auto *ex = static_cast<D3D12DDI_MLIR_EXCHANGE_0119 *>(args->pData);
+    if (!jit)
+      return DXGI_ERROR_UNSUPPORTED; // no compiler: no exchanges
+    Guid guid;
+    std::memcpy(&guid, &ex->MlirInterface, sizeof(guid));
+    return guarded(nullptr, "MLIR_EXCHANGE", [&] {
+      return HRESULT(jit->exchange(guid, ex->pInputData, ex->InputDataSizeInBytes,
+                                   ex->pOutputData, ex->OutputDataSizeInBytes));
+    });
+  }
+  case D3D12DDICAPS_TYPE_MLIR_INTERFACE_SUPPORT_0119: {
+    if (args->DataSize != sizeof(D3D12DDI_MLIR_INTERFACE_SUPPORT_0119))
+      return E_INVALIDARG;
+    auto *s = static_cast<D3D12DDI_MLIR_INTERFACE_SUPPORT_0119 *>(args->pData);
+    for (UINT i = 0; i < s->NumMlirInterfaces; ++i)
+      s->pMlirInterfacesSupported[i] = jit && isSubgraphInterface(s->pMlirInterfacesRequested[i]);
+    return S_OK;
+  }
+  default:
+    return E_INVALIDARG;
+  }
+}
+
+HRESULT createDevice(D3D12DDI_HADAPTER, const D3D12DDIARG_CREATEDEVICE_CGC *args,
+                     D3D12DDI_HDEVICE *out) {
+  if (!args || !out)
+    return E_INVALIDARG;
+  return guarded(nullptr, "CreateDevice", [&] {
+    int threads = int(std::thread::hardware_concurrency());
+    if (const char *env = std::getenv("CGC_REFERENCE_THREADS"))
+      threads = std::atoi(env);
+    auto *device = new Device(std::max(1, threads));
+    device->rt = args->hRTDevice;
+    if (args->pCallbacks)
+      device->callbacks = *args->pCallbacks;
+    out->pDrvPrivate = device;
+    return S_OK;
+  });
+}
+
+void closeAdapter(D3D12DDI_HADAPTER) {}
+
+//===----------------------------------------------------------------------===//
+// Device functions
+//===----------------------------------------------------------------------===//
+
+void destroyDevice(D3D12DDI_HDEVICE h) { delete get<Device>(h.pDrvPrivate); }
+
+HRESULT createHeap(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATEHEAP_CGC *args,
+                   D3D12DDI_HHEAP *out, D3D12DDI_HEAP_MEMORY_CGC *memory) {
+  Device *device = get<Device>(h.pDrvPrivate);
+  if (!args || !out || !memory || args->SizeInBytes == 0)
+    return E_INVALIDARG;
+  auto heap = std::make_unique<Heap>();
+  if (args->pExistingAddress) {
+    heap->memory = const_cast<void *>(args->pExistingAddress);
+  } else {
+    uint64_t align = std::max<uint64_t>(args->Alignment, 64);
+    uint64_t bytes = (args->SizeInBytes + align - 1) / align * align;
+    heap->memory = std::aligned_alloc(align, bytes);
+    if (!heap->memory) {
+      device->error("CreateHeap: cannot allocate " + std::to_string(bytes) + " bytes");
+      return E_OUTOFMEMORY;
+    }
+    std::memset(heap->memory, 0, bytes); // D3D12 heaps start zeroed
+    heap->owned = true;
+  }
+  memory->pCPUAddress = heap->memory;
+  memory->GPUVirtualAddress = reinterpret_cast<uint64_t>(heap->memory);
+  out->pDrvPrivate = heap.release();
+  return S_OK;
+}
+
+void destroyHeap(D3D12DDI_HDEVICE, D3D12DDI_HHEAP h) {
+  Heap *heap = get<Heap>(h.pDrvPrivate);
+  if (heap && heap->owned)
+    std::free(heap->memory);
+  delete heap;
+}
+
+/// Compiles the MLIR program subobjects of `args` into `out`.
+HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_0054 *args,
+                        StateObject &out) {
+  if (!args || (args->NumSubobjects && !args->pSubobjects))
+    return E_INVALIDARG;
+  const JitInterface *jit = getJitInterface();
+  for (UINT i = 0; i < args->NumSubobjects; ++i) {
+    const auto &sub = args->pSubobjects[i];
+    if (sub.Type != D3D12DDI_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM || !sub.pDesc)
+      return E_INVALIDARG;
+    const auto *desc = static_cast<const D3D12DDI_MLIR_PROGRAM_DESC_0119 *>(sub.pDesc);
+    std::string name = narrow(desc->ProgramName);
+    std::string where = "reference driver: MLIR program '" + name + "'";
+    ContainerReader reader;
+    std::string error;
+    if (!reader.open(desc->pBytecode, desc->BytecodeSizeInBytes, error)) {
+      device->error(where + ": " + error);
+      return E_INVALIDARG;
+    }
+    auto mlir = reader.find(parts::kMLIR);
+    Guid iface;
+    ByteView bytecode;
+    if (mlir.size() != 1 || !ContainerReader::splitMLIRPart(*mlir[0], iface, bytecode, error)) {
+      device->error(where + ": the container needs exactly one valid 'MLIR' part " + error);
+      return E_INVALIDARG;
+    }
+    if (iface != interfaces::kSubgraphPartition) {
+      const char *known = interfaces::name(iface);
+      device->error(where + ": the MLIR part is tagged " + (known ? known : iface.str()) +
+                    "; the reference driver compiles CGC_SUBGRAPH_PARTITION only");
+      return E_INVALIDARG;
+    }
+    if (!jit) {
+      device->error(where + ": this build of the reference driver has no MLIR JIT (it was "
+                            "built without the compiler, CGC_ENABLE_COMPILER=OFF, or without "
+                            "compiler/Targets/Reference); MLIR programs cannot be created. "
+                            "Compute pipelines with kernel programs ('CGKP') still work.");
+      return E_NOTIMPL;
+    }
+    KernelProgram program;
+    HRESULT hr = guarded(device, where.c_str(), [&] {
+      return jit->compilePartition(bytecode.data, bytecode.size, program, error) ? S_OK
+                                                                                : E_INVALIDARG;
+    });
+    if (FAILED(hr)) {
+      if (!error.empty())
+        device->error(where + ": " + error);
+      return hr;
+    }
+    std::shared_ptr<const CompiledProgram> compiled;
+    hr = guarded(device, where.c_str(), [&] {
+      compiled = CompiledProgram::create(std::move(program), error);
+      return compiled ? S_OK : E_INVALIDARG;
+    });
+    if (FAILED(hr)) {
+      if (!error.empty())
+        device->error(where + ": " + error);
+      return hr;
+    }
+    auto mp = std::make_shared<MlirProgram>();
+    mp->name = name;
+    mp->serial = device->nextSerial.fetch_add(1);
+    mp->compiled = std::move(compiled);
+    out.programs[desc->ProgramName] = mp;
+  }
+  std::unique_lock<std::shared_mutex> lock(device->programsMutex);
+  for (auto &[name, program] : out.programs)
+    device->programs[program->serial] = program;
+  for (auto it = device->programs.begin(); it != device->programs.end();)
+    it = it->second.expired() ? device->programs.erase(it) : std::next(it);
+  return S_OK;
+}
+
+HRESULT createStateObject(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATE_STATE_OBJECT_0054 *args,
+                          D3D12DDI_HSTATEOBJECT *out) {
+  Device *device = get<Device>(h.pDrvPrivate);
+  if (!out)
+    return E_INVALIDARG;
+  return guarded(device, "CreateStateObject", [&] {
+    auto so = std::make_unique<StateObject>();
+    HRESULT hr = compilePrograms(device, args, *so);
+    if (SUCCEEDED(hr))
+      out->pDrvPrivate = so.release();
+    return hr;
+  });
+}
+
+HRESULT addToStateObject(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATE_STATE_OBJECT_0054 *args,
+                         D3D12DDI_HSTATEOBJECT existing, D3D12DDI_HSTATEOBJECT *out) {
+  Device *device = get<Device>(h.pDrvPrivate);
+  StateObject *from = get<StateObject>(existing.pDrvPrivate);
+  if (!out || !from)
+    return E_INVALIDARG;
+  return guarded(device, "AddToStateObject", [&] {
+    auto so = std::make_unique<StateObject>();
+    HRESULT hr = compilePrograms(device, args, *so);
+    if (FAILED(hr))
+      return hr;
+    for (auto &[name, program] : from->programs)
+      if (!so->programs.emplace(name, program).second) {
+        device->error("AddToStateObject: program '" + program->name + "' already exists");
+        return E_INVALIDARG;
+      }
+    out->pDrvPrivate = so.release();
+    return S_OK;
+  });
+}
+
+void destroyStateObject(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT h) {
+  delete get<StateObject>(h.pDrvPrivate);
+}
+
+HRESULT getProgramIdentifier(D3D12DDI_HDEVICE h, D3D12DDI_HSTATEOBJECT so, LPCWSTR name,
+                             D3D12DDI_PROGRAM_IDENTIFIER_0108 *id) {
+  Device *device = get<Device>(h.pDrvPrivate);
+  StateObject *object = get<StateObject>(so.pDrvPrivate);
+  if (!object || !name || !id)
+    return E_INVALIDARG;
+  auto it = object->programs.find(name);
+  if (it == object->programs.end())
+    return E_INVALIDARG;
+  id->OpaqueData[0] = kIdentifierTag;
+  id->OpaqueData[1] = it->second->serial;
+  id->OpaqueData[2] = uint64_t(uintptr_t(device));
+  id->OpaqueData[3] = 0;
+  return S_OK;
+}
+
+HRESULT createComputePipelineState(D3D12DDI_HDEVICE h,
+                                   const D3D12DDIARG_CREATE_COMPUTE_PIPELINE_STATE_CGC *args,
+                                   D3D12DDI_HPIPELINESTATE *out) {
+  Device *device = get<Device>(h.pDrvPrivate);
+  if (!args || !out)
+    return E_INVALIDARG;
+  return guarded(device, "CreateComputePipelineState", [&] {
+    ContainerReader reader;
+    std::string error;
+    if (!reader.open(args->pComputeShader, args->ComputeShaderSizeInBytes, error)) {
+      device->error("reference driver: compute shader: " + error);
+      return E_INVALIDARG;
+    }
+    auto parts = reader.find(parts::kKernelProgram);
+    if (parts.size() != 1) {
+      device->error("reference driver: the compute shader needs exactly one 'CGKP' part");
+      return E_INVALIDARG;
+    }
+    KernelProgram program;
+    if (!deserializeKernelProgram(parts[0]->data.str(), program, error)) {
+      device->error("reference driver: " + error);
+      return E_INVALIDARG;
+    }
+    auto compiled = CompiledProgram::create(std::move(program), error);
+    if (!compiled) {
+      device->error("reference driver: compute pipeline: " + error);
+      return E_INVALIDARG;
+    }
+    out->pDrvPrivate = new Pipeline{std::move(compiled)};
+    return S_OK;
+  });
+}
+
+void destroyPipelineState(D3D12DDI_HDEVICE, D3D12DDI_HPIPELINESTATE h) {
+  delete get<Pipeline>(h.pDrvPrivate);
+}
+
+HRESULT createCommandList(D3D12DDI_HDEVICE h, D3D12DDI_HRTCOMMANDLIST rt,
+                          D3D12DDI_HCOMMANDLIST *out) {
+  if (!out)
+    return E_INVALIDARG;
+  out->pDrvPrivate = new CommandList{get<Device>(h.pDrvPrivate), rt, {}, nullptr, nullptr, {}};
+  return S_OK;
+}
+
+void destroyCommandList(D3D12DDI_HDEVICE, D3D12DDI_HCOMMANDLIST h) {
+  delete get<CommandList>(h.pDrvPrivate);
+}
+
+HRESULT createCommandQueue(D3D12DDI_HDEVICE h, D3D12DDI_HCOMMANDQUEUE *out) {
+  if (!out)
+    return E_INVALIDARG;
+  out->pDrvPrivate = new Queue{get<Device>(h.pDrvPrivate)};
+  return S_OK;
+}
+
+void destroyCommandQueue(D3D12DDI_HDEVICE, D3D12DDI_HCOMMANDQUEUE h) {
+  delete get<Queue>(h.pDrvPrivate);
+}
+
+//===----------------------------------------------------------------------===//
+// Command lists
+//===----------------------------------------------------------------------===//
+
+void reset(D3D12DDI_HCOMMANDLIST h) {
+  CommandList *cl = get<CommandList>(h.pDrvPrivate);
+  cl->builder = RecordingBuilder();
+  cl->program.reset();
+  cl->pipeline.reset();
+  cl->rootViews.clear();
+}
+
+HRESULT close(D3D12DDI_HCOMMANDLIST h, D3D12DDI_HRECORDING_CGC *out) {
+  CommandList *cl = get<CommandList>(h.pDrvPrivate);
+  if (!out)
+    return E_INVALIDARG;
+  return guarded(cl->device, "Close", [&] {
+    out->pDrvPrivate = cl->builder.finish().release();
+    return S_OK;
+  });
+}
+
+void destroyRecording(D3D12DDI_HRECORDING_CGC h) { delete get<Recording>(h.pDrvPrivate); }
+
+void setProgram(D3D12DDI_HCOMMANDLIST h, const D3D12DDI_SET_PROGRAM_DESC_0108 *desc) {
+  CommandList *cl = get<CommandList>(h.pDrvPrivate);
+  cl->program.reset();
+  if (!desc || desc->Type != D3D12DDI_PROGRAM_TYPE_MLIR_PROGRAM_0119) {
+    cl->fail(E_INVALIDARG, "SetProgram: not an MLIR program");
+    return;
+  }
+  cl->program = cl->device->find(desc->MlirProgram.ProgramIdentifier);
+  if (!cl->program)
+    cl->fail(E_INVALIDARG, "SetProgram: the identifier names no live MLIR program of this device");
+}
+
+void dispatchGraph(D3D12DDI_HCOMMANDLIST h, const D3D12DDI_DISPATCH_GRAPH_DESC_0108 *desc) {
+  CommandList *cl = get<CommandList>(h.pDrvPrivate);
+  try {
+    if (!desc || desc->Mode != D3D12DDI_DISPATCH_MODE_MLIR_PROGRAM)
+      return cl->fail(E_INVALIDARG, "DispatchGraph: not an MLIR program dispatch");
+    if (!cl->program)
+      return cl->fail(E_INVALIDARG, "DispatchGraph: no MLIR program is set");
+    const CompiledProgram &program = *cl->program->compiled;
+    const auto &bindings = program.program().bindings;
+    const auto &b = desc->MlirProgramBindings;
+    std::string prefix = "DispatchGraph (program '" + cl->program->name + "'): ";
+    if (b.NumBindings != bindings.size() || (b.NumBindings && !b.pBindings))
+      return cl->fail(E_INVALIDARG, prefix + std::to_string(b.NumBindings) + " bindings for " +
+                                        std::to_string(bindings.size()) + " bind points");
+    Work work;
+    work.program = cl->program->compiled;
+    work.addresses.assign(bindings.size(), nullptr);
+    for (UINT i = 0; i < b.NumBindings; ++i) {
+      const auto &binding = b.pBindings[i];
+      UINT index = binding.BindPointIndex;
+      if (index >= bindings.size() || work.addresses[index])
+        return cl->fail(E_INVALIDARG, prefix + "binding #" + std::to_string(i) +
+                                          " has an invalid or repeated BindPointIndex " +
+                                          std::to_string(index));
+      const std::string target = "bind point " + std::to_string(index) + " '" +
+                                 bindings[index].name + "'";
+      if (binding.Type == D3D12DDI_MLIR_PROGRAM_BINDING_TYPE_CPU_0119) {
+        if (!binding.CpuBinding.pData || binding.CpuBinding.DataSizeInBytes < bindings[index].bytes)
+          return cl->fail(E_INVALIDARG, prefix + target + ": CPU data is null or smaller than " +
+                                            std::to_string(bindings[index].bytes) + " bytes");
+        work.addresses[index] = cl->builder.copyCpuData(binding.CpuBinding.pData,
+                                                        binding.CpuBinding.DataSizeInBytes);
+        continue;
+      }
+      if (binding.Type != D3D12DDI_MLIR_PROGRAM_BINDING_TYPE_GPU_0119)
+        return cl->fail(E_INVALIDARG, prefix + target + ": unknown binding type");
+      if (!binding.GpuBinding.StartAddress)
+        return cl->fail(E_INVALIDARG, prefix + target + " is bound to a null GPU virtual address");
+      if (binding.GpuBinding.SizeInBytes && binding.GpuBinding.SizeInBytes < bindings[index].bytes)
+        return cl->fail(E_INVALIDARG, prefix + target + ": the bound range holds " +
+                                          std::to_string(binding.GpuBinding.SizeInBytes) +
+                                          " bytes, fewer than " +
+                                          std::to_string(bindings[index].bytes));
+      work.addresses[index] = reinterpret_cast<uint8_t *>(binding.GpuBinding.StartAddress);
+      work.ranges.push_back({binding.GpuBinding.StartAddress, bindings[index].bytes});
+    }
+    cl->builder.addWork(std::move(work));
+  } catch (const std::exception &e) {
+    cl->fail(E_OUTOFMEMORY, std::string("DispatchGraph: ") + e.what());
+  }
+}
+
+void setPipelineState(D3D12DDI_HCOMMANDLIST h, D3D12DDI_HPIPELINESTATE pso) {
+  CommandList *cl = get<CommandList>(h.pDrvPrivate);
+  Pipeline *pipeline = get<Pipeline>(pso.pDrvPrivate);
+  cl->pipeline = pipeline ? pipeline->compiled : nullptr;
+}
+
+void setComputeRootUnorderedAccessView(D3D12DDI_HCOMMANDLIST h, UINT index, uint64_t address) {
+  CommandList *cl = get<CommandList>(h.pDrvPrivate);
+  if (index >= 4096)
+    return cl->fail(E_INVALIDARG, "SetComputeRootUnorderedAccessView: root parameter index " +
+                                      std::to_string(index) + " is out of range");
+  if (cl->rootViews.size() <= index)
+    cl->rootViews.resize(index + 1, 0);
+  cl->rootViews[index] = address;
+}
+
+void dispatch(D3D12DDI_HCOMMANDLIST h, UINT x, UINT y, UINT z) {
+  CommandList *cl = get<CommandList>(h.pDrvPrivate);
+  try {
+    if (!cl->pipeline)
+      return cl->fail(E_INVALIDARG, "Dispatch: no compute pipeline state is set");
+    if (x != 1 || y != 1 || z != 1)
+      return cl->fail(E_INVALIDARG, "Dispatch: a kernel program runs as a whole; dispatch "
+                                    "(1, 1, 1)");
+    const auto &bindings = cl->pipeline->program().bindings;
+    Work work;
+    work.program = cl->pipeline;
+    for (size_t i = 0; i < bindings.size(); ++i) {
+      uint64_t address = i < cl->rootViews.size() ? cl->rootViews[i] : 0;
+      if (!address)
+        return cl->fail(E_INVALIDARG, "Dispatch: root UAV " + std::to_string(i) + " (binding '" +
+                                          bindings[i].name + "') is not set");
+      work.addresses.push_back(reinterpret_cast<uint8_t *>(address));
+      work.ranges.push_back({address, bindings[i].bytes});
+    }
+    cl->builder.addWork(std::move(work));
+  } catch (const std::exception &e) {
+    cl->fail(E_OUTOFMEMORY, std::string("Dispatch: ") + e.what());
+  }
+}
+
+void barrier(D3D12DDI_HCOMMANDLIST h, UINT n, const D3D12DDI_BARRIER_CGC *barriers) {
+  CommandList *cl = get<CommandList>(h.pDrvPrivate);
+  try {
+    std::vector<Range> ranges;
+    bool global = false;
+    for (UINT i = 0; i < n; ++i) {
+      if (barriers[i].Scope == D3D12DDI_BARRIER_SCOPE_GLOBAL_CGC)
+        global = true;
+      else
+        ranges.push_back({barriers[i].Range.StartAddress, barriers[i].Range.SizeInBytes});
+    }
+    cl->builder.addBarrier(global, std::move(ranges));
+  } catch (const std::exception &e) {
+    cl->fail(E_OUTOFMEMORY, std::string("Barrier: ") + e.what());
+  }
+}
+
+void copyBufferRegion(D3D12DDI_HCOMMANDLIST h, uint64_t dst, uint64_t src, UINT64 bytes) {
+  CommandList *cl = get<CommandList>(h.pDrvPrivate);
+  try {
+    Work work;
+    work.copyDst = reinterpret_cast<uint8_t *>(dst);
+    work.copySrc = reinterpret_cast<const uint8_t *>(src);
+    work.copyBytes = bytes;
+    work.ranges = {{dst, bytes}, {src, bytes}};
+    cl->builder.addWork(std::move(work));
+  } catch (const std::exception &e) {
+    cl->fail(E_OUTOFMEMORY, std::string("CopyBufferRegion: ") + e.what());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Queues
+//===----------------------------------------------------------------------===//
+
+HRESULT executeCommandLists(D3D12DDI_HCOMMANDQUEUE h, UINT n,
+                            const D3D12DDI_HRECORDING_CGC *recordings) {
+  Queue *queue = get<Queue>(h.pDrvPrivate);
+  return guarded(queue->device, "ExecuteCommandLists", [&] {
+    for (UINT i = 0; i < n; ++i)
+      get<Recording>(recordings[i].pDrvPrivate)->execute(queue->device->pool);
+    return S_OK;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Tables
+//===----------------------------------------------------------------------===//
+
+const D3D12DDI_DEVICE_FUNCS_CORE_CGC kDeviceFuncs = {
+    destroyDevice,        createHeap,           destroyHeap,
+    createStateObject,    addToStateObject,     destroyStateObject,
+    getProgramIdentifier, createComputePipelineState, destroyPipelineState,
+    createCommandList,    destroyCommandList,   createCommandQueue,
+    destroyCommandQueue,
+};
+
+const D3D12DDI_COMMAND_LIST_FUNCS_CGC kCommandListFuncs = {
+    reset,    close,     destroyRecording, setProgram,      dispatchGraph, setPipelineState,
+    setComputeRootUnorderedAccessView,     dispatch,        barrier,       copyBufferRegion,
+};
+
+const D3D12DDI_COMMAND_QUEUE_FUNCS_CGC kQueueFuncs = {executeCommandLists};
+
+const D3D12DDI_ADAPTER_FUNCS_CGC kAdapterFuncs = {
+    CGC_D3D12DDI_VERSION,
+    sizeof(D3D12DDI_ADAPTER_FUNCS_CGC),
+    "cgc reference CPU driver",
+    getCaps,
+    createDevice,
+    closeAdapter,
+    &kDeviceFuncs,
+    &kCommandListFuncs,
+    &kQueueFuncs,
+};
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) HRESULT
+CgcD3D12DDIOpenAdapter(UINT32 runtimeVersion, const D3D12DDI_ADAPTER_FUNCS_CGC **funcs,
+                       D3D12DDI_HADAPTER *adapter) {
+  if (!funcs || !adapter)
+    return E_INVALIDARG;
+  if ((runtimeVersion >> 16) != CGC_D3D12DDI_VERSION_MAJOR)
+    return E_NOINTERFACE;
+  *funcs = &kAdapterFuncs;
+  adapter->pDrvPrivate = nullptr;
+  return S_OK;
+}
