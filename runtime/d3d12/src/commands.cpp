@@ -388,6 +388,9 @@ void CommandList::DispatchGraph(const D3D12_DISPATCH_GRAPH_DESC *pDesc) {
            " is not implemented (work graphs are out of scope; use "
            "D3D12_DISPATCH_MODE_MLIR_PROGRAM)";
     hr = E_NOTIMPL;
+  } else if (pDesc->MlirProgramBindings.NumBindings && !pDesc->MlirProgramBindings.pBindings) {
+    text = "DispatchGraph: pBindings is null with NumBindings = " +
+           std::to_string(pDesc->MlirProgramBindings.NumBindings);
   } else if (debug_) {
     std::vector<std::string> errors = validateDispatchGraph(*device_.Get(), program_.get(), *pDesc);
     if (!errors.empty()) {

@@ -198,7 +198,8 @@ void InfoQueue::add(D3D12_MESSAGE_CATEGORY category, D3D12_MESSAGE_SEVERITY seve
     const char *q = std::getenv("CGC_D3D12_DEBUG_QUIET");
     return q && *q && std::string(q) != "0";
   }();
-  if (!mute && !quiet) {
+  // Information is stored, not printed.
+  if (!mute && !quiet && severity <= D3D12_MESSAGE_SEVERITY_WARNING) {
     const char *level = severity <= D3D12_MESSAGE_SEVERITY_ERROR     ? "ERROR"
                         : severity == D3D12_MESSAGE_SEVERITY_WARNING ? "WARNING"
                                                                      : "INFO";

@@ -234,6 +234,19 @@ void destroyHeap(D3D12DDI_HDEVICE, D3D12DDI_HHEAP h) {
   delete heap;
 }
 
+/// Tells the debug output which kernels were fused.
+void describeFusion(Device *device, const std::string &what, const CompiledProgram &program) {
+  for (const auto &step : program.steps()) {
+    if (step.kernels.size() < 2)
+      continue;
+    std::string text = "reference driver: " + what + ": kernels";
+    for (size_t k : step.kernels)
+      text += " " + std::to_string(k) + " (" + program.program().kernels[k].op + ")";
+    text += " fused into one kernel: " + step.kernel->describe();
+    device->message(D3D12DDI_MESSAGE_SEVERITY_INFO_CGC, text);
+  }
+}
+
 /// Compiles the MLIR program subobjects of `args` into `out`.
 HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_0054 *args,
                         StateObject &out) {
@@ -293,6 +306,7 @@ HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_00
         device->error(where + ": " + error);
       return hr;
     }
+    describeFusion(device, "MLIR program '" + name + "'", *compiled);
     auto mp = std::make_shared<MlirProgram>();
     mp->name = name;
     mp->serial = device->nextSerial.fetch_add(1);
@@ -390,6 +404,7 @@ HRESULT createComputePipelineState(D3D12DDI_HDEVICE h,
       device->error("reference driver: compute pipeline: " + error);
       return E_INVALIDARG;
     }
+    describeFusion(device, "compute pipeline", *compiled);
     out->pDrvPrivate = new Pipeline{std::move(compiled)};
     return S_OK;
   });
