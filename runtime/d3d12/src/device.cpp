@@ -763,8 +763,8 @@ HRESULT Device::makeStateObject(const D3D12_STATE_OBJECT_DESC *pDesc, StateObjec
   if (parsed.programs.empty())
     return fail(E_INVALIDARG, std::string(method) +
                                   ": an executable state object needs at least one MLIR program");
-  if (tier_ == D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED)
-    return fail(E_INVALIDARG, std::string(method) + ": the device does not support MLIR programs");
+  // A driver reporting D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED fails the
+  // creation itself, with its reason (the reference driver without a JIT).
   std::map<std::wstring, std::shared_ptr<const ProgramInfo>> programs;
   if (grownFrom) {
     if (!grownFrom->allowAdditions())
