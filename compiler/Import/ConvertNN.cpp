@@ -1,0 +1,468 @@
+//===- ConvertNN.cpp - Neural-network layers ------------------------------===//
+//
+// Conv, ConvTranspose, MatMul, Gemm, the normalizations, Softmax and its
+// siblings, pooling, Resize and Upsample. ONNX's auto_pad is resolved into
+// explicit start/end padding from the static shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/ImporterImpl.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace cgc::import {
+namespace {
+
+int64_t product(ArrayRef<int64_t> values) {
+  int64_t result = 1;
+  for (int64_t value : values)
+    result *= value;
+  return result;
+}
+
+/// The window attributes of a convolution or pool, with auto_pad resolved.
+struct Window {
+  SmallVector<int64_t> kernel, strides, dilations, start, end;
+};
+
+FailureOr<Window> resolveWindow(NodeContext &ctx, ArrayRef<int64_t> spatial,
+                                ArrayRef<int64_t> kernel, bool isPool) {
+  size_t n = spatial.size();
+  Window w;
+  w.kernel.assign(kernel.begin(), kernel.end());
+  w.strides = ctx.getInts("strides");
+  if (w.strides.empty())
+    w.strides.assign(n, 1);
+  w.dilations = ctx.getInts("dilations");
+  if (w.dilations.empty())
+    w.dilations.assign(n, 1);
+  if (w.kernel.size() != n || w.strides.size() != n || w.dilations.size() != n) {
+    (void)ctx.fail("kernel_shape, strides and dilations need one entry per "
+                   "spatial dimension (" + Twine(n) + ")");
+    return failure();
+  }
+  std::string autoPad = ctx.getString("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET") {
+    SmallVector<int64_t> pads = ctx.getInts("pads");
+    if (pads.empty())
+      pads.assign(2 * n, 0);
+    if (pads.size() != 2 * n) {
+      (void)ctx.fail("pads need " + Twine(2 * n) + " entries, got " +
+                     Twine(pads.size()));
+      return failure();
+    }
+    w.start.assign(pads.begin(), pads.begin() + n);
+    w.end.assign(pads.begin() + n, pads.end());
+    return w;
+  }
+  if (autoPad == "VALID") {
+    w.start.assign(n, 0);
+    w.end.assign(n, 0);
+    return w;
+  }
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") {
+    (void)ctx.fail("unknown auto_pad '" + autoPad + "'");
+    return failure();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    int64_t out = (spatial[i] + w.strides[i] - 1) / w.strides[i];
+    int64_t extent = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t total =
+        std::max<int64_t>(0, (out - 1) * w.strides[i] + extent - spatial[i]);
+    int64_t small = total / 2, large = total - small;
+    w.start.push_back(autoPad == "SAME_UPPER" ? small : large);
+    w.end.push_back(autoPad == "SAME_UPPER" ? large : small);
+  }
+  (void)isPool;
+  return w;
+}
+
+SmallVector<NamedAttribute> windowAttrs(NodeContext &ctx, const Window &w,
+                                        bool withKernel) {
+  SmallVector<NamedAttribute> attrs;
+  if (withKernel)
+    attrs.push_back(ctx.named("kernel_shape", ctx.i64s(w.kernel)));
+  attrs.push_back(ctx.named("strides", ctx.i64s(w.strides)));
+  attrs.push_back(ctx.named("dilations", ctx.i64s(w.dilations)));
+  attrs.push_back(ctx.named("start_padding", ctx.i64s(w.start)));
+  attrs.push_back(ctx.named("end_padding", ctx.i64s(w.end)));
+  return attrs;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and matrix products
+//===----------------------------------------------------------------------===//
+
+LogicalResult convertConv(NodeContext &ctx) {
+  Value x = ctx.input(0), w = ctx.input(1);
+  if (rankOf(x) < 3 || rankOf(w) != rankOf(x))
+    return ctx.fail("Conv needs N x C x D1... input and weight of equal rank");
+  ArrayRef<int64_t> kernel = shapeOf(w).drop_front(2);
+  SmallVector<int64_t> declared = ctx.getInts("kernel_shape");
+  if (!declared.empty() && ArrayRef<int64_t>(declared) != kernel)
+    return ctx.fail("kernel_shape does not match the weight's spatial shape");
+  FailureOr<Window> window =
+      resolveWindow(ctx, shapeOf(x).drop_front(2), kernel, false);
+  if (failed(window))
+    return failure();
+  SmallVector<NamedAttribute> attrs = windowAttrs(ctx, *window, false);
+  attrs.push_back(ctx.named("groups", ctx.i64(ctx.getInt("group", 1))));
+  SmallVector<Value> operands{x, w};
+  if (ctx.hasInput(2))
+    operands.push_back(ctx.input(2));
+  return ctx.setOutput(ctx.create<op::ConvolutionOp>(operands, attrs));
+}
+
+LogicalResult convertConvTranspose(NodeContext &ctx) {
+  Value x = ctx.input(0), w = ctx.input(1);
+  if (rankOf(x) < 3 || rankOf(w) != rankOf(x))
+    return ctx.fail(
+        "ConvTranspose needs N x C x D1... input and weight of equal rank");
+  ArrayRef<int64_t> spatial = shapeOf(x).drop_front(2);
+  ArrayRef<int64_t> kernel = shapeOf(w).drop_front(2);
+  size_t n = spatial.size();
+  SmallVector<int64_t> strides = ctx.getInts("strides");
+  if (strides.empty())
+    strides.assign(n, 1);
+  SmallVector<int64_t> dilations = ctx.getInts("dilations");
+  if (dilations.empty())
+    dilations.assign(n, 1);
+  SmallVector<int64_t> outputPadding = ctx.getInts("output_padding");
+  if (outputPadding.empty())
+    outputPadding.assign(n, 0);
+  if (strides.size() != n || dilations.size() != n || outputPadding.size() != n)
+    return ctx.fail("strides, dilations and output_padding need one entry "
+                    "per spatial dimension");
+  SmallVector<int64_t> start(n, 0), end(n, 0);
+  SmallVector<int64_t> outputShape = ctx.getInts("output_shape");
+  std::string autoPad = ctx.getString("auto_pad", "NOTSET");
+  if (!outputShape.empty() || autoPad == "SAME_UPPER" ||
+      autoPad == "SAME_LOWER") {
+    if (outputShape.size() == n + 2)
+      outputShape.erase(outputShape.begin(), outputShape.begin() + 2);
+    if (outputShape.empty())
+      for (size_t i = 0; i < n; ++i)
+        outputShape.push_back(spatial[i] * strides[i]);
+    if (outputShape.size() != n)
+      return ctx.fail("output_shape needs one entry per spatial dimension");
+    for (size_t i = 0; i < n; ++i) {
+      int64_t total = strides[i] * (spatial[i] - 1) + outputPadding[i] +
+                      (kernel[i] - 1) * dilations[i] + 1 - outputShape[i];
+      if (total < 0) {
+        // A larger output than the transposed convolution covers: the
+        // extra positions come after it (as output padding).
+        outputPadding[i] -= total;
+        total = 0;
+      }
+      int64_t half = total / 2;
+      if (autoPad == "SAME_UPPER") {
+        start[i] = half;
+        end[i] = total - half;
+      } else {
+        start[i] = total - half;
+        end[i] = half;
+      }
+    }
+  } else if (autoPad == "NOTSET") {
+    SmallVector<int64_t> pads = ctx.getInts("pads");
+    if (!pads.empty()) {
+      if (pads.size() != 2 * n)
+        return ctx.fail("pads need " + Twine(2 * n) + " entries");
+      start.assign(pads.begin(), pads.begin() + n);
+      end.assign(pads.begin() + n, pads.end());
+    }
+  } else if (autoPad != "VALID") {
+    return ctx.fail("unknown auto_pad '" + autoPad + "'");
+  }
+  SmallVector<NamedAttribute> attrs{
+      ctx.named("strides", ctx.i64s(strides)),
+      ctx.named("dilations", ctx.i64s(dilations)),
+      ctx.named("start_padding", ctx.i64s(start)),
+      ctx.named("end_padding", ctx.i64s(end)),
+      ctx.named("output_padding", ctx.i64s(outputPadding)),
+      ctx.named("groups", ctx.i64(ctx.getInt("group", 1)))};
+  SmallVector<Value> operands{x, w};
+  if (ctx.hasInput(2))
+    operands.push_back(ctx.input(2));
+  return ctx.setOutput(ctx.create<op::ConvTransposeOp>(operands, attrs));
+}
+
+LogicalResult convertMatMul(NodeContext &ctx) {
+  return ctx.setOutput(ctx.create<op::MatMulOp>({ctx.input(0), ctx.input(1)}));
+}
+
+LogicalResult convertGemm(NodeContext &ctx) {
+  SmallVector<Value> operands{ctx.input(0), ctx.input(1)};
+  if (ctx.hasInput(2))
+    operands.push_back(ctx.input(2));
+  return ctx.setOutput(ctx.create<op::GemmOp>(
+      operands,
+      {ctx.named("alpha", ctx.f32(ctx.getFloat("alpha", 1.0f))),
+       ctx.named("beta", ctx.f32(ctx.getFloat("beta", 1.0f))),
+       ctx.named("transpose_a", ctx.boolean(ctx.getInt("transA", 0))),
+       ctx.named("transpose_b", ctx.boolean(ctx.getInt("transB", 0)))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+LogicalResult convertBatchNorm(NodeContext &ctx) {
+  bool training = ctx.opset >= 14 ? ctx.getInt("training_mode", 0) != 0
+                  : ctx.opset < 7  ? ctx.getInt("is_test", 0) == 0
+                                   : false;
+  for (unsigned i = 1; i < ctx.getNumOutputs(); ++i)
+    training = training || ctx.hasOutput(i);
+  if (training)
+    return ctx.unsupported("training-mode BatchNormalization (batch "
+                           "statistics and running-mean outputs)");
+  if (ctx.opset < 9 && !ctx.getInt("spatial", 1))
+    return ctx.unsupported("BatchNormalization with spatial = 0");
+  return ctx.setOutput(ctx.create<op::BatchNormOp>(
+      {ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)},
+      {ctx.named("epsilon", ctx.f32(ctx.getFloat("epsilon", 1e-5f)))}));
+}
+
+LogicalResult convertInstanceNorm(NodeContext &ctx) {
+  return ctx.setOutput(ctx.create<op::InstanceNormOp>(
+      {ctx.input(0), ctx.input(1), ctx.input(2)},
+      {ctx.named("epsilon", ctx.f32(ctx.getFloat("epsilon", 1e-5f)))}));
+}
+
+LogicalResult convertLayerNorm(NodeContext &ctx) {
+  // The mean and inverse standard deviation outputs come from the body.
+  if (ctx.hasOutput(1) || ctx.hasOutput(2))
+    return ctx.expandFunctionBody();
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", -1), rankOf(ctx.input(0)));
+  if (failed(axis))
+    return failure();
+  SmallVector<Value> operands{ctx.input(0), ctx.input(1)};
+  if (ctx.hasInput(2))
+    operands.push_back(ctx.input(2));
+  return ctx.setOutput(ctx.create<op::LayerNormOp>(
+      operands, {ctx.named("axis", ctx.i64(*axis)),
+                 ctx.named("epsilon", ctx.f32(ctx.getFloat("epsilon", 1e-5f)))}));
+}
+
+LogicalResult convertLRN(NodeContext &ctx) {
+  return ctx.setOutput(ctx.create<op::LRNOp>(
+      ctx.input(0), {ctx.named("size", ctx.i64(ctx.getInt("size", 1))),
+                     ctx.named("alpha", ctx.f32(ctx.getFloat("alpha", 1e-4f))),
+                     ctx.named("beta", ctx.f32(ctx.getFloat("beta", 0.75f))),
+                     ctx.named("bias", ctx.f32(ctx.getFloat("bias", 1.0f)))}));
+}
+
+/// Softmax, LogSoftmax and Hardmax: before opset 13 the input is coerced to
+/// 2-D at `axis` (default 1); from 13 they work along one axis (default -1).
+template <typename OpTy>
+LogicalResult convertSoftmaxLike(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  int64_t rank = rankOf(x);
+  if (ctx.opset >= 13) {
+    FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
+    if (failed(axis))
+      return failure();
+    return ctx.setOutput(
+        ctx.create<OpTy>(x, {ctx.named("axis", ctx.i64(*axis))}));
+  }
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", 1), rank);
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  if (*axis == rank - 1)
+    return ctx.setOutput(
+        ctx.create<OpTy>(x, {ctx.named("axis", ctx.i64(*axis))}));
+  Value flat = ctx.reshape(x, {product(shape.take_front(*axis)),
+                               product(shape.drop_front(*axis))});
+  Value result = ctx.create<OpTy>(flat, {ctx.named("axis", ctx.i64(1))});
+  return ctx.setOutput(ctx.reshape(result, shape));
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+LogicalResult convertPool(NodeContext &ctx) {
+  if (ctx.hasOutput(1))
+    return ctx.unsupported("the Indices output of MaxPool");
+  Value x = ctx.input(0);
+  if (rankOf(x) < 3)
+    return ctx.fail("pooling needs an N x C x D1... input");
+  SmallVector<int64_t> kernel = ctx.getInts("kernel_shape");
+  FailureOr<Window> window =
+      resolveWindow(ctx, shapeOf(x).drop_front(2), kernel, true);
+  if (failed(window))
+    return failure();
+  SmallVector<NamedAttribute> attrs = windowAttrs(ctx, *window, true);
+  attrs.push_back(ctx.named("ceil_mode", ctx.boolean(ctx.getInt("ceil_mode", 0))));
+  if constexpr (std::is_same_v<OpTy, op::AvgPoolOp>)
+    attrs.push_back(ctx.named("count_include_pad",
+                              ctx.boolean(ctx.getInt("count_include_pad", 0))));
+  if constexpr (std::is_same_v<OpTy, op::LpPoolOp>) {
+    const onnx::AttributeProto *p = ctx.getAttr("p");
+    int64_t value = p && p->has_f() ? static_cast<int64_t>(p->f())
+                                    : ctx.getInt("p", 2);
+    attrs.push_back(ctx.named("p", ctx.i64(value)));
+  }
+  return ctx.setOutput(ctx.create<OpTy>(x, attrs));
+}
+
+LogicalResult convertGlobalLpPool(NodeContext &ctx) {
+  const onnx::AttributeProto *p = ctx.getAttr("p");
+  int64_t value =
+      p && p->has_f() ? static_cast<int64_t>(p->f()) : ctx.getInt("p", 2);
+  return ctx.setOutput(ctx.create<op::GlobalLpPoolOp>(
+      ctx.input(0), {ctx.named("p", ctx.i64(value))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Resize and Upsample
+//===----------------------------------------------------------------------===//
+
+LogicalResult buildResize(NodeContext &ctx, Value x, SmallVector<int64_t> sizes,
+                          SmallVector<float> scales, StringRef mode,
+                          StringRef transform, StringRef nearestMode,
+                          std::optional<SmallVector<float>> roi) {
+  SmallVector<NamedAttribute> attrs{
+      ctx.named("sizes", ctx.i64s(sizes)), ctx.named("scales", ctx.f32s(scales)),
+      ctx.named("mode", ctx.str(mode)),
+      ctx.named("coordinate_transformation_mode", ctx.str(transform)),
+      ctx.named("nearest_mode", ctx.str(nearestMode)),
+      ctx.named("cubic_coeff_a", ctx.f32(ctx.getFloat("cubic_coeff_a", -0.75f))),
+      ctx.named("exclude_outside",
+                ctx.boolean(ctx.getInt("exclude_outside", 0))),
+      ctx.named("extrapolation_value",
+                ctx.f32(ctx.getFloat("extrapolation_value", 0.0f)))};
+  if (roi)
+    attrs.push_back(ctx.named("roi", ctx.f32s(*roi)));
+  return ctx.setOutput(ctx.create<op::ResizeOp>(x, attrs));
+}
+
+LogicalResult convertResize(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  std::string mode = ctx.getString("mode", "nearest");
+  std::string transform = ctx.opset < 11
+                              ? "asymmetric"
+                              : ctx.getString("coordinate_transformation_mode",
+                                              "half_pixel");
+  std::string nearestMode =
+      ctx.opset < 11 ? "floor" : ctx.getString("nearest_mode",
+                                               "round_prefer_floor");
+  if (ctx.getInt("antialias", 0))
+    return ctx.unsupported("Resize with antialias");
+  if (ctx.hasAttr("axes"))
+    return ctx.unsupported("Resize with axes");
+  if (ctx.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return ctx.unsupported("Resize keep_aspect_ratio_policy other than stretch");
+
+  unsigned scalesIndex = ctx.opset < 11 ? 1 : 2, sizesIndex = 3;
+  SmallVector<float> scales;
+  SmallVector<int64_t> sizes;
+  if (ctx.hasInput(scalesIndex)) {
+    FailureOr<const HostTensor *> value = ctx.requireConstantInput(scalesIndex);
+    if (failed(value))
+      return failure();
+    for (double scale : (*value)->getFloats())
+      scales.push_back(static_cast<float>(scale));
+  }
+  if (ctx.opset >= 11 && ctx.hasInput(sizesIndex)) {
+    FailureOr<SmallVector<int64_t>> value = ctx.requireIntsInput(sizesIndex);
+    if (failed(value))
+      return failure();
+    sizes = *value;
+  }
+  std::optional<SmallVector<float>> roi;
+  if (transform == "tf_crop_and_resize") {
+    if (!ctx.hasInput(1))
+      return ctx.fail("tf_crop_and_resize needs the roi input");
+    FailureOr<const HostTensor *> value = ctx.requireConstantInput(1);
+    if (failed(value))
+      return failure();
+    roi.emplace();
+    for (double v : (*value)->getFloats())
+      roi->push_back(static_cast<float>(v));
+  }
+  if (!sizes.empty()) {
+    if (static_cast<int64_t>(sizes.size()) != rank)
+      return ctx.fail("Resize sizes need one entry per dimension");
+    scales.clear();
+    for (int64_t d = 0; d < rank; ++d)
+      scales.push_back(static_cast<float>(sizes[d]) /
+                       static_cast<float>(shape[d]));
+  } else {
+    if (static_cast<int64_t>(scales.size()) != rank)
+      return ctx.fail("Resize needs scales (one per dimension) or sizes");
+    for (int64_t d = 0; d < rank; ++d) {
+      double extent = roi ? (*roi)[rank + d] - (*roi)[d] : 1.0;
+      sizes.push_back(static_cast<int64_t>(
+          std::floor(static_cast<double>(shape[d]) * extent * scales[d])));
+    }
+  }
+  return buildResize(ctx, x, sizes, scales, mode, transform, nearestMode, roi);
+}
+
+LogicalResult convertUpsample(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  SmallVector<float> scales;
+  if (ctx.opset < 9) {
+    scales = ctx.getFloats("scales");
+    if (scales.empty() && ctx.hasAttr("height_scale")) {
+      scales.assign(shape.size(), 1.0f);
+      scales[shape.size() - 2] = ctx.getFloat("height_scale", 1.0f);
+      scales.back() = ctx.getFloat("width_scale", 1.0f);
+    }
+  } else {
+    FailureOr<const HostTensor *> value = ctx.requireConstantInput(1);
+    if (failed(value))
+      return failure();
+    for (double scale : (*value)->getFloats())
+      scales.push_back(static_cast<float>(scale));
+  }
+  if (scales.size() != shape.size())
+    return ctx.fail("Upsample needs one scale per dimension");
+  SmallVector<int64_t> sizes;
+  for (size_t d = 0; d < shape.size(); ++d)
+    sizes.push_back(static_cast<int64_t>(std::floor(shape[d] * scales[d])));
+  std::string mode = ctx.getString("mode", "nearest");
+  if (mode == "bilinear")
+    mode = "linear";
+  return buildResize(ctx, x, sizes, scales, mode, "asymmetric", "floor",
+                     std::nullopt);
+}
+
+} // namespace
+
+void registerNNConverters(ConverterRegistry &r) {
+  r.add("Conv", convertConv);
+  r.add("ConvTranspose", convertConvTranspose);
+  r.add("MatMul", convertMatMul);
+  r.add("Gemm", convertGemm);
+  r.add("BatchNormalization", convertBatchNorm);
+  r.add("InstanceNormalization", convertInstanceNorm);
+  r.add("LayerNormalization", convertLayerNorm);
+  r.add("LRN", convertLRN);
+  r.add("Softmax", convertSoftmaxLike<op::SoftmaxOp>);
+  r.add("LogSoftmax", convertSoftmaxLike<op::LogSoftmaxOp>);
+  r.add("Hardmax", convertSoftmaxLike<op::HardmaxOp>);
+  r.add("MaxPool", convertPool<op::MaxPoolOp>);
+  r.add("AveragePool", convertPool<op::AvgPoolOp>);
+  r.add("LpPool", convertPool<op::LpPoolOp>);
+  r.add("GlobalAveragePool", [](NodeContext &ctx) {
+    return ctx.setOutput(ctx.create<op::GlobalAvgPoolOp>(ctx.input(0)));
+  });
+  r.add("GlobalMaxPool", [](NodeContext &ctx) {
+    return ctx.setOutput(ctx.create<op::GlobalMaxPoolOp>(ctx.input(0)));
+  });
+  r.add("GlobalLpPool", convertGlobalLpPool);
+  r.add("Resize", convertResize);
+  r.add("Upsample", convertUpsample);
+}
+
+} // namespace cgc::import

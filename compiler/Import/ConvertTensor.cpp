@@ -1,0 +1,783 @@
+//===- ConvertTensor.cpp - Shape and data-movement ONNX ops ---------------===//
+//
+// Constants, shape computations (Shape, Size, ConstantOfShape, Range,
+// EyeLike: constants at import time), reshapes (Reshape, Flatten, Squeeze,
+// Unsqueeze), Transpose, Concat, Split, Slice, Gather*, Pad, Expand, Tile,
+// Trilu, OneHot, Compress, DepthToSpace/SpaceToDepth, Dropout (inference).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/ImporterImpl.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+
+namespace cgc::import {
+namespace {
+
+int64_t product(ArrayRef<int64_t> values) {
+  int64_t result = 1;
+  for (int64_t value : values)
+    result *= value;
+  return result;
+}
+
+/// Normalizes a list of (possibly negative) axes against `rank`; rejects
+/// repeats.
+FailureOr<SmallVector<int64_t>> normalizeAxes(NodeContext &ctx,
+                                              ArrayRef<int64_t> axes,
+                                              int64_t rank) {
+  SmallVector<int64_t> result;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> normalized = ctx.normalizeAxis(axis, rank);
+    if (failed(normalized))
+      return failure();
+    if (llvm::is_contained(result, *normalized)) {
+      (void)ctx.fail("axis " + Twine(axis) + " is repeated");
+      return failure();
+    }
+    result.push_back(*normalized);
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and shape computations
+//===----------------------------------------------------------------------===//
+
+LogicalResult convertConstant(NodeContext &ctx) {
+  if (const onnx::TensorProto *tensor = ctx.getTensor("value")) {
+    if (tensor->data_location() == onnx::TensorProto::EXTERNAL)
+      return ctx.unsupported("a Constant with external data inside a "
+                             "subgraph or function body");
+    HostTensor value;
+    std::string error = decodeTensorProto(*tensor, value);
+    if (!error.empty())
+      return ctx.fail(error);
+    return ctx.setOutput(ctx.constant(std::move(value)));
+  }
+  if (ctx.hasAttr("value_float"))
+    return ctx.setOutput(
+        ctx.scalar(ElementKind::Float32, ctx.getFloat("value_float", 0)));
+  if (ctx.hasAttr("value_int"))
+    return ctx.setOutput(
+        ctx.constant(HostTensor::fromInts(ElementKind::Int64, {},
+                                          {ctx.getInt("value_int", 0)})));
+  if (ctx.hasAttr("value_floats")) {
+    SmallVector<float> values = ctx.getFloats("value_floats");
+    return ctx.setOutput(ctx.constant(HostTensor::fromFloats(
+        ElementKind::Float32, {static_cast<int64_t>(values.size())},
+        SmallVector<double>(values.begin(), values.end()))));
+  }
+  if (ctx.hasAttr("value_ints")) {
+    SmallVector<int64_t> values = ctx.getInts("value_ints");
+    return ctx.setOutput(ctx.constant(HostTensor::fromInts(
+        ElementKind::Int64, {static_cast<int64_t>(values.size())}, values)));
+  }
+  if (ctx.hasAttr("sparse_value"))
+    return ctx.unsupported("a sparse Constant");
+  if (ctx.hasAttr("value_string") || ctx.hasAttr("value_strings"))
+    return ctx.unsupported("a string Constant");
+  return ctx.fail("Constant has no value attribute");
+}
+
+LogicalResult convertShape(NodeContext &ctx) {
+  ArrayRef<int64_t> shape = shapeOf(ctx.input(0));
+  int64_t rank = shape.size();
+  int64_t start = ctx.getInt("start", 0), end = ctx.getInt("end", rank);
+  if (start < 0)
+    start += rank;
+  if (end < 0)
+    end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  SmallVector<int64_t> values;
+  for (int64_t i = start; i < end; ++i)
+    values.push_back(shape[i]);
+  return ctx.setOutput(ctx.constant(HostTensor::fromInts(
+      ElementKind::Int64, {static_cast<int64_t>(values.size())}, values)));
+}
+
+LogicalResult convertSize(NodeContext &ctx) {
+  return ctx.setOutput(ctx.constant(HostTensor::fromInts(
+      ElementKind::Int64, {}, {product(shapeOf(ctx.input(0)))})));
+}
+
+LogicalResult convertConstantOfShape(NodeContext &ctx) {
+  FailureOr<SmallVector<int64_t>> shape = ctx.requireIntsInput(0);
+  if (failed(shape))
+    return failure();
+  for (int64_t dim : *shape)
+    if (dim < 0)
+      return ctx.fail("ConstantOfShape dimensions must be >= 0");
+  HostTensor element(ElementKind::Float32, {1});
+  if (const onnx::TensorProto *tensor = ctx.getTensor("value")) {
+    std::string error = decodeTensorProto(*tensor, element);
+    if (!error.empty())
+      return ctx.fail(error);
+    if (element.getNumElements() != 1)
+      return ctx.fail("ConstantOfShape value must hold one element");
+  }
+  int64_t count = product(*shape);
+  if (count <= ctx.importer.getFoldLimit()) {
+    HostTensor value(element.getKind(), *shape);
+    for (int64_t i = 0; i < count; ++i)
+      value.copyElement(i, element, 0);
+    return ctx.setOutput(ctx.constant(std::move(value)));
+  }
+  // A large splat: broadcast one element.
+  Value scalar = ctx.constant(element.withShape({}));
+  return ctx.setOutput(
+      ctx.create<op::ExpandOp>(scalar, {ctx.named("shape", ctx.i64s(*shape))}));
+}
+
+LogicalResult convertRange(NodeContext &ctx) {
+  FailureOr<const HostTensor *> start = ctx.requireConstantInput(0);
+  if (failed(start))
+    return failure();
+  FailureOr<const HostTensor *> limit = ctx.requireConstantInput(1);
+  if (failed(limit))
+    return failure();
+  FailureOr<const HostTensor *> delta = ctx.requireConstantInput(2);
+  if (failed(delta))
+    return failure();
+  ElementKind kind = (*start)->getKind();
+  if ((*start)->getNumElements() != 1 || (*limit)->getNumElements() != 1 ||
+      (*delta)->getNumElements() != 1)
+    return ctx.fail("Range inputs must be scalars");
+  int64_t count;
+  if (isFloatKind(kind)) {
+    double s = (*start)->getFloat(0), l = (*limit)->getFloat(0),
+           d = (*delta)->getFloat(0);
+    if (d == 0)
+      return ctx.fail("Range delta must not be 0");
+    count = std::max<int64_t>(static_cast<int64_t>(std::ceil((l - s) / d)), 0);
+    HostTensor value(kind, {count});
+    for (int64_t i = 0; i < count; ++i)
+      value.setFloat(i, s + i * d);
+    return ctx.setOutput(ctx.constant(std::move(value)));
+  }
+  int64_t s = (*start)->getInt(0), l = (*limit)->getInt(0),
+          d = (*delta)->getInt(0);
+  if (d == 0)
+    return ctx.fail("Range delta must not be 0");
+  count = std::max<int64_t>(
+      static_cast<int64_t>(std::ceil(static_cast<double>(l - s) / d)), 0);
+  if (count > (int64_t(1) << 31))
+    return ctx.fail("Range of " + Twine(count) + " elements is too large");
+  HostTensor value(kind, {count});
+  for (int64_t i = 0; i < count; ++i)
+    value.setInt(i, s + i * d);
+  return ctx.setOutput(ctx.constant(std::move(value)));
+}
+
+LogicalResult convertEyeLike(NodeContext &ctx) {
+  ArrayRef<int64_t> shape = shapeOf(ctx.input(0));
+  if (shape.size() != 2)
+    return ctx.fail("EyeLike input must be 2-D");
+  ElementKind kind = kindOf(ctx.input(0));
+  if (ctx.hasAttr("dtype")) {
+    int dtype = static_cast<int>(ctx.getInt("dtype", 1));
+    if (!getElementTypeForONNX(ctx.getContext(), dtype))
+      return ctx.unsupported("EyeLike of " + getONNXDataTypeName(dtype));
+    kind = static_cast<ElementKind>(dtype);
+  }
+  int64_t k = ctx.getInt("k", 0);
+  HostTensor value(kind, shape);
+  for (int64_t i = 0; i < shape[0]; ++i) {
+    int64_t j = i + k;
+    if (j >= 0 && j < shape[1])
+      value.setInt(i * shape[1] + j, 1);
+  }
+  return ctx.setOutput(ctx.constant(std::move(value)));
+}
+
+//===----------------------------------------------------------------------===//
+// Reshapes
+//===----------------------------------------------------------------------===//
+
+LogicalResult convertReshape(NodeContext &ctx) {
+  SmallVector<int64_t> requested;
+  if (ctx.opset < 5) {
+    requested = ctx.getInts("shape");
+  } else {
+    FailureOr<SmallVector<int64_t>> shape = ctx.requireIntsInput(1);
+    if (failed(shape))
+      return failure();
+    requested = *shape;
+  }
+  ArrayRef<int64_t> input = shapeOf(ctx.input(0));
+  bool allowZero = ctx.getInt("allowzero", 0);
+  SmallVector<int64_t> shape;
+  int64_t inferred = -1, known = 1;
+  for (auto [i, dim] : llvm::enumerate(requested)) {
+    if (dim == 0 && !allowZero) {
+      if (i >= input.size())
+        return ctx.fail("Reshape copies dimension " + Twine(i) +
+                        " (a 0 in the shape) but the input has rank " +
+                        Twine(input.size()));
+      dim = input[i];
+    } else if (dim == -1) {
+      if (inferred >= 0)
+        return ctx.fail("Reshape shape has more than one -1");
+      inferred = i;
+      shape.push_back(1);
+      continue;
+    } else if (dim < -1) {
+      return ctx.fail("Reshape shape has invalid dimension " + Twine(dim));
+    }
+    shape.push_back(dim);
+    known *= dim;
+  }
+  int64_t total = product(input);
+  if (inferred >= 0) {
+    if (known == 0 || total % known != 0)
+      return ctx.fail("cannot reshape " + Twine(total) +
+                      " elements with the -1 in the shape");
+    shape[inferred] = total / known;
+  }
+  return ctx.setOutput(
+      ctx.create<op::ReshapeOp>(ctx.input(0), {ctx.named("shape", ctx.i64s(shape))}));
+}
+
+LogicalResult convertFlatten(NodeContext &ctx) {
+  ArrayRef<int64_t> input = shapeOf(ctx.input(0));
+  int64_t rank = input.size();
+  int64_t axis = ctx.getInt("axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank)
+    return ctx.fail("Flatten axis is out of range for rank " + Twine(rank));
+  return ctx.setOutput(
+      ctx.reshape(ctx.input(0), {product(input.take_front(axis)),
+                                 product(input.drop_front(axis))}));
+}
+
+LogicalResult convertSqueeze(NodeContext &ctx) {
+  ArrayRef<int64_t> input = shapeOf(ctx.input(0));
+  SmallVector<int64_t> axes;
+  if (ctx.opset < 13) {
+    axes = ctx.getInts("axes");
+  } else if (ctx.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> values = ctx.requireIntsInput(1);
+    if (failed(values))
+      return failure();
+    axes = *values;
+  }
+  FailureOr<SmallVector<int64_t>> normalized =
+      normalizeAxes(ctx, axes, input.size());
+  if (failed(normalized))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (auto [i, dim] : llvm::enumerate(input)) {
+    bool squeezed = axes.empty() ? dim == 1
+                                 : llvm::is_contained(*normalized, (int64_t)i);
+    if (squeezed && dim != 1)
+      return ctx.fail("cannot squeeze dimension " + Twine(i) + " of size " +
+                      Twine(dim));
+    if (!squeezed)
+      shape.push_back(dim);
+  }
+  return ctx.setOutput(ctx.create<op::ReshapeOp>(
+      ctx.input(0), {ctx.named("shape", ctx.i64s(shape))}));
+}
+
+LogicalResult convertUnsqueeze(NodeContext &ctx) {
+  ArrayRef<int64_t> input = shapeOf(ctx.input(0));
+  SmallVector<int64_t> axes;
+  if (ctx.opset < 13) {
+    axes = ctx.getInts("axes");
+  } else {
+    FailureOr<SmallVector<int64_t>> values = ctx.requireIntsInput(1);
+    if (failed(values))
+      return failure();
+    axes = *values;
+  }
+  int64_t rank = input.size() + axes.size();
+  FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(ctx, axes, rank);
+  if (failed(normalized))
+    return failure();
+  SmallVector<int64_t> shape;
+  size_t next = 0;
+  for (int64_t i = 0; i < rank; ++i)
+    shape.push_back(llvm::is_contained(*normalized, i) ? 1 : input[next++]);
+  return ctx.setOutput(ctx.create<op::ReshapeOp>(
+      ctx.input(0), {ctx.named("shape", ctx.i64s(shape))}));
+}
+
+LogicalResult convertTranspose(NodeContext &ctx) {
+  SmallVector<int64_t> perm = ctx.getInts("perm");
+  if (!ctx.hasAttr("perm"))
+    for (int64_t i = rankOf(ctx.input(0)) - 1; i >= 0; --i)
+      perm.push_back(i);
+  return ctx.setOutput(ctx.transpose(ctx.input(0), perm));
+}
+
+//===----------------------------------------------------------------------===//
+// Concat, Split, Slice
+//===----------------------------------------------------------------------===//
+
+LogicalResult convertConcat(NodeContext &ctx) {
+  SmallVector<Value> inputs;
+  for (Value input : ctx.inputs)
+    if (input)
+      inputs.push_back(input);
+  if (inputs.empty())
+    return ctx.fail("Concat needs at least one input");
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", ctx.opset < 4 ? 1 : 0),
+                        rankOf(inputs.front()));
+  if (failed(axis))
+    return failure();
+  return ctx.setOutput(
+      ctx.create<op::ConcatOp>(inputs, {ctx.named("axis", ctx.i64(*axis))}));
+}
+
+LogicalResult convertSplit(NodeContext &ctx) {
+  Value input = ctx.input(0);
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), rankOf(input));
+  if (failed(axis))
+    return failure();
+  int64_t dim = shapeOf(input)[*axis];
+  SmallVector<int64_t> sizes;
+  if (ctx.opset < 13 && ctx.hasAttr("split")) {
+    sizes = ctx.getInts("split");
+  } else if (ctx.opset >= 13 && ctx.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> values = ctx.requireIntsInput(1);
+    if (failed(values))
+      return failure();
+    sizes = *values;
+  } else if (ctx.opset < 13 && ctx.getNumInputs() > 1 && ctx.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> values = ctx.requireIntsInput(1);
+    if (failed(values))
+      return failure();
+    sizes = *values;
+  } else {
+    int64_t parts = ctx.getInt("num_outputs", ctx.getNumOutputs());
+    if (parts <= 0)
+      return ctx.fail("Split needs at least one output");
+    int64_t chunk = (dim + parts - 1) / parts;
+    if (ctx.opset < 18 && dim % parts != 0)
+      return ctx.fail("cannot split dimension " + Twine(dim) + " into " +
+                      Twine(parts) + " equal parts");
+    for (int64_t i = 0; i < parts; ++i)
+      sizes.push_back(std::max<int64_t>(std::min(chunk, dim - i * chunk), 0));
+  }
+  if (static_cast<int64_t>(sizes.size()) != ctx.getNumOutputs())
+    return ctx.fail("Split has " + Twine(ctx.getNumOutputs()) +
+                    " outputs but " + Twine(sizes.size()) + " split sizes");
+  FailureOr<SmallVector<Value>> results = ctx.createN<op::SplitOp>(
+      input,
+      {ctx.named("axis", ctx.i64(*axis)), ctx.named("sizes", ctx.i64s(sizes))},
+      sizes.size());
+  if (failed(results))
+    return failure();
+  ctx.outputs = std::move(*results);
+  return success();
+}
+
+/// Clamps ONNX Slice bounds to the normalized form of cgc_op.slice.
+void normalizeSlice(int64_t dim, int64_t step, int64_t &start, int64_t &end) {
+  if (start < 0)
+    start = start + dim;
+  if (end < 0)
+    end = end < std::numeric_limits<int64_t>::min() + dim
+              ? std::numeric_limits<int64_t>::min()
+              : end + dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    if (dim == 0)
+      start = -1;
+  }
+}
+
+LogicalResult convertSlice(NodeContext &ctx) {
+  Value input = ctx.input(0);
+  ArrayRef<int64_t> shape = shapeOf(input);
+  int64_t rank = shape.size();
+  SmallVector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset < 10) {
+    starts = ctx.getInts("starts");
+    ends = ctx.getInts("ends");
+    axes = ctx.getInts("axes");
+  } else {
+    FailureOr<SmallVector<int64_t>> values = ctx.requireIntsInput(1);
+    if (failed(values))
+      return failure();
+    starts = *values;
+    values = ctx.requireIntsInput(2);
+    if (failed(values))
+      return failure();
+    ends = *values;
+    if (ctx.hasInput(3)) {
+      values = ctx.requireIntsInput(3);
+      if (failed(values))
+        return failure();
+      axes = *values;
+    }
+    if (ctx.hasInput(4)) {
+      values = ctx.requireIntsInput(4);
+      if (failed(values))
+        return failure();
+      steps = *values;
+    }
+  }
+  if (starts.size() != ends.size())
+    return ctx.fail("Slice starts and ends differ in length");
+  if (axes.empty())
+    for (int64_t i = 0; i < static_cast<int64_t>(starts.size()); ++i)
+      axes.push_back(i);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size())
+    return ctx.fail("Slice starts, ends, axes and steps differ in length");
+  FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(ctx, axes, rank);
+  if (failed(normalized))
+    return failure();
+  SmallVector<int64_t> allStarts(rank, 0), allEnds(shape), allSteps(rank, 1);
+  for (auto [i, axis] : llvm::enumerate(*normalized)) {
+    int64_t start = starts[i], end = ends[i], step = steps[i];
+    if (step == 0)
+      return ctx.fail("Slice step must not be 0");
+    normalizeSlice(shape[axis], step, start, end);
+    allStarts[axis] = start;
+    allEnds[axis] = end;
+    allSteps[axis] = step;
+  }
+  return ctx.setOutput(ctx.create<op::SliceOp>(
+      input, {ctx.named("starts", ctx.i64s(allStarts)),
+              ctx.named("ends", ctx.i64s(allEnds)),
+              ctx.named("steps", ctx.i64s(allSteps))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Gather and friends
+//===----------------------------------------------------------------------===//
+
+LogicalResult convertGather(NodeContext &ctx) {
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), rankOf(ctx.input(0)));
+  if (failed(axis))
+    return failure();
+  return ctx.setOutput(ctx.create<op::GatherOp>(
+      {ctx.input(0), ctx.input(1)}, {ctx.named("axis", ctx.i64(*axis))}));
+}
+
+LogicalResult convertGatherElements(NodeContext &ctx) {
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), rankOf(ctx.input(0)));
+  if (failed(axis))
+    return failure();
+  return ctx.setOutput(ctx.create<op::GatherElementsOp>(
+      {ctx.input(0), ctx.input(1)}, {ctx.named("axis", ctx.i64(*axis))}));
+}
+
+/// GatherND as a Gather over the flattened indexed dimensions: the index
+/// tuples become linear offsets (negative components wrap first).
+LogicalResult convertGatherND(NodeContext &ctx) {
+  Value data = ctx.input(0), indices = ctx.input(1);
+  ArrayRef<int64_t> dataShape = shapeOf(data), indexShape = shapeOf(indices);
+  int64_t b = ctx.getInt("batch_dims", 0);
+  int64_t q = indexShape.size(), r = dataShape.size();
+  if (q < 1 || b < 0 || b >= std::min(q, r))
+    return ctx.fail("GatherND batch_dims " + Twine(b) +
+                    " does not fit the ranks of data and indices");
+  int64_t k = indexShape.back();
+  if (b + k > r)
+    return ctx.fail("GatherND index tuples of length " + Twine(k) +
+                    " exceed the data rank");
+  for (int64_t i = 0; i < b; ++i)
+    if (dataShape[i] != indexShape[i])
+      return ctx.fail("GatherND batch dimensions of data and indices differ");
+  ArrayRef<int64_t> batch = dataShape.take_front(b);
+  ArrayRef<int64_t> indexed = dataShape.slice(b, k);
+  ArrayRef<int64_t> rest = dataShape.drop_front(b + k);
+  int64_t batchCount = product(batch), indexedCount = product(indexed);
+
+  // Per component: wrap negatives, scale by the row-major stride.
+  Value idx = ctx.cast(indices, ElementKind::Int64);
+  HostTensor dims(ElementKind::Int64, {k}), strides(ElementKind::Int64, {k});
+  SmallVector<int64_t> indexedStrides = rowMajorStrides(indexed);
+  for (int64_t j = 0; j < k; ++j) {
+    dims.setInt(j, indexed[j]);
+    strides.setInt(j, indexedStrides[j]);
+  }
+  Value zero = ctx.scalar(ElementKind::Int64, 0);
+  Value negative = ctx.create<op::LessOp>({idx, zero});
+  Value wrapped = ctx.create<op::WhereOp>(
+      {negative, ctx.create<op::AddOp>({idx, ctx.constant(dims)}), idx});
+  Value linear = ctx.create<op::ReduceSumOp>(
+      ctx.create<op::MulOp>({wrapped, ctx.constant(strides)}),
+      {ctx.named("axes", ctx.i64s({q - 1})),
+       ctx.named("keepdims", ctx.boolean(false))});
+  if (!linear)
+    return failure();
+  // Batch offsets: batch index * indexedCount.
+  if (b > 0) {
+    SmallVector<int64_t> offsetShape(indexShape.take_front(b));
+    offsetShape.append(q - 1 - b, 1);
+    HostTensor offsets(ElementKind::Int64, offsetShape);
+    for (int64_t i = 0; i < batchCount; ++i)
+      offsets.setInt(i, i * indexedCount);
+    linear = ctx.create<op::AddOp>({linear, ctx.constant(offsets)});
+  }
+  SmallVector<int64_t> flatShape{batchCount * indexedCount};
+  flatShape.append(rest.begin(), rest.end());
+  Value flat = ctx.reshape(data, flatShape);
+  Value gathered = ctx.create<op::GatherOp>({flat, linear},
+                                            {ctx.named("axis", ctx.i64(0))});
+  return ctx.setOutput(gathered);
+}
+
+LogicalResult convertCompress(NodeContext &ctx) {
+  FailureOr<const HostTensor *> condition = ctx.requireConstantInput(1);
+  if (failed(condition))
+    return failure();
+  Value input = ctx.input(0);
+  std::optional<int64_t> axis;
+  if (ctx.hasAttr("axis")) {
+    FailureOr<int64_t> normalized =
+        ctx.normalizeAxis(ctx.getInt("axis", 0), rankOf(input));
+    if (failed(normalized))
+      return failure();
+    axis = *normalized;
+  } else {
+    input = ctx.reshape(input, {product(shapeOf(input))});
+    axis = 0;
+  }
+  int64_t dim = shapeOf(input)[*axis];
+  SmallVector<int64_t> selected;
+  for (int64_t i = 0; i < (*condition)->getNumElements() && i < dim; ++i)
+    if ((*condition)->getInt(i))
+      selected.push_back(i);
+  Value indices = ctx.constant(HostTensor::fromInts(
+      ElementKind::Int64, {static_cast<int64_t>(selected.size())}, selected));
+  return ctx.setOutput(ctx.create<op::GatherOp>(
+      {input, indices}, {ctx.named("axis", ctx.i64(*axis))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Pad, Expand, Tile
+//===----------------------------------------------------------------------===//
+
+LogicalResult convertPad(NodeContext &ctx) {
+  Value input = ctx.input(0);
+  int64_t rank = rankOf(input);
+  SmallVector<int64_t> pads;
+  double value = 0.0;
+  if (ctx.opset < 11) {
+    pads = ctx.getInts(ctx.opset < 2 ? "paddings" : "pads");
+    value = ctx.getFloat("value", 0.0f);
+  } else {
+    FailureOr<SmallVector<int64_t>> values = ctx.requireIntsInput(1);
+    if (failed(values))
+      return failure();
+    pads = *values;
+    if (ctx.hasInput(2)) {
+      FailureOr<double> constant = ctx.requireScalarInput(2);
+      if (failed(constant))
+        return failure();
+      value = *constant;
+    }
+    if (ctx.hasInput(3)) {
+      FailureOr<SmallVector<int64_t>> axesValues = ctx.requireIntsInput(3);
+      if (failed(axesValues))
+        return failure();
+      FailureOr<SmallVector<int64_t>> axes =
+          normalizeAxes(ctx, *axesValues, rank);
+      if (failed(axes))
+        return failure();
+      if (pads.size() != 2 * axes->size())
+        return ctx.fail("Pad needs two pads per axis");
+      SmallVector<int64_t> full(2 * rank, 0);
+      for (auto [i, axis] : llvm::enumerate(*axes)) {
+        full[axis] = pads[i];
+        full[rank + axis] = pads[axes->size() + i];
+      }
+      pads = full;
+    }
+  }
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    return ctx.fail("Pad needs " + Twine(2 * rank) + " pads, got " +
+                    Twine(pads.size()));
+  std::string mode = ctx.getString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return ctx.unsupported("Pad mode '" + mode + "'");
+  return ctx.setOutput(ctx.create<op::PadOp>(
+      input, {ctx.named("pads", ctx.i64s(pads)),
+              ctx.named("mode", ctx.str(mode)),
+              ctx.named("value", ctx.f64(value))}));
+}
+
+LogicalResult convertExpand(NodeContext &ctx) {
+  FailureOr<SmallVector<int64_t>> shape = ctx.requireIntsInput(1);
+  if (failed(shape))
+    return failure();
+  return ctx.setOutput(ctx.create<op::ExpandOp>(
+      ctx.input(0), {ctx.named("shape", ctx.i64s(*shape))}));
+}
+
+LogicalResult convertTile(NodeContext &ctx) {
+  FailureOr<SmallVector<int64_t>> repeats = ctx.requireIntsInput(1);
+  if (failed(repeats))
+    return failure();
+  return ctx.setOutput(ctx.create<op::TileOp>(
+      ctx.input(0), {ctx.named("repeats", ctx.i64s(*repeats))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Masks and one-hot
+//===----------------------------------------------------------------------===//
+
+/// Trilu: keeps the upper (or lower) triangle from diagonal k and zeroes the
+/// rest, as where(mask, x, 0) with the mask computed here.
+LogicalResult convertTrilu(NodeContext &ctx) {
+  Value input = ctx.input(0);
+  ArrayRef<int64_t> shape = shapeOf(input);
+  if (shape.size() < 2)
+    return ctx.fail("Trilu input must have rank >= 2");
+  int64_t k = 0;
+  if (ctx.hasInput(1)) {
+    FailureOr<double> value = ctx.requireScalarInput(1);
+    if (failed(value))
+      return failure();
+    k = static_cast<int64_t>(*value);
+  }
+  bool upper = ctx.getInt("upper", 1);
+  int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  HostTensor mask(ElementKind::Bool, {rows, cols});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      mask.setInt(i * cols + j, upper ? j - i >= k : j - i <= k);
+  Value zero = ctx.scalarLike(input, 0);
+  return ctx.setOutput(
+      ctx.create<op::WhereOp>({ctx.constant(std::move(mask)), input, zero}));
+}
+
+/// OneHot: where(indices == range(depth), on, off) along `axis`, indices
+/// wrapped when negative.
+LogicalResult convertOneHot(NodeContext &ctx) {
+  FailureOr<double> depthValue = ctx.requireScalarInput(1);
+  if (failed(depthValue))
+    return failure();
+  int64_t depth = static_cast<int64_t>(*depthValue);
+  if (depth <= 0)
+    return ctx.fail("OneHot depth must be positive");
+  Value values = ctx.input(2);
+  if (shapeOf(values) != ArrayRef<int64_t>{2})
+    return ctx.fail("OneHot values must hold [off, on]");
+  Value indices = ctx.cast(ctx.input(0), ElementKind::Int64);
+  int64_t rank = rankOf(indices) + 1;
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  Value depthConstant = ctx.scalar(ElementKind::Int64, depth);
+  Value negative =
+      ctx.create<op::LessOp>({indices, ctx.scalar(ElementKind::Int64, 0)});
+  indices = ctx.create<op::WhereOp>(
+      {negative, ctx.create<op::AddOp>({indices, depthConstant}), indices});
+  SmallVector<int64_t> expanded(shapeOf(ctx.input(0)));
+  expanded.insert(expanded.begin() + *axis, 1);
+  indices = ctx.reshape(indices, expanded);
+  SmallVector<int64_t> rangeShape(rank, 1);
+  rangeShape[*axis] = depth;
+  HostTensor range(ElementKind::Int64, rangeShape);
+  for (int64_t i = 0; i < depth; ++i)
+    range.setInt(i, i);
+  Value hot = ctx.create<op::EqualOp>({indices, ctx.constant(std::move(range))});
+  Value off = ctx.reshape(ctx.slice(values, 0, 0, 1), {});
+  Value on = ctx.reshape(ctx.slice(values, 0, 1, 2), {});
+  return ctx.setOutput(ctx.create<op::WhereOp>({hot, on, off}));
+}
+
+//===----------------------------------------------------------------------===//
+// Block rearrangement and Dropout
+//===----------------------------------------------------------------------===//
+
+LogicalResult convertDepthToSpace(NodeContext &ctx) {
+  return ctx.setOutput(ctx.create<op::DepthToSpaceOp>(
+      ctx.input(0),
+      {ctx.named("blocksize", ctx.i64(ctx.getInt("blocksize", 0))),
+       ctx.named("mode", ctx.str(ctx.getString("mode", "DCR")))}));
+}
+
+LogicalResult convertSpaceToDepth(NodeContext &ctx) {
+  return ctx.setOutput(ctx.create<op::SpaceToDepthOp>(
+      ctx.input(0),
+      {ctx.named("blocksize", ctx.i64(ctx.getInt("blocksize", 0)))}));
+}
+
+/// Dropout at inference is the identity (and an all-true mask).
+LogicalResult convertDropout(NodeContext &ctx) {
+  bool training = false;
+  double ratio = ctx.opset < 12 ? ctx.getFloat("ratio", 0.5f) : 0.5;
+  if (ctx.opset < 7)
+    training = !ctx.getInt("is_test", 0);
+  if (ctx.opset >= 12) {
+    if (ctx.hasInput(1)) {
+      FailureOr<double> value = ctx.requireScalarInput(1);
+      if (failed(value))
+        return failure();
+      ratio = *value;
+    }
+    if (ctx.hasInput(2)) {
+      FailureOr<double> value = ctx.requireScalarInput(2);
+      if (failed(value))
+        return failure();
+      training = *value != 0;
+    }
+  }
+  if (training && ratio != 0)
+    return ctx.unsupported("training-mode Dropout (random masking)");
+  Value input = ctx.input(0);
+  ctx.outputs.assign(ctx.getNumOutputs(), Value());
+  ctx.outputs[0] = input;
+  if (ctx.hasOutput(1)) {
+    Value one = ctx.scalar(ElementKind::Bool, 1);
+    ctx.outputs[1] = ctx.create<op::ExpandOp>(
+        one, {ctx.named("shape", ctx.i64s(shapeOf(input)))});
+    if (!ctx.outputs[1])
+      return failure();
+  }
+  return success();
+}
+
+} // namespace
+
+void registerTensorConverters(ConverterRegistry &r) {
+  r.add("Constant", convertConstant);
+  r.add("Shape", convertShape);
+  r.add("Size", convertSize);
+  r.add("ConstantOfShape", convertConstantOfShape);
+  r.add("Range", convertRange);
+  r.add("EyeLike", convertEyeLike);
+  r.add("Reshape", convertReshape);
+  r.add("Flatten", convertFlatten);
+  r.add("Squeeze", convertSqueeze);
+  r.add("Unsqueeze", convertUnsqueeze);
+  r.add("Transpose", convertTranspose);
+  r.add("Concat", convertConcat);
+  r.add("Split", convertSplit);
+  r.add("Slice", convertSlice);
+  r.add("Gather", convertGather);
+  r.add("GatherElements", convertGatherElements);
+  r.add("GatherND", convertGatherND);
+  r.add("Compress", convertCompress);
+  r.add("Pad", convertPad);
+  r.add("Expand", convertExpand);
+  r.add("Tile", convertTile);
+  r.add("Trilu", convertTrilu);
+  r.add("OneHot", convertOneHot);
+  r.add("DepthToSpace", convertDepthToSpace);
+  r.add("SpaceToDepth", convertSpaceToDepth);
+  r.add("Dropout", convertDropout);
+}
+
+} // namespace cgc::import

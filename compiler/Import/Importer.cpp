@@ -1,0 +1,1022 @@
+//===- Importer.cpp - The conversion of an ONNX graph to Input IR ---------===//
+//
+// Walks a validated, shape-bound ONNX graph (ModelLoader.cpp prepares it) and
+// builds the entry point: graph inputs become arguments, initializers
+// `cgc.constant`s, each node the cgc_op ops of its converter or of its
+// expanded function body.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/ImporterImpl.h"
+
+#include "compiler/Import/Locations.h"
+#include "compiler/Import/OnnxGlue.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+#include <set>
+
+using namespace mlir;
+
+namespace cgc::import {
+
+//===----------------------------------------------------------------------===//
+// Converter registry
+//===----------------------------------------------------------------------===//
+
+static std::string registryKey(StringRef domain, StringRef opType) {
+  return (domain + "::" + opType).str();
+}
+
+void ConverterRegistry::add(StringRef opType, ConverterFn fn,
+                            StringRef domain) {
+  converters[registryKey(domain, opType)] = fn;
+}
+
+ConverterFn ConverterRegistry::lookup(StringRef domain,
+                                      StringRef opType) const {
+  auto it = converters.find(registryKey(domain, opType));
+  return it == converters.end() ? nullptr : it->second;
+}
+
+const ConverterRegistry &getConverters() {
+  static const ConverterRegistry registry = [] {
+    ConverterRegistry r;
+    registerElementwiseConverters(r);
+    registerTensorConverters(r);
+    registerNNConverters(r);
+    registerReductionConverters(r);
+    registerRNNConverters(r);
+    registerControlFlowConverters(r);
+    registerQuantizationConverters(r);
+    return r;
+  }();
+  return registry;
+}
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+Type getElementTypeForONNX(MLIRContext *context, int dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::BOOL:
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64:
+  case onnx::TensorProto::BFLOAT16:
+    // cgc::ElementKind uses ONNX's numbering.
+    return cgc::getElementType(context, static_cast<ElementKind>(dataType));
+  default:
+    return {};
+  }
+}
+
+std::string getONNXDataTypeName(int dataType) {
+  if (onnx::TensorProto::DataType_IsValid(dataType))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(dataType));
+  return "data type " + std::to_string(dataType);
+}
+
+/// Reads the typed-field or raw_data payload of a tensor into `result`.
+std::string decodeTensorProto(const onnx::TensorProto &tensor,
+                              HostTensor &result) {
+  int dataType = tensor.data_type();
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::BOOL:
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64:
+  case onnx::TensorProto::BFLOAT16:
+    break;
+  default:
+    return "tensor '" + tensor.name() + "' has element type " +
+           getONNXDataTypeName(dataType) + ", which cgc does not support";
+  }
+  auto kind = static_cast<ElementKind>(dataType);
+  SmallVector<int64_t> shape;
+  int64_t count = 1;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0)
+      return "tensor '" + tensor.name() + "' has a negative dimension";
+    shape.push_back(dim);
+    count *= dim;
+  }
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    return "tensor '" + tensor.name() + "' holds external data";
+  size_t elementSize = getByteSize(kind);
+  if (tensor.has_raw_data() || !tensor.raw_data().empty()) {
+    const std::string &raw = tensor.raw_data();
+    if (raw.size() != static_cast<size_t>(count) * elementSize)
+      return "tensor '" + tensor.name() + "' has " +
+             std::to_string(raw.size()) + " bytes of raw data but its shape "
+             "and type need " + std::to_string(count * elementSize);
+    result = HostTensor::fromBytes(
+        kind, shape,
+        ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(raw.data()),
+                          raw.size()));
+    return "";
+  }
+  auto sizeError = [&](int64_t have) {
+    return "tensor '" + tensor.name() + "' has " + std::to_string(have) +
+           " values but its shape needs " + std::to_string(count);
+  };
+  result = HostTensor(kind, shape);
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    if (tensor.float_data_size() != count)
+      return sizeError(tensor.float_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      result.setFloat(i, tensor.float_data(i));
+    return "";
+  case onnx::TensorProto::DOUBLE:
+    if (tensor.double_data_size() != count)
+      return sizeError(tensor.double_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      result.setFloat(i, tensor.double_data(i));
+    return "";
+  case onnx::TensorProto::INT64:
+    if (tensor.int64_data_size() != count)
+      return sizeError(tensor.int64_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      result.setInt(i, tensor.int64_data(i));
+    return "";
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64:
+    if (tensor.uint64_data_size() != count)
+      return sizeError(tensor.uint64_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      result.setInt(i, static_cast<int64_t>(tensor.uint64_data(i)));
+    return "";
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16: {
+    if (tensor.int32_data_size() != count)
+      return sizeError(tensor.int32_data_size());
+    std::vector<uint8_t> bytes(count * 2);
+    for (int64_t i = 0; i < count; ++i) {
+      uint16_t bits = static_cast<uint16_t>(tensor.int32_data(i));
+      bytes[2 * i] = bits & 0xff;
+      bytes[2 * i + 1] = bits >> 8;
+    }
+    result = HostTensor::fromBytes(kind, shape, bytes);
+    return "";
+  }
+  default:
+    // INT32, INT16, INT8, UINT16, UINT8, BOOL live in int32_data.
+    if (tensor.int32_data_size() != count)
+      return sizeError(tensor.int32_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      result.setInt(i, tensor.int32_data(i));
+    return "";
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Importer: constants and op building
+//===----------------------------------------------------------------------===//
+
+static std::string normalizeDomain(StringRef domain) {
+  return domain == "ai.onnx" ? "" : domain.str();
+}
+
+Importer::Importer(MLIRContext *context, const ImportOptions &options,
+                   StringRef path, onnx::ModelProto &model,
+                   ConstantStore &store)
+    : context(context), options(options), path(path.str()), model(model),
+      store(store), builder(context) {}
+
+Location Importer::getNodeLoc(const onnx::NodeProto &node) const {
+  std::string name = node.name();
+  if (name.empty()) {
+    for (const std::string &output : node.output())
+      if (!output.empty()) {
+        name = output;
+        break;
+      }
+  }
+  if (name.empty())
+    name = "<unnamed>";
+  return getONNXNodeLoc(context, name, node.op_type(), path);
+}
+
+std::string Importer::reserveName(StringRef base) {
+  std::string candidate = base.empty() ? "constant" : base.str();
+  for (unsigned suffix = 1;
+       store.contains(candidate) || reservedNames.contains(candidate);
+       ++suffix)
+    candidate = (base + "_" + Twine(suffix)).str();
+  reservedNames.insert(candidate);
+  return candidate;
+}
+
+Value Importer::insertConstantOp(StringRef name, TensorType type,
+                                 Location loc) {
+  OpBuilder::InsertionGuard guard(builder);
+  Block &block = entryPoint.getBody().front();
+  if (lastConstant)
+    builder.setInsertionPointAfter(lastConstant);
+  else
+    builder.setInsertionPointToStart(&block);
+  OperationState state(loc, ConstantOp::getOperationName());
+  state.addAttribute("name", builder.getStringAttr(name));
+  state.addTypes(type.withConstant(true));
+  Operation *op = builder.create(state);
+  lastConstant = op;
+  return op->getResult(0);
+}
+
+Value Importer::getStoreConstant(StringRef name, Location loc) {
+  auto it = storeConstants.find(name);
+  if (it != storeConstants.end())
+    return it->second;
+  const ConstantStore::Entry *entry = store.lookup(name);
+  assert(entry && "no such constant in the store");
+  Type element = getElementTypeForONNX(context, entry->dtype);
+  auto type = TensorType::get(entry->shape, element, true);
+  Value value = insertConstantOp(name, type, loc);
+  ConstantInfo info;
+  info.name = name.str();
+  info.inStore = true;
+  constants[value] = std::move(info);
+  storeConstants[name] = value;
+  return value;
+}
+
+Value Importer::createConstant(HostTensor value, StringRef nameHint,
+                               Location loc) {
+  std::string name = reserveName(nameHint);
+  Type element = cgc::getElementType(context, value.getKind());
+  auto type = TensorType::get(value.getShape(), element, true);
+  Value result = insertConstantOp(name, type, loc);
+  ConstantInfo info;
+  info.name = name;
+  info.host = std::make_shared<HostTensor>(std::move(value));
+  constants[result] = std::move(info);
+  return result;
+}
+
+const HostTensor *Importer::getConstantValue(Value value, int64_t limit) {
+  if (limit < 0)
+    limit = options.foldLimit;
+  auto it = constants.find(value);
+  if (it == constants.end())
+    return nullptr;
+  ConstantInfo &info = it->second;
+  if (info.host)
+    return info.host->getNumElements() <= limit ? info.host.get() : nullptr;
+  const ConstantStore::Entry *entry = store.lookup(info.name);
+  if (!entry || entry->getNumElements() > limit)
+    return nullptr;
+  info.host = std::make_shared<HostTensor>(HostTensor::fromBytes(
+      static_cast<ElementKind>(entry->dtype), entry->shape, entry->getBytes()));
+  return info.host.get();
+}
+
+LogicalResult Importer::buildOp(Location loc, StringRef opName,
+                                ValueRange operands,
+                                ArrayRef<NamedAttribute> attributes,
+                                unsigned numResults,
+                                SmallVectorImpl<Value> &results) {
+  for (Value operand : operands)
+    if (!operand)
+      return failure(); // an earlier step failed and reported why
+  OperationState state(loc, opName);
+  state.addOperands(operands);
+  state.addAttributes(attributes);
+  state.addTypes(SmallVector<Type>(numResults, builder.getNoneType()));
+  Operation *op = Operation::create(state);
+  auto inferable = dyn_cast<InferTypeOpInterface>(op);
+  assert(inferable && "cgc_op ops infer their result types");
+  SmallVector<Type> types;
+  if (failed(inferable.inferReturnTypes(
+          context, loc, op->getOperands(), op->getRawDictionaryAttrs(),
+          op->getPropertiesStorage(), op->getRegions(), types))) {
+    op->destroy();
+    return failure();
+  }
+  if (types.size() != numResults) {
+    op->destroy();
+    return emitError(loc) << "internal error: " << opName << " infers "
+                          << types.size() << " results, expected "
+                          << numResults;
+  }
+  for (auto [result, type] : llvm::zip(op->getResults(), types))
+    result.setType(type);
+  builder.insert(op);
+  if (failed(mlir::verify(op))) {
+    op->erase();
+    return failure();
+  }
+
+  // Fold when every operand is a small constant and the results are small.
+  bool foldable = llvm::all_of(op->getResultTypes(), [&](Type type) {
+    return cast<TensorType>(type).getNumElements() <= options.foldLimit;
+  });
+  for (Value operand : operands)
+    foldable = foldable && getConstantValue(operand);
+  SmallVector<const HostTensor *> hostOperands;
+  SmallVector<HostTensor> folded;
+  if (foldable) {
+    for (Value operand : operands)
+      hostOperands.push_back(getConstantValue(operand));
+    if (succeeded(foldOperation(op, hostOperands, folded))) {
+      for (HostTensor &value : folded)
+        results.push_back(createConstant(std::move(value), nameHint, loc));
+      op->erase();
+      return success();
+    }
+  }
+  llvm::append_range(results, op->getResults());
+  return success();
+}
+
+SmallVector<std::string> Importer::getGraphInputsFeeding(Value value) {
+  std::set<std::string> names;
+  llvm::DenseSet<Value> seen;
+  SmallVector<Value> worklist{value};
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    if (!seen.insert(current).second)
+      continue;
+    if (auto argument = dyn_cast<BlockArgument>(current)) {
+      if (argument.getArgNumber() < argumentNames.size())
+        names.insert(argumentNames[argument.getArgNumber()]);
+      continue;
+    }
+    if (Operation *op = current.getDefiningOp())
+      llvm::append_range(worklist, op->getOperands());
+  }
+  return SmallVector<std::string>(names.begin(), names.end());
+}
+
+const onnx::FunctionProto *Importer::getLocalFunction(StringRef domain,
+                                                      StringRef name) const {
+  auto it = localFunctions.find(registryKey(normalizeDomain(domain), name));
+  return it == localFunctions.end() ? nullptr : it->second;
+}
+
+//===----------------------------------------------------------------------===//
+// Importer: nodes and function bodies
+//===----------------------------------------------------------------------===//
+
+/// "float[1,3,224,224]", "float[N,?]", "sequence", ...
+static std::string describeONNXType(const onnx::TypeProto &type) {
+  if (!type.has_tensor_type())
+    return type.has_sequence_type() ? "a sequence"
+           : type.has_optional_type() ? "an optional"
+           : type.has_map_type()      ? "a map"
+                                      : "an unknown type";
+  std::string text = getONNXDataTypeName(type.tensor_type().elem_type());
+  for (char &c : text)
+    c = static_cast<char>(std::tolower(c));
+  if (!type.tensor_type().has_shape())
+    return text + "[...]";
+  text += "[";
+  bool first = true;
+  for (const auto &dim : type.tensor_type().shape().dim()) {
+    if (!first)
+      text += ",";
+    first = false;
+    if (dim.has_dim_value())
+      text += std::to_string(dim.dim_value());
+    else if (dim.has_dim_param())
+      text += dim.dim_param();
+    else
+      text += "?";
+  }
+  return text + "]";
+}
+
+LogicalResult Importer::checkAgainstONNXType(NodeContext &ctx, StringRef name,
+                                             Value value) {
+  auto it = onnxTypes.find(name);
+  if (it == onnxTypes.end() || !it->second->has_tensor_type())
+    return success();
+  const onnx::TypeProto::Tensor &expected = it->second->tensor_type();
+  auto type = cast<TensorType>(value.getType());
+  bool mismatch = false;
+  if (expected.elem_type() != 0 &&
+      expected.elem_type() != static_cast<int>(type.getElementKind()))
+    mismatch = true;
+  if (expected.has_shape()) {
+    const auto &dims = expected.shape().dim();
+    if (dims.size() != type.getRank()) {
+      mismatch = true;
+    } else {
+      for (int i = 0; i < dims.size(); ++i)
+        if (dims[i].has_dim_value() &&
+            dims[i].dim_value() != type.getShape()[i])
+          mismatch = true;
+    }
+  }
+  if (!mismatch)
+    return success();
+  std::string computed;
+  llvm::raw_string_ostream os(computed);
+  os << Type(type.withConstant(false));
+  return ctx.fail("output '" + name + "' computes to " + computed +
+                  " but ONNX shape inference gives " +
+                  describeONNXType(*it->second));
+}
+
+LogicalResult Importer::convertNode(const onnx::NodeProto &node, Scope &scope,
+                                    const OpsetMap &opsets,
+                                    std::optional<Location> locOverride) {
+  Location loc = locOverride ? *locOverride : getNodeLoc(node);
+  std::string domain = normalizeDomain(node.domain());
+  auto opsetIt = opsets.find(domain);
+  if (opsetIt == opsets.end())
+    return emitError(loc) << "op domain '" << domain
+                          << "' is not imported by the model (opset_import)";
+  int opset = opsetIt->second;
+
+  SmallVector<Value> inputs;
+  for (const std::string &name : node.input()) {
+    if (name.empty()) {
+      inputs.push_back(Value());
+      continue;
+    }
+    std::optional<Value> value = scope.lookup(name);
+    if (!value)
+      return emitError(loc) << "input '" << name << "' is not defined";
+    inputs.push_back(*value);
+  }
+
+  const onnx::OpSchema *schema =
+      onnx_glue::lookupSchema(node.op_type(), domain, opset);
+  NodeContext ctx(*this, node, opset, loc, schema, scope, opsets,
+                  std::move(inputs));
+
+  std::string savedHint = nameHint;
+  nameHint.clear();
+  for (const std::string &output : node.output())
+    if (!output.empty()) {
+      nameHint = namePrefix + output;
+      break;
+    }
+  LogicalResult converted = failure();
+  if (getLocalFunction(domain, node.op_type())) {
+    converted = expandFunction(ctx);
+  } else if (ConverterFn converter =
+                 getConverters().lookup(domain, node.op_type())) {
+    converted = converter(ctx);
+  } else if (schema && onnx_glue::hasFunctionBody(*schema)) {
+    converted = expandFunction(ctx);
+  } else {
+    converted = ctx.fail("op '" +
+                         (domain.empty() ? "" : domain + ".") +
+                         node.op_type() + "' (opset " + Twine(opset) +
+                         ") is not supported");
+  }
+  nameHint = savedHint;
+  if (failed(converted))
+    return failure();
+
+  for (int i = 0; i < node.output_size(); ++i) {
+    const std::string &name = node.output(i);
+    if (name.empty())
+      continue;
+    Value value = static_cast<size_t>(i) < ctx.outputs.size()
+                      ? ctx.outputs[i]
+                      : Value();
+    if (!value)
+      return ctx.fail("output #" + Twine(i) + " ('" + name + "') of " +
+                      node.op_type() + " is not supported by the importer");
+    if (scope.isMainGraph && options.onnxShapeInference &&
+        failed(checkAgainstONNXType(ctx, name, value)))
+      return failure();
+    scope.values[name] = value;
+  }
+  return success();
+}
+
+/// The ONNX type of a cgc tensor value.
+static onnx::TypeProto toONNXType(Value value) {
+  onnx::TypeProto type;
+  auto tensor = cast<TensorType>(value.getType());
+  auto *tensorType = type.mutable_tensor_type();
+  tensorType->set_elem_type(static_cast<int>(tensor.getElementKind()));
+  auto *shape = tensorType->mutable_shape();
+  for (int64_t dim : tensor.getShape())
+    shape->add_dim()->set_dim_value(dim);
+  return type;
+}
+
+LogicalResult Importer::expandFunction(NodeContext &ctx) {
+  const onnx::NodeProto &node = ctx.node;
+  if (functionDepth >= 32)
+    return ctx.fail("function bodies nest more than 32 deep");
+
+  onnx::FunctionProto built;
+  const onnx::FunctionProto *body =
+      getLocalFunction(node.domain(), node.op_type());
+  if (!body) {
+    if (!ctx.schema || !onnx_glue::hasFunctionBody(*ctx.schema))
+      return ctx.fail("op '" + node.op_type() +
+                      "' has no function body to expand");
+    std::vector<onnx::TypeProto> inputTypes;
+    for (Value input : ctx.inputs)
+      inputTypes.push_back(input ? toONNXType(input) : onnx::TypeProto());
+    std::string error =
+        onnx_glue::buildFunctionBody(*ctx.schema, node, inputTypes, built);
+    if (!error.empty())
+      return ctx.fail("cannot build the function body of " + node.op_type() +
+                      ": " + error);
+    body = &built;
+  }
+
+  OpsetMap bodyOpsets = ctx.opsets;
+  for (const auto &opset : body->opset_import())
+    bodyOpsets[normalizeDomain(opset.domain())] =
+        static_cast<int>(opset.version());
+
+  Scope functionScope;
+  for (int i = 0; i < body->input_size(); ++i)
+    functionScope.values[body->input(i)] = ctx.input(i);
+
+  // Attribute values visible to the body: the node's, then the defaults.
+  std::map<std::string, onnx::AttributeProto> attributeValues;
+  for (const onnx::AttributeProto &attribute : node.attribute())
+    attributeValues[attribute.name()] = attribute;
+  if (ctx.schema && !getLocalFunction(node.domain(), node.op_type()))
+    for (onnx::AttributeProto &attribute :
+         onnx_glue::getSignature(*ctx.schema).defaults)
+      attributeValues.emplace(attribute.name(), attribute);
+
+  std::string nodeName = node.name();
+  if (nodeName.empty() && node.output_size() > 0)
+    nodeName = node.output(0);
+  std::string savedPrefix = namePrefix;
+  namePrefix = namePrefix + nodeName + "/";
+  ++functionDepth;
+  LogicalResult result = success();
+  for (const onnx::NodeProto &bodyNode : body->node()) {
+    onnx::NodeProto inner = bodyNode;
+    inner.clear_attribute();
+    for (const onnx::AttributeProto &attribute : bodyNode.attribute()) {
+      if (attribute.ref_attr_name().empty()) {
+        *inner.add_attribute() = attribute;
+        continue;
+      }
+      auto it = attributeValues.find(attribute.ref_attr_name());
+      if (it == attributeValues.end())
+        continue; // an unset optional attribute
+      onnx::AttributeProto *copy = inner.add_attribute();
+      *copy = it->second;
+      copy->set_name(attribute.name());
+    }
+    if (failed(convertNode(inner, functionScope, bodyOpsets, ctx.loc))) {
+      result = failure();
+      break;
+    }
+  }
+  --functionDepth;
+  namePrefix = savedPrefix;
+  if (failed(result))
+    return failure();
+
+  ctx.outputs.assign(node.output_size(), Value());
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (!ctx.hasOutput(i))
+      continue;
+    if (i >= body->output_size())
+      return ctx.fail("the function body of " + node.op_type() + " has " +
+                      Twine(body->output_size()) + " outputs; output #" +
+                      Twine(i) + " is requested");
+    std::optional<Value> value = functionScope.lookup(body->output(i));
+    if (!value || !*value)
+      return ctx.fail("the function body of " + node.op_type() +
+                      " does not define its output '" + body->output(i) + "'");
+    ctx.outputs[i] = *value;
+  }
+  return success();
+}
+
+LogicalResult Importer::convertSubgraphNodes(const onnx::GraphProto &graph,
+                                             Scope &scope,
+                                             const OpsetMap &opsets,
+                                             std::optional<Location> loc) {
+  for (const onnx::TensorProto &initializer : graph.initializer()) {
+    HostTensor value;
+    std::string error = decodeTensorProto(initializer, value);
+    if (!error.empty())
+      return emitError(loc ? *loc : getONNXFileLoc(context, path)) << error;
+    scope.values[initializer.name()] =
+        createConstant(std::move(value), namePrefix + initializer.name(),
+                       loc ? *loc : getONNXFileLoc(context, path));
+  }
+  for (const onnx::NodeProto &node : graph.node())
+    if (failed(convertNode(node, scope, opsets, loc)))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Importer: the main graph
+//===----------------------------------------------------------------------===//
+
+LogicalResult Importer::createEntryPoint() {
+  const onnx::GraphProto &graph = model.graph();
+  llvm::StringSet<> constantNames;
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    constantNames.insert(initializer.name());
+
+  SmallVector<Type> argumentTypes;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (constantNames.contains(input.name()))
+      continue;
+    const onnx::TypeProto::Tensor &tensor = input.type().tensor_type();
+    SmallVector<int64_t> shape;
+    for (const auto &dim : tensor.shape().dim())
+      shape.push_back(dim.dim_value());
+    Type element = getElementTypeForONNX(context, tensor.elem_type());
+    argumentTypes.push_back(TensorType::get(shape, element));
+    argumentNames.push_back(input.name());
+  }
+
+  {
+    OpBuilder detached(context);
+    module = ModuleOp::create(detached, getONNXFileLoc(context, path));
+  }
+  builder.setInsertionPointToEnd(module->getBody());
+  OperationState state(getONNXFileLoc(context, path),
+                       EntryPointOp::getOperationName());
+  EntryPointOp::build(builder, state, "main",
+                      builder.getFunctionType(argumentTypes, {}));
+  entryPoint = cast<EntryPointOp>(builder.create(state));
+  Block &block = entryPoint.addEntryBlock(getONNXFileLoc(context, path));
+  for (auto [index, name] : llvm::enumerate(argumentNames)) {
+    block.getArgument(index).setLoc(getONNXValueLoc(context, name, path));
+    cast<FunctionOpInterface>(entryPoint.getOperation())
+        .setArgAttr(index, "cgc.name", builder.getStringAttr(name));
+    mainScope.values[name] = block.getArgument(index);
+  }
+  builder.setInsertionPointToEnd(&block);
+  return success();
+}
+
+LogicalResult Importer::bindOutputs() {
+  const onnx::GraphProto &graph = model.graph();
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Location loc = getONNXValueLoc(context, output.name(), path);
+    std::optional<Value> found = mainScope.lookup(output.name());
+    if (!found || !*found)
+      return emitError(loc) << "graph output '" << output.name()
+                            << "' is not computed by the graph";
+    Value value = *found;
+    if (cast<TensorType>(value.getType()).getIsConstant()) {
+      // Results are never `constant`; copy the constant out.
+      OperationState state(loc, op::IdentityOp::getOperationName());
+      state.addOperands(value);
+      state.addTypes(cast<TensorType>(value.getType()).withConstant(false));
+      value = builder.create(state)->getResult(0);
+    }
+    auto type = cast<TensorType>(value.getType());
+    if (output.type().has_tensor_type()) {
+      const auto &declared = output.type().tensor_type();
+      bool mismatch = declared.elem_type() != 0 &&
+                      declared.elem_type() !=
+                          static_cast<int>(type.getElementKind());
+      if (declared.has_shape()) {
+        const auto &dims = declared.shape().dim();
+        mismatch |= dims.size() != type.getRank();
+        for (int i = 0; !mismatch && i < dims.size(); ++i)
+          mismatch |= dims[i].has_dim_value() &&
+                      dims[i].dim_value() != type.getShape()[i];
+      }
+      if (mismatch)
+        return emitError(loc)
+               << "graph output '" << output.name() << "' is declared as "
+               << describeONNXType(output.type()) << " but computes to "
+               << Type(type);
+    }
+    results.push_back(value);
+  }
+  OperationState state(getONNXFileLoc(context, path),
+                       ReturnOp::getOperationName());
+  state.addOperands(results);
+  builder.create(state);
+  entryPoint.setFunctionType(builder.getFunctionType(
+      entryPoint.getFunctionType().getInputs(), ValueRange(results).getTypes()));
+  for (auto [index, output] : llvm::enumerate(graph.output()))
+    cast<FunctionOpInterface>(entryPoint.getOperation())
+        .setResultAttr(index, "cgc.name", builder.getStringAttr(output.name()));
+  return success();
+}
+
+void Importer::finalize() {
+  Block &block = entryPoint.getBody().front();
+  // Drop what nothing uses (dead ONNX nodes, constants only folding read).
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+    if (op.use_empty() && !op.hasTrait<OpTrait::IsTerminator>() &&
+        isMemoryEffectFree(&op))
+      op.erase();
+
+  // Register the constants computed at import time; keep only what the IR
+  // names.
+  llvm::StringSet<> used;
+  for (ConstantOp constant : block.getOps<ConstantOp>()) {
+    used.insert(constant.getName());
+    const ConstantInfo &info = constants[constant.getResult()];
+    if (info.inStore)
+      continue;
+    auto type = cast<TensorType>(constant.getType());
+    store.add(info.name, static_cast<cgc_dtype_t>(type.getElementKind()),
+              type.getShape(), info.host->toBytes());
+  }
+  store.retain([&](const ConstantStore::Entry &entry) {
+    return used.contains(entry.name);
+  });
+}
+
+FailureOr<OwningOpRef<ModuleOp>> Importer::run() {
+  const onnx::GraphProto &graph = model.graph();
+  for (const onnx::FunctionProto &function : model.functions())
+    localFunctions[registryKey(normalizeDomain(function.domain()),
+                               function.name())] = &function;
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import())
+    modelOpsets[normalizeDomain(opset.domain())] =
+        static_cast<int>(opset.version());
+  if (!modelOpsets.count(""))
+    modelOpsets[""] = 1; // IR version 1 models default to opset 1
+  for (const onnx::ValueInfoProto &info : graph.value_info())
+    onnxTypes[info.name()] = &info.type();
+
+  if (failed(createEntryPoint()))
+    return failure();
+  mainScope.isMainGraph = true;
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    mainScope.values[initializer.name()] = getStoreConstant(
+        initializer.name(), getONNXValueLoc(context, initializer.name(), path));
+  for (const onnx::NodeProto &node : graph.node())
+    if (failed(convertNode(node, mainScope, modelOpsets, std::nullopt)))
+      return failure();
+  if (failed(bindOutputs()))
+    return failure();
+  finalize();
+  if (failed(mlir::verify(*module)))
+    return failure();
+  return std::move(module);
+}
+
+//===----------------------------------------------------------------------===//
+// NodeContext
+//===----------------------------------------------------------------------===//
+
+NodeContext::NodeContext(Importer &importer, const onnx::NodeProto &node,
+                         int opset, Location loc,
+                         const onnx::OpSchema *schema, Scope &scope,
+                         const OpsetMap &opsets, SmallVector<Value> inputs)
+    : importer(importer), node(node), opset(opset), loc(loc), schema(schema),
+      scope(scope), opsets(opsets), inputs(std::move(inputs)) {
+  for (const onnx::AttributeProto &attribute : node.attribute())
+    attributes[attribute.name()] = &attribute;
+}
+
+std::string NodeContext::getInputName(unsigned i) const {
+  std::string name = schema ? onnx_glue::getInputName(*schema, i) : "";
+  return name.empty() ? "#" + std::to_string(i) : name;
+}
+
+const HostTensor *NodeContext::constantInput(unsigned i) const {
+  if (!hasInput(i))
+    return nullptr;
+  return importer.getConstantValue(inputs[i]);
+}
+
+FailureOr<const HostTensor *> NodeContext::requireConstantInput(unsigned i) {
+  if (!hasInput(i)) {
+    (void)fail("input '" + getInputName(i) + "' is required");
+    return failure();
+  }
+  if (const HostTensor *value = constantInput(i))
+    return value;
+  InFlightDiagnostic diag = emitError();
+  diag << "input '" << getInputName(i) << "' of node '"
+       << (node.name().empty() ? node.output(0) : node.name()) << "' ("
+       << node.op_type() << ") must be known at compile time";
+  if (importer.isConstant(inputs[i])) {
+    diag << " but it is a constant of "
+         << llvm::cast<TensorType>(inputs[i].getType()).getNumElements()
+         << " elements, more than the import-time limit of "
+         << importer.getFoldLimit();
+    return failure();
+  }
+  SmallVector<std::string> feeding = importer.getGraphInputsFeeding(inputs[i]);
+  if (feeding.empty()) {
+    diag << "; it is computed by ops the importer cannot evaluate";
+    return failure();
+  }
+  bool isArgument = llvm::isa<BlockArgument>(inputs[i]);
+  diag << "; " << (isArgument ? "bind it" : "it is computed from graph input");
+  if (!isArgument) {
+    diag << (feeding.size() > 1 ? "s " : " ");
+    llvm::interleaveComma(feeding, diag,
+                          [&](const std::string &n) { diag << "'" << n << "'"; });
+    diag << ": bind " << (feeding.size() > 1 ? "them" : "it");
+  }
+  diag << " with";
+  for (const std::string &name : feeding)
+    diag << " --freeze-input " << name << "=FILE.pb";
+  return failure();
+}
+
+FailureOr<SmallVector<int64_t>> NodeContext::requireIntsInput(unsigned i) {
+  FailureOr<const HostTensor *> value = requireConstantInput(i);
+  if (failed(value))
+    return failure();
+  if ((*value)->getRank() > 1) {
+    (void)fail("input '" + getInputName(i) + "' must be a scalar or 1-D, got rank " +
+               Twine((*value)->getRank()));
+    return failure();
+  }
+  return (*value)->getInts();
+}
+
+FailureOr<double> NodeContext::requireScalarInput(unsigned i) {
+  FailureOr<const HostTensor *> value = requireConstantInput(i);
+  if (failed(value))
+    return failure();
+  if ((*value)->getNumElements() != 1) {
+    (void)fail("input '" + getInputName(i) + "' must hold one value, got " +
+               Twine((*value)->getNumElements()));
+    return failure();
+  }
+  return (*value)->getFloat(0);
+}
+
+const onnx::AttributeProto *NodeContext::getAttr(StringRef name) const {
+  auto it = attributes.find(name);
+  return it == attributes.end() ? nullptr : it->second;
+}
+
+int64_t NodeContext::getInt(StringRef name, int64_t defaultValue) const {
+  const onnx::AttributeProto *attribute = getAttr(name);
+  return attribute && attribute->has_i() ? attribute->i() : defaultValue;
+}
+
+float NodeContext::getFloat(StringRef name, float defaultValue) const {
+  const onnx::AttributeProto *attribute = getAttr(name);
+  return attribute && attribute->has_f() ? attribute->f() : defaultValue;
+}
+
+std::string NodeContext::getString(StringRef name,
+                                   StringRef defaultValue) const {
+  const onnx::AttributeProto *attribute = getAttr(name);
+  return attribute && attribute->has_s() ? attribute->s() : defaultValue.str();
+}
+
+SmallVector<int64_t> NodeContext::getInts(StringRef name) const {
+  const onnx::AttributeProto *attribute = getAttr(name);
+  if (!attribute)
+    return {};
+  return SmallVector<int64_t>(attribute->ints().begin(),
+                              attribute->ints().end());
+}
+
+SmallVector<float> NodeContext::getFloats(StringRef name) const {
+  const onnx::AttributeProto *attribute = getAttr(name);
+  if (!attribute)
+    return {};
+  return SmallVector<float>(attribute->floats().begin(),
+                            attribute->floats().end());
+}
+
+std::vector<std::string> NodeContext::getStrings(StringRef name) const {
+  const onnx::AttributeProto *attribute = getAttr(name);
+  if (!attribute)
+    return {};
+  return std::vector<std::string>(attribute->strings().begin(),
+                                  attribute->strings().end());
+}
+
+const onnx::TensorProto *NodeContext::getTensor(StringRef name) const {
+  const onnx::AttributeProto *attribute = getAttr(name);
+  return attribute && attribute->has_t() ? &attribute->t() : nullptr;
+}
+
+const onnx::GraphProto *NodeContext::getGraph(StringRef name) const {
+  const onnx::AttributeProto *attribute = getAttr(name);
+  return attribute && attribute->has_g() ? &attribute->g() : nullptr;
+}
+
+InFlightDiagnostic NodeContext::emitError() const { return mlir::emitError(loc); }
+
+LogicalResult NodeContext::fail(const Twine &message) const {
+  return mlir::emitError(loc) << message;
+}
+
+LogicalResult NodeContext::unsupported(const Twine &what) const {
+  return mlir::emitError(loc) << what << " is not supported";
+}
+
+FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank,
+                                              StringRef what) const {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
+    (void)fail(what + " " + Twine(axis) + " is out of range for rank " +
+               Twine(rank));
+    return failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+NamedAttribute NodeContext::named(StringRef name, Attribute value) const {
+  return NamedAttribute(StringAttr::get(getContext(), name), value);
+}
+Attribute NodeContext::i64(int64_t value) const {
+  return getBuilder().getI64IntegerAttr(value);
+}
+Attribute NodeContext::i64s(ArrayRef<int64_t> values) const {
+  return getBuilder().getI64ArrayAttr(values);
+}
+Attribute NodeContext::f32(double value) const {
+  return getBuilder().getF32FloatAttr(static_cast<float>(value));
+}
+Attribute NodeContext::f32s(ArrayRef<float> values) const {
+  return getBuilder().getF32ArrayAttr(values);
+}
+Attribute NodeContext::f64(double value) const {
+  return getBuilder().getF64FloatAttr(value);
+}
+Attribute NodeContext::boolean(bool value) const {
+  return getBuilder().getBoolAttr(value);
+}
+Attribute NodeContext::str(StringRef value) const {
+  return getBuilder().getStringAttr(value);
+}
+
+Value NodeContext::constant(HostTensor value) {
+  return importer.createConstant(std::move(value), importer.getNameHint(),
+                                 loc);
+}
+
+Value NodeContext::scalar(ElementKind kind, double value) {
+  HostTensor tensor(kind, {});
+  tensor.setFloat(0, value);
+  return constant(std::move(tensor));
+}
+
+Value NodeContext::scalarLike(Value like, double value) {
+  return scalar(kindOf(like), value);
+}
+
+Value NodeContext::reshape(Value value, ArrayRef<int64_t> shape) {
+  if (!value)
+    return {};
+  if (shapeOf(value) == shape && !importer.isConstant(value))
+    return value;
+  return create<op::ReshapeOp>(value, {named("shape", i64s(shape))});
+}
+
+Value NodeContext::cast(Value value, ElementKind kind) {
+  if (!value)
+    return {};
+  if (kindOf(value) == kind)
+    return value;
+  return create<op::CastOp>(
+      value,
+      {named("to", TypeAttr::get(cgc::getElementType(getContext(), kind)))});
+}
+
+Value NodeContext::transpose(Value value, ArrayRef<int64_t> perm) {
+  if (!value)
+    return {};
+  return create<op::TransposeOp>(value, {named("perm", i64s(perm))});
+}
+
+Value NodeContext::slice(Value value, int64_t axis, int64_t start, int64_t end,
+                         int64_t step) {
+  if (!value)
+    return {};
+  ArrayRef<int64_t> shape = shapeOf(value);
+  SmallVector<int64_t> starts(shape.size(), 0), ends(shape), steps(shape.size(), 1);
+  starts[axis] = start;
+  ends[axis] = end;
+  steps[axis] = step;
+  return create<op::SliceOp>(value, {named("starts", i64s(starts)),
+                                     named("ends", i64s(ends)),
+                                     named("steps", i64s(steps))});
+}
+
+} // namespace cgc::import

@@ -1,0 +1,70 @@
+//===- Importer.h - ONNX to CGC Input IR ------------------------*- C++ -*-===//
+//
+// Imports an ONNX model into CGC Input IR: a `cgc.module` holding one
+// `cgc.entry_point @main` over static-shaped tensors, plus a ConstantStore
+// with the bytes of every constant the IR names with `cgc.constant`.
+//
+// Every op's location names the ONNX node it comes from (see
+// compiler/Import/Locations.h); errors are reported through the context's
+// diagnostic engine and the import returns failure. docs/importer.md
+// describes the supported ops, the shape binding and the errors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_COMPILER_IMPORT_IMPORTER_H
+#define CGC_COMPILER_IMPORT_IMPORTER_H
+
+#include "cgc/IR/CGCOps.h"
+#include "compiler/Import/ConstantStore.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cgc {
+
+struct ImportOptions {
+  /// Static shapes for graph inputs whose shapes are symbolic or unknown in
+  /// the model, by input name (`--input-shape name=1x3x224x224`).
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Graph inputs bound to constants, by input name: the path of a file
+  /// holding one serialized onnx.TensorProto (`--freeze-input name=x.pb`).
+  std::map<std::string, std::string> frozenInputs;
+  /// Results of constant subgraphs with at most this many elements are
+  /// computed at import time.
+  int64_t foldLimit = 1 << 16;
+  /// Run ONNX's own shape inference (strict) and check every op's result
+  /// type against it.
+  bool onnxShapeInference = true;
+};
+
+struct ImportedModel {
+  mlir::OwningOpRef<ModuleOp> module;
+  ConstantStore constants;
+};
+
+/// Imports the model at `path`: binary ONNX (any extension), ONNX's textual
+/// syntax (`.onnxtxt`) or protobuf text format (`.pbtxt`, `.textproto`).
+/// External data is read relative to the model's directory.
+mlir::FailureOr<ImportedModel> importONNX(llvm::StringRef path,
+                                          const ImportOptions &options,
+                                          mlir::MLIRContext &context);
+
+/// Parses `name=D0xD1x...` (a rank-0 shape is written `name=`) into
+/// `options.inputShapes`. Returns an error message, empty on success.
+std::string parseInputShapeOption(llvm::StringRef text, ImportOptions &options);
+/// Parses `name=PATH` into `options.frozenInputs`.
+std::string parseFreezeInputOption(llvm::StringRef text,
+                                   ImportOptions &options);
+
+/// Registers the dialects the importer creates ops of.
+void registerImportDialects(mlir::DialectRegistry &registry);
+
+} // namespace cgc
+
+#endif // CGC_COMPILER_IMPORT_IMPORTER_H

@@ -1,0 +1,897 @@
+//===- ModelLoader.cpp - Reading and checking an ONNX model ---------------===//
+//
+// Everything before conversion: reading the file (binary protobuf, ONNX text
+// syntax or protobuf text), moving constant bytes into the ConstantStore
+// (taking over protobuf's strings, mapping external data), checking the graph
+// (names, dangling inputs, cycles, op support, node validity), binding input
+// shapes and frozen inputs, and running ONNX shape inference.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/ImporterImpl.h"
+
+#include "cgc/IR/CGCDialect.h"
+#include "cgc_op/IR/CGCOpDialect.h"
+#include "compiler/Import/Locations.h"
+#include "compiler/Import/OnnxGlue.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Errno.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <deque>
+
+using namespace mlir;
+
+namespace cgc {
+namespace {
+
+using import::getElementTypeForONNX;
+using import::getONNXDataTypeName;
+
+/// Constants at most this large keep a copy of their bytes in the protobuf
+/// so that ONNX shape inference can read them (shape operands); larger ones
+/// live only in the ConstantStore.
+constexpr size_t kKeepForShapeInference = 64 * 1024;
+
+std::string nodeLabel(const onnx::NodeProto &node) {
+  if (!node.name().empty())
+    return node.name();
+  for (const std::string &output : node.output())
+    if (!output.empty())
+      return output;
+  return "<unnamed>";
+}
+
+std::string normalizeDomain(StringRef domain) {
+  return domain == "ai.onnx" ? "" : domain.str();
+}
+
+std::string domainLabel(StringRef domain) {
+  return domain.empty() ? "ai.onnx" : domain.str();
+}
+
+class ModelLoader {
+public:
+  ModelLoader(MLIRContext *context, StringRef path,
+              const ImportOptions &options, onnx::ModelProto &model,
+              ConstantStore &store)
+      : context(context), path(path.str()), options(options), model(model),
+        store(store), fileLoc(getONNXFileLoc(context, path)) {}
+
+  LogicalResult read();
+  LogicalResult checkHeader();
+  LogicalResult moveConstants();
+  LogicalResult checkGraph();
+  LogicalResult bindInputs();
+  LogicalResult inferShapes();
+
+private:
+  InFlightDiagnostic error() { return emitError(fileLoc); }
+  Location nodeLoc(const onnx::NodeProto &node) {
+    return getONNXNodeLoc(context, nodeLabel(node), node.op_type(), path);
+  }
+  Location valueLoc(StringRef name) {
+    return getONNXValueLoc(context, name, path);
+  }
+
+  LogicalResult moveTensor(onnx::TensorProto &tensor, StringRef storeName);
+  FailureOr<std::shared_ptr<llvm::MemoryBuffer>>
+  openExternalFile(StringRef location, StringRef tensorName);
+  LogicalResult checkGraphStructure(onnx::GraphProto &graph,
+                                    const llvm::StringSet<> &outer);
+  void collectFreeNames(const onnx::GraphProto &graph,
+                        llvm::StringSet<> &names);
+  LogicalResult checkNodes(const onnx::GraphProto &graph);
+  bool isSupported(const onnx::NodeProto &node, int opset,
+                   const onnx::OpSchema *schema);
+
+  MLIRContext *context;
+  std::string path;
+  const ImportOptions &options;
+  onnx::ModelProto &model;
+  ConstantStore &store;
+  Location fileLoc;
+  import::OpsetMap opsets;
+  llvm::StringMap<std::shared_ptr<llvm::MemoryBuffer>> externalFiles;
+  /// Unsupported op type -> number of nodes and the first node names.
+  std::map<std::string, std::pair<int, std::vector<std::string>>> unsupported;
+};
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+LogicalResult ModelLoader::read() {
+  StringRef extension = llvm::sys::path::extension(path);
+  bool onnxText = extension == ".onnxtxt";
+  bool protoText = extension == ".pbtxt" || extension == ".textproto";
+  if (onnxText || protoText) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+    if (!buffer)
+      return error() << "cannot read the model: " << buffer.getError().message();
+    std::string text = (*buffer)->getBuffer().str();
+    std::string message = onnxText ? onnx_glue::parseTextModel(text, model)
+                                   : onnx_glue::parseProtoTextModel(text, model);
+    if (!message.empty())
+      return error() << "cannot parse the model as "
+                     << (onnxText ? "ONNX text syntax" : "protobuf text")
+                     << ": " << message;
+    return success();
+  }
+
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return error() << "cannot open the model: "
+                   << llvm::sys::StrError(errno);
+  uint64_t size = 0;
+  if (llvm::sys::fs::file_size(path, size) || size == 0) {
+    ::close(fd);
+    return error() << "the model file is empty";
+  }
+  bool parsed;
+  {
+    // Read through a buffer rather than a mapping: the parsed tensors own
+    // their bytes and the file's pages are not held on top of them.
+    google::protobuf::io::FileInputStream stream(fd, 1 << 20);
+    parsed = model.ParseFromZeroCopyStream(&stream);
+  }
+  ::close(fd);
+  if (!parsed)
+    return error() << "not a valid ONNX model: the file (" << size
+                   << " bytes) is not a well-formed onnx.ModelProto "
+                      "protobuf (truncated or another format)";
+  return success();
+}
+
+LogicalResult ModelLoader::checkHeader() {
+  if (!model.has_graph())
+    return error() << "not a valid ONNX model: it has no graph";
+  if (model.ir_version() <= 0)
+    return error() << "not a valid ONNX model: it has no IR version";
+  if (model.ir_version() > 10)
+    return error() << "ONNX IR version " << model.ir_version()
+                   << " is newer than cgc knows (up to 10)";
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
+    std::string domain = normalizeDomain(opset.domain());
+    if (opsets.count(domain))
+      return error() << "the model imports opset domain '"
+                     << domainLabel(domain) << "' twice";
+    opsets[domain] = static_cast<int>(opset.version());
+    auto [low, high] = onnx_glue::getOpsetRange(domain);
+    bool local = llvm::any_of(model.functions(), [&](const auto &function) {
+      return normalizeDomain(function.domain()) == domain;
+    });
+    if (high == 0) {
+      if (!local)
+        continue; // an unknown domain; nodes using it are reported below
+    } else if (opset.version() < low || opset.version() > high) {
+      return error() << "the model imports opset " << domainLabel(domain)
+                     << " version " << opset.version()
+                     << ", which cgc does not know (it supports versions "
+                     << low << " to " << high << ")";
+    }
+  }
+  if (!opsets.count(""))
+    opsets[""] = 1;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+FailureOr<std::shared_ptr<llvm::MemoryBuffer>>
+ModelLoader::openExternalFile(StringRef location, StringRef tensorName) {
+  if (location.empty() || llvm::sys::path::is_absolute(location) ||
+      llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
+                                          llvm::sys::path::end(location)),
+                         ".."))
+    return emitError(valueLoc(tensorName))
+           << "external data location '" << location
+           << "' must be a relative path inside the model's directory";
+  auto it = externalFiles.find(location);
+  if (it != externalFiles.end())
+    return it->second;
+  SmallString<256> full = llvm::sys::path::parent_path(path);
+  llvm::sys::path::append(full, location);
+  // Mapped, not read: only the pages the importer looks at become resident.
+  auto buffer = llvm::MemoryBuffer::getFile(full, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false,
+                                            /*IsVolatile=*/false);
+  if (!buffer)
+    return emitError(valueLoc(tensorName))
+           << "cannot open external data file '" << full.str()
+           << "': " << buffer.getError().message();
+  std::shared_ptr<llvm::MemoryBuffer> shared = std::move(*buffer);
+  externalFiles[location] = shared;
+  return shared;
+}
+
+LogicalResult ModelLoader::moveTensor(onnx::TensorProto &tensor,
+                                      StringRef storeName) {
+  Location loc = valueLoc(storeName);
+  if (!getElementTypeForONNX(context, tensor.data_type()))
+    return emitError(loc) << "constant '" << storeName << "' has element type "
+                          << getONNXDataTypeName(tensor.data_type())
+                          << ", which cgc does not support";
+  SmallVector<int64_t> shape;
+  int64_t count = 1;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0)
+      return emitError(loc) << "constant '" << storeName
+                            << "' has a negative dimension (" << dim << ")";
+    shape.push_back(dim);
+    count *= dim;
+  }
+  auto dtype = static_cast<cgc_dtype_t>(tensor.data_type());
+  size_t bytes = static_cast<size_t>(count) * cgc_dtype_size(dtype);
+
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    uint64_t offset = 0;
+    std::optional<uint64_t> length;
+    for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+      unsigned long long value = 0;
+      if (entry.key() == "location") {
+        location = entry.value();
+      } else if (entry.key() == "offset" || entry.key() == "length") {
+        if (!llvm::to_integer(entry.value(), value, 10))
+          return emitError(loc) << "external data " << entry.key() << " '"
+                                << entry.value() << "' of '" << storeName
+                                << "' is not a number";
+        if (entry.key() == "offset")
+          offset = value;
+        else
+          length = value;
+      }
+    }
+    if (location.empty())
+      return emitError(loc) << "external data of '" << storeName
+                            << "' has no location";
+    FailureOr<std::shared_ptr<llvm::MemoryBuffer>> file =
+        openExternalFile(location, storeName);
+    if (failed(file))
+      return failure();
+    if (length && *length != bytes)
+      return emitError(loc) << "external data of '" << storeName << "' is "
+                            << *length << " bytes but its shape and type need "
+                            << bytes;
+    size_t fileSize = (*file)->getBufferSize();
+    if (offset > fileSize || bytes > fileSize - offset)
+      return emitError(loc) << "external data of '" << storeName
+                            << "' needs bytes [" << offset << ", "
+                            << offset + bytes << ") of '" << location
+                            << "', which has only " << fileSize << " bytes";
+    const uint8_t *data =
+        reinterpret_cast<const uint8_t *>((*file)->getBufferStart()) + offset;
+    store.addView(storeName, dtype, shape, data, bytes, *file);
+    tensor.clear_external_data();
+    tensor.set_data_location(onnx::TensorProto::DEFAULT);
+    if (bytes <= kKeepForShapeInference)
+      tensor.set_raw_data(data, bytes);
+    return success();
+  }
+
+  if (!tensor.raw_data().empty()) {
+    if (tensor.raw_data().size() != bytes)
+      return emitError(loc) << "constant '" << storeName << "' has "
+                            << tensor.raw_data().size()
+                            << " bytes of data but its shape and type need "
+                            << bytes;
+    // Take over the parsed bytes: no copy of the weights is made.
+    std::unique_ptr<std::string> raw(tensor.release_raw_data());
+    if (bytes <= kKeepForShapeInference)
+      tensor.set_raw_data(*raw);
+    store.add(storeName, dtype, shape, std::move(*raw));
+    return success();
+  }
+
+  HostTensor value;
+  std::string message = import::decodeTensorProto(tensor, value);
+  if (!message.empty())
+    return emitError(loc) << message;
+  std::vector<uint8_t> encoded = value.toBytes();
+  if (bytes > kKeepForShapeInference) {
+    tensor.clear_float_data();
+    tensor.clear_int32_data();
+    tensor.clear_int64_data();
+    tensor.clear_double_data();
+    tensor.clear_uint64_data();
+  }
+  store.add(storeName, dtype, shape, std::move(encoded));
+  return success();
+}
+
+LogicalResult ModelLoader::moveConstants() {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  for (onnx::TensorProto &initializer : *graph.mutable_initializer()) {
+    if (initializer.name().empty())
+      return error() << "an initializer has no name";
+    if (store.contains(initializer.name()))
+      return emitError(valueLoc(initializer.name()))
+             << "two initializers are named '" << initializer.name() << "'";
+    if (failed(moveTensor(initializer, initializer.name())))
+      return failure();
+  }
+  if (graph.sparse_initializer_size() > 0)
+    return emitError(valueLoc(graph.sparse_initializer(0).values().name()))
+           << "sparse initializers are not supported";
+
+  // Constant nodes holding a tensor become initializers, so that their bytes
+  // too move to the store once and shape inference still sees them.
+  auto *nodes = graph.mutable_node();
+  for (int i = 0; i < nodes->size();) {
+    onnx::NodeProto &node = (*nodes)[i];
+    bool isConstant = node.op_type() == "Constant" &&
+                      normalizeDomain(node.domain()).empty() &&
+                      node.attribute_size() == 1 &&
+                      node.attribute(0).name() == "value" &&
+                      node.attribute(0).has_t() && node.output_size() == 1 &&
+                      !node.output(0).empty() && !store.contains(node.output(0));
+    if (!isConstant) {
+      ++i;
+      continue;
+    }
+    onnx::TensorProto tensor = std::move(*node.mutable_attribute(0)->mutable_t());
+    tensor.set_name(node.output(0));
+    if (failed(moveTensor(tensor, tensor.name())))
+      return failure();
+    *graph.add_initializer() = std::move(tensor);
+    nodes->erase(nodes->begin() + i);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Graph checks
+//===----------------------------------------------------------------------===//
+
+/// Names a graph and its nested subgraphs read without defining them.
+void ModelLoader::collectFreeNames(const onnx::GraphProto &graph,
+                                   llvm::StringSet<> &names) {
+  llvm::StringSet<> defined;
+  for (const auto &input : graph.input())
+    defined.insert(input.name());
+  for (const auto &initializer : graph.initializer())
+    defined.insert(initializer.name());
+  for (const auto &node : graph.node())
+    for (const std::string &output : node.output())
+      defined.insert(output);
+  auto use = [&](const std::string &name) {
+    if (!name.empty() && !defined.contains(name))
+      names.insert(name);
+  };
+  for (const auto &node : graph.node()) {
+    for (const std::string &input : node.input())
+      use(input);
+    for (const auto &attribute : node.attribute()) {
+      llvm::StringSet<> inner;
+      if (attribute.has_g())
+        collectFreeNames(attribute.g(), inner);
+      for (const auto &subgraph : attribute.graphs())
+        collectFreeNames(subgraph, inner);
+      for (const auto &name : inner)
+        use(name.getKey().str());
+    }
+  }
+  for (const auto &output : graph.output())
+    use(output.name());
+}
+
+LogicalResult
+ModelLoader::checkGraphStructure(onnx::GraphProto &graph,
+                                 const llvm::StringSet<> &outer) {
+  llvm::StringSet<> graphValues; // inputs and initializers
+  for (const auto &input : graph.input()) {
+    if (input.name().empty())
+      return error() << "a graph input has no name";
+    if (!graphValues.insert(input.name()).second)
+      return emitError(valueLoc(input.name()))
+             << "two graph inputs are named '" << input.name() << "'";
+  }
+  for (const auto &initializer : graph.initializer())
+    graphValues.insert(initializer.name());
+
+  // Every value has one producer.
+  llvm::StringMap<int> producer;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    for (const std::string &output : node.output()) {
+      if (output.empty())
+        continue;
+      if (graphValues.contains(output))
+        return emitError(nodeLoc(node))
+               << "output '" << output
+               << "' redefines a graph input or initializer of that name";
+      auto [it, inserted] = producer.try_emplace(output, i);
+      if (!inserted) {
+        const onnx::NodeProto &first = graph.node(it->second);
+        return emitError(nodeLoc(node))
+               << "output '" << output << "' is also produced by node '"
+               << nodeLabel(first) << "' (" << first.op_type()
+               << "); every value must have one producer";
+      }
+    }
+  }
+
+  // Every input is defined.
+  auto isDefined = [&](const std::string &name) {
+    return graphValues.contains(name) || producer.count(name) ||
+           outer.contains(name);
+  };
+  std::vector<llvm::StringSet<>> nodeReads(graph.node_size());
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    for (int j = 0; j < node.input_size(); ++j) {
+      const std::string &input = node.input(j);
+      if (input.empty())
+        continue;
+      if (!isDefined(input))
+        return emitError(nodeLoc(node))
+               << "input #" << j << " '" << input
+               << "' is not a graph input, an initializer or the output of "
+                  "any node (a dangling input)";
+      nodeReads[i].insert(input);
+    }
+    for (const auto &attribute : node.attribute()) {
+      llvm::StringSet<> free;
+      if (attribute.has_g())
+        collectFreeNames(attribute.g(), free);
+      for (const auto &subgraph : attribute.graphs())
+        collectFreeNames(subgraph, free);
+      for (const auto &name : free) {
+        if (!isDefined(name.getKey().str()))
+          return emitError(nodeLoc(node))
+                 << "subgraph '" << attribute.name() << "' reads '"
+                 << name.getKey() << "', which is not defined";
+        nodeReads[i].insert(name.getKey());
+      }
+    }
+  }
+  for (const auto &output : graph.output())
+    if (!isDefined(output.name()))
+      return emitError(valueLoc(output.name()))
+             << "graph output '" << output.name()
+             << "' is not produced by any node, graph input or initializer";
+
+  // Topological order (Kahn, keeping the original order where it is valid).
+  int count = graph.node_size();
+  std::vector<int> pending(count, 0);
+  std::vector<std::vector<int>> users(count);
+  for (int i = 0; i < count; ++i)
+    for (const auto &read : nodeReads[i]) {
+      auto it = producer.find(read.getKey());
+      if (it == producer.end())
+        continue;
+      ++pending[i];
+      users[it->second].push_back(i);
+    }
+  std::vector<int> order;
+  std::deque<int> ready;
+  for (int i = 0; i < count; ++i)
+    if (pending[i] == 0)
+      ready.push_back(i);
+  while (!ready.empty()) {
+    int i = ready.front();
+    ready.pop_front();
+    order.push_back(i);
+    for (int user : users[i])
+      if (--pending[user] == 0)
+        ready.push_back(user);
+  }
+  if (static_cast<int>(order.size()) != count) {
+    InFlightDiagnostic diag = error();
+    diag << "the graph has a cycle: ";
+    int listed = 0;
+    for (int i = 0; i < count && listed < 5; ++i) {
+      if (pending[i] == 0)
+        continue;
+      diag << (listed++ ? ", " : "nodes ") << "'" << nodeLabel(graph.node(i))
+           << "' (" << graph.node(i).op_type() << ")";
+    }
+    diag << " depend on each other";
+    return failure();
+  }
+  bool sorted = true;
+  for (int i = 0; i < count; ++i)
+    sorted = sorted && order[i] == i;
+  if (!sorted) {
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> reordered;
+    for (int i : order)
+      *reordered.Add() = std::move(*graph.mutable_node(i));
+    graph.mutable_node()->Swap(&reordered);
+  }
+
+  // Subgraphs see every value of this graph and the enclosing ones.
+  llvm::StringSet<> visible = outer;
+  for (const auto &name : graphValues)
+    visible.insert(name.getKey());
+  for (const auto &entry : producer)
+    visible.insert(entry.getKey());
+  for (onnx::NodeProto &node : *graph.mutable_node())
+    for (onnx::AttributeProto &attribute : *node.mutable_attribute()) {
+      if (attribute.has_g() &&
+          failed(checkGraphStructure(*attribute.mutable_g(), visible)))
+        return failure();
+      for (onnx::GraphProto &subgraph : *attribute.mutable_graphs())
+        if (failed(checkGraphStructure(subgraph, visible)))
+          return failure();
+    }
+  return success();
+}
+
+bool ModelLoader::isSupported(const onnx::NodeProto &node, int opset,
+                              const onnx::OpSchema *schema) {
+  std::string domain = normalizeDomain(node.domain());
+  if (llvm::any_of(model.functions(), [&](const onnx::FunctionProto &f) {
+        return normalizeDomain(f.domain()) == domain &&
+               f.name() == node.op_type();
+      }))
+    return true;
+  if (!schema)
+    return false;
+  return import::getConverters().lookup(domain, node.op_type()) ||
+         onnx_glue::hasFunctionBody(*schema);
+}
+
+LogicalResult ModelLoader::checkNodes(const onnx::GraphProto &graph) {
+  for (const onnx::NodeProto &node : graph.node()) {
+    std::string domain = normalizeDomain(node.domain());
+    auto it = opsets.find(domain);
+    const onnx::OpSchema *schema =
+        it == opsets.end()
+            ? nullptr
+            : onnx_glue::lookupSchema(node.op_type(), domain, it->second);
+    if (it == opsets.end() || !isSupported(node, it->second, schema)) {
+      std::string key = (domain.empty() ? "" : domain + ".") + node.op_type();
+      auto &[count, names] = unsupported[key];
+      ++count;
+      if (names.size() < 3)
+        names.push_back(nodeLabel(node));
+    }
+    for (const auto &attribute : node.attribute()) {
+      if (attribute.has_g() && failed(checkNodes(attribute.g())))
+        return failure();
+      for (const auto &subgraph : attribute.graphs())
+        if (failed(checkNodes(subgraph)))
+          return failure();
+    }
+  }
+  return success();
+}
+
+LogicalResult ModelLoader::checkGraph() {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  if (failed(checkGraphStructure(graph, {})))
+    return failure();
+  if (failed(checkNodes(graph)))
+    return failure();
+  if (!unsupported.empty()) {
+    int nodes = 0;
+    for (const auto &entry : unsupported)
+      nodes += entry.second.first;
+    std::vector<std::pair<std::string, std::pair<int, std::vector<std::string>>>>
+        ranked(unsupported.begin(), unsupported.end());
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto &a,
+                                                      const auto &b) {
+      return a.second.first > b.second.first;
+    });
+    InFlightDiagnostic diag = error();
+    diag << "the model uses " << ranked.size() << " op type"
+         << (ranked.size() == 1 ? "" : "s") << " that cgc cannot import ("
+         << nodes << " node" << (nodes == 1 ? "" : "s") << "): ";
+    bool first = true;
+    for (const auto &[type, entry] : ranked) {
+      diag << (first ? "" : "; ") << type << " (" << entry.first << " node"
+           << (entry.first == 1 ? "" : "s") << ": ";
+      first = false;
+      for (size_t i = 0; i < entry.second.size(); ++i)
+        diag << (i ? ", " : "") << "'" << entry.second[i] << "'";
+      if (entry.first > static_cast<int>(entry.second.size()))
+        diag << ", ...";
+      diag << ")";
+    }
+    return failure();
+  }
+  // Each node against its schema (arity, attribute names and types).
+  std::function<LogicalResult(const onnx::GraphProto &)> verifyNodes =
+      [&](const onnx::GraphProto &g) -> LogicalResult {
+    for (const onnx::NodeProto &node : g.node()) {
+      std::string domain = normalizeDomain(node.domain());
+      const onnx::OpSchema *schema =
+          onnx_glue::lookupSchema(node.op_type(), domain, opsets[domain]);
+      if (schema) {
+        std::string message = onnx_glue::verifyNode(*schema, node);
+        if (!message.empty()) {
+          // libonnx's messages end with a copy of the node; keep the first
+          // line.
+          message = StringRef(message).split('\n').first.trim().str();
+          return emitError(nodeLoc(node)) << "invalid node: " << message;
+        }
+      }
+      for (const auto &attribute : node.attribute()) {
+        if (attribute.has_g() && failed(verifyNodes(attribute.g())))
+          return failure();
+        for (const auto &subgraph : attribute.graphs())
+          if (failed(verifyNodes(subgraph)))
+            return failure();
+      }
+    }
+    return success();
+  };
+  return verifyNodes(graph);
+}
+
+//===----------------------------------------------------------------------===//
+// Input shapes and frozen inputs
+//===----------------------------------------------------------------------===//
+
+std::string shapeText(ArrayRef<int64_t> shape) {
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "x" : "") + std::to_string(shape[i]);
+  return text;
+}
+
+LogicalResult ModelLoader::bindInputs() {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  llvm::StringSet<> initializers;
+  for (const auto &initializer : graph.initializer())
+    initializers.insert(initializer.name());
+  llvm::StringMap<onnx::ValueInfoProto *> inputs;
+  std::string inputList;
+  for (onnx::ValueInfoProto &input : *graph.mutable_input()) {
+    if (initializers.contains(input.name()))
+      continue;
+    inputs[input.name()] = &input;
+    inputList += (inputList.empty() ? "'" : ", '") + input.name() + "'";
+  }
+  if (inputList.empty())
+    inputList = "none";
+  for (const auto &[name, shape] : options.inputShapes)
+    if (!inputs.count(name))
+      return error() << "--input-shape names '" << name
+                     << "', which is not an input of the model (inputs: "
+                     << inputList << ")";
+  for (const auto &[name, file] : options.frozenInputs)
+    if (!inputs.count(name))
+      return error() << "--freeze-input names '" << name
+                     << "', which is not an input of the model (inputs: "
+                     << inputList << ")";
+
+  // Frozen inputs become initializers.
+  for (const auto &[name, file] : options.frozenInputs) {
+    onnx::ValueInfoProto &input = *inputs[name];
+    Location loc = valueLoc(name);
+    auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    if (!buffer)
+      return emitError(loc) << "cannot read --freeze-input file '" << file
+                            << "': " << buffer.getError().message();
+    onnx::TensorProto tensor;
+    if (!tensor.ParseFromArray((*buffer)->getBufferStart(),
+                               static_cast<int>((*buffer)->getBufferSize())) ||
+        tensor.data_type() == 0)
+      return emitError(loc) << "--freeze-input file '" << file
+                            << "' is not a serialized onnx.TensorProto";
+    if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+      return emitError(loc) << "--freeze-input file '" << file
+                            << "' refers to external data; inline it";
+    const auto &declared = input.type().tensor_type();
+    if (!input.type().has_tensor_type() ||
+        declared.elem_type() != tensor.data_type())
+      return emitError(loc)
+             << "--freeze-input file '" << file << "' holds "
+             << getONNXDataTypeName(tensor.data_type())
+             << " values but input '" << name << "' is "
+             << (input.type().has_tensor_type()
+                     ? getONNXDataTypeName(declared.elem_type())
+                     : std::string("not a tensor"));
+    if (declared.has_shape()) {
+      bool matches = declared.shape().dim_size() == tensor.dims_size();
+      for (int i = 0; matches && i < tensor.dims_size(); ++i)
+        matches = !declared.shape().dim(i).has_dim_value() ||
+                  declared.shape().dim(i).dim_value() == tensor.dims(i);
+      if (!matches)
+        return emitError(loc)
+               << "--freeze-input file '" << file << "' holds a tensor of shape ["
+               << shapeText(SmallVector<int64_t>(tensor.dims().begin(),
+                                                 tensor.dims().end()))
+               << "], which input '" << name << "' does not accept";
+    }
+    tensor.set_name(name);
+    if (failed(moveTensor(tensor, name)))
+      return failure();
+    *graph.add_initializer() = std::move(tensor);
+    initializers.insert(name);
+  }
+  if (!options.frozenInputs.empty()) {
+    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+    for (onnx::ValueInfoProto &input : *graph.mutable_input())
+      if (!options.frozenInputs.count(input.name()))
+        *kept.Add() = std::move(input);
+    graph.mutable_input()->Swap(&kept);
+  }
+
+  // Every remaining input gets a static shape.
+  for (onnx::ValueInfoProto &input : *graph.mutable_input()) {
+    const std::string &name = input.name();
+    if (initializers.contains(name))
+      continue;
+    Location loc = valueLoc(name);
+    if (!input.type().has_tensor_type())
+      return emitError(loc) << "graph input '" << name << "' is "
+                            << (input.type().has_sequence_type()   ? "a sequence"
+                                : input.type().has_optional_type() ? "an optional"
+                                : input.type().has_map_type()      ? "a map"
+                                                                   : "untyped")
+                            << "; cgc supports tensor inputs only";
+    auto *tensor = input.mutable_type()->mutable_tensor_type();
+    if (!getElementTypeForONNX(context, tensor->elem_type()))
+      return emitError(loc) << "graph input '" << name << "' has element type "
+                            << getONNXDataTypeName(tensor->elem_type())
+                            << ", which cgc does not support";
+    auto bound = options.inputShapes.find(name);
+    if (bound != options.inputShapes.end()) {
+      const std::vector<int64_t> &shape = bound->second;
+      if (tensor->has_shape()) {
+        const auto &dims = tensor->shape().dim();
+        if (dims.size() != static_cast<int>(shape.size()))
+          return emitError(loc)
+                 << "--input-shape gives input '" << name << "' rank "
+                 << shape.size() << " but the model declares rank "
+                 << dims.size();
+        for (int i = 0; i < dims.size(); ++i)
+          if (dims[i].has_dim_value() && dims[i].dim_value() != shape[i])
+            return emitError(loc)
+                   << "--input-shape gives dimension " << i << " of input '"
+                   << name << "' as " << shape[i]
+                   << " but the model declares it as " << dims[i].dim_value();
+      }
+      auto *dims = tensor->mutable_shape();
+      dims->clear_dim();
+      for (int64_t dim : shape)
+        dims->add_dim()->set_dim_value(dim);
+      continue;
+    }
+    if (!tensor->has_shape())
+      return emitError(loc) << "graph input '" << name
+                            << "' has no shape in the model; bind one with "
+                               "--input-shape "
+                            << name << "=D0xD1x...";
+    std::string symbolic, suggestion;
+    int unbound = 0;
+    for (int i = 0; i < tensor->shape().dim_size(); ++i) {
+      const auto &dim = tensor->shape().dim(i);
+      suggestion += i ? "x" : "";
+      if (dim.has_dim_value() && dim.dim_value() >= 0) {
+        suggestion += std::to_string(dim.dim_value());
+        continue;
+      }
+      std::string label = dim.has_dim_param() && !dim.dim_param().empty()
+                              ? dim.dim_param()
+                              : "D" + std::to_string(i);
+      symbolic += (unbound++ ? ", " : "") + std::to_string(i) + " ('" +
+                  (dim.has_dim_param() ? dim.dim_param() : "?") + "')";
+      suggestion += "<" + label + ">";
+    }
+    if (unbound)
+      return emitError(loc) << "graph input '" << name << "' has "
+                            << (unbound == 1 ? "a symbolic dimension: "
+                                             : "symbolic dimensions: ")
+                            << symbolic << "; bind "
+                            << (unbound == 1 ? "it" : "them")
+                            << " with --input-shape " << name << "="
+                            << suggestion;
+  }
+
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    if (!output.has_type() || output.type().has_tensor_type())
+      continue;
+    return emitError(valueLoc(output.name()))
+           << "graph output '" << output.name() << "' is "
+           << (output.type().has_sequence_type()   ? "a sequence"
+               : output.type().has_optional_type() ? "an optional"
+                                                   : "not a tensor")
+           << "; cgc supports tensor outputs only";
+  }
+  return success();
+}
+
+LogicalResult ModelLoader::inferShapes() {
+  std::string message = onnx_glue::inferShapes(model);
+  if (!message.empty())
+    return error() << "ONNX shape inference failed: "
+                   << StringRef(message).trim();
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Public entry points
+//===----------------------------------------------------------------------===//
+
+void registerImportDialects(DialectRegistry &registry) {
+  registry.insert<CGCDialect, op::CGCOpDialect>();
+}
+
+FailureOr<ImportedModel> importONNX(StringRef path,
+                                    const ImportOptions &options,
+                                    MLIRContext &context) {
+  context.loadDialect<CGCDialect, op::CGCOpDialect>();
+  auto model = std::make_unique<onnx::ModelProto>();
+  ImportedModel result;
+  ModelLoader loader(&context, path, options, *model, result.constants);
+  if (failed(loader.read()) || failed(loader.checkHeader()) ||
+      failed(loader.moveConstants()) || failed(loader.checkGraph()) ||
+      failed(loader.bindInputs()))
+    return failure();
+  if (options.onnxShapeInference && failed(loader.inferShapes()))
+    return failure();
+  import::Importer importer(&context, options, path, *model, result.constants);
+  FailureOr<OwningOpRef<ModuleOp>> module = importer.run();
+  if (failed(module))
+    return failure();
+  result.module = std::move(*module);
+  return result;
+}
+
+static std::string splitOption(StringRef text, StringRef flag,
+                               std::string &name, StringRef &value) {
+  auto [left, right] = text.split('=');
+  if (!text.contains('=') || left.empty())
+    return flag.str() + " expects NAME=VALUE, got '" + text.str() + "'";
+  name = left.str();
+  value = right;
+  return "";
+}
+
+std::string parseInputShapeOption(StringRef text, ImportOptions &options) {
+  std::string name;
+  StringRef value;
+  std::string error = splitOption(text, "--input-shape", name, value);
+  if (!error.empty())
+    return error;
+  std::vector<int64_t> shape;
+  if (!value.empty()) {
+    SmallVector<StringRef> dims;
+    value.split(dims, 'x');
+    for (StringRef dim : dims) {
+      int64_t size;
+      if (dim.getAsInteger(10, size) || size < 0)
+        return "--input-shape " + text.str() +
+               ": dimensions must be non-negative integers separated by 'x'";
+      shape.push_back(size);
+    }
+  }
+  if (options.inputShapes.count(name))
+    return "--input-shape gives input '" + name + "' twice";
+  options.inputShapes[name] = std::move(shape);
+  return "";
+}
+
+std::string parseFreezeInputOption(StringRef text, ImportOptions &options) {
+  std::string name;
+  StringRef value;
+  std::string error = splitOption(text, "--freeze-input", name, value);
+  if (!error.empty())
+    return error;
+  if (value.empty())
+    return "--freeze-input " + text.str() + ": the file path is empty";
+  if (options.frozenInputs.count(name))
+    return "--freeze-input gives input '" + name + "' twice";
+  options.frozenInputs[name] = value.str();
+  return "";
+}
+
+} // namespace cgc

@@ -1,0 +1,123 @@
+//===- Driver.cpp - The cgc-compile driver --------------------------------===//
+//
+// Command-line parsing (CLI11, which reports errors with exceptions: this
+// file is compiled with -fexceptions) and the session.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+
+#include "compiler/Import/Locations.h"
+#include "compiler/InitAll.h"
+
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <CLI/CLI.hpp>
+
+using namespace mlir;
+
+namespace cgc::tool {
+
+Session::Session() {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerImportDialects(registry);
+  context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+}
+
+FailureOr<ImportedModel *> Session::getImportedModel() {
+  if (imported)
+    return &*imported;
+  if (importFailed)
+    return failure();
+  FailureOr<ImportedModel> model =
+      importONNX(inputPath, importOptions, *context);
+  if (failed(model)) {
+    importFailed = true;
+    return failure();
+  }
+  imported = std::move(*model);
+  return &*imported;
+}
+
+std::unique_ptr<llvm::raw_ostream> Session::openOutput(bool binary) {
+  if (outputPath == "-")
+    return std::make_unique<llvm::raw_fd_ostream>(1, /*shouldClose=*/false);
+  std::error_code error;
+  auto os = std::make_unique<llvm::raw_fd_ostream>(
+      outputPath, error,
+      binary ? llvm::sys::fs::OF_None : llvm::sys::fs::OF_TextWithCRLF);
+  if (error) {
+    llvm::errs() << outputPath << ": error: cannot write: " << error.message()
+                 << "\n";
+    return nullptr;
+  }
+  return os;
+}
+
+LogicalResult Session::writeIR(Operation *op) {
+  std::unique_ptr<llvm::raw_ostream> os = openOutput(emitBytecode);
+  if (!os)
+    return failure();
+  if (emitBytecode)
+    return writeBytecodeToFile(op, *os);
+  OpPrintingFlags flags;
+  if (printLocations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  op->print(*os, flags);
+  *os << "\n";
+  return success();
+}
+
+int Driver::run(int argc, char **argv) {
+  Session session;
+  CLI::App app{"cgc-compile: compile an ONNX model with cgc.\n\n"
+               "Reads a model (.onnx; .onnxtxt for ONNX's text syntax) and "
+               "writes the stage chosen with --emit."};
+  app.add_option("model", session.inputPath, "The ONNX model to compile")
+      ->required();
+  app.add_option("-o,--output", session.outputPath,
+                 "Where to write the result ('-' for stdout)");
+  std::vector<std::string> names;
+  std::string stageHelp = "What to produce:";
+  for (const EmitStage &stage : stages) {
+    names.push_back(stage.name);
+    stageHelp += "\n  " + stage.name + ": " + stage.help;
+  }
+  app.add_option("--emit", session.emit, stageHelp)
+      ->check(CLI::IsMember(names))
+      ->default_str(session.emit);
+  app.add_flag("--emit-bytecode", session.emitBytecode,
+               "Write MLIR bytecode instead of text");
+  app.add_flag("--print-locations", session.printLocations,
+               "Print each op's location (its ONNX node) with text IR");
+  for (const OptionGroup &group : groups)
+    group.addOptions(app, session);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &error) {
+    return app.exit(error);
+  }
+  for (const OptionGroup &group : groups) {
+    std::string message = group.finish(session);
+    if (!message.empty()) {
+      llvm::errs() << "cgc-compile: error: " << message << "\n";
+      return 2;
+    }
+  }
+
+  // Every diagnostic names the ONNX node (or the file) it is about.
+  ONNXDiagnosticHandler handler(&session.getContext());
+  for (const EmitStage &stage : stages)
+    if (stage.name == session.emit)
+      return failed(stage.run(session)) ? 1 : 0;
+  return 1;
+}
+
+} // namespace cgc::tool
