@@ -415,9 +415,12 @@ HRESULT Device::CreatePlacedResource(ID3D12Heap *pHeap, UINT64 HeapOffset,
   return resource->QueryInterface(riid, ppvResource);
 }
 
-/// The size of the mapping that starts at `address`, from /proc/self/maps
-/// (adjacent mappings are merged, as VirtualAlloc regions are).
+/// The bytes mapped from `address` (page-aligned) to the end of its mapping,
+/// from /proc/self/maps; adjacent mappings count as one, as the kernel merges
+/// neighbouring anonymous mappings anyway. 0 if `address` is not mapped.
 static uint64_t mappingSize(uint64_t address) {
+  if (address % uint64_t(sysconf(_SC_PAGESIZE)))
+    return 0;
   std::ifstream maps("/proc/self/maps");
   std::string line;
   uint64_t end = 0;
@@ -425,7 +428,7 @@ static uint64_t mappingSize(uint64_t address) {
     unsigned long long lo = 0, hi = 0;
     if (std::sscanf(line.c_str(), "%llx-%llx", &lo, &hi) != 2)
       continue;
-    if (end == 0 && lo == address)
+    if (end == 0 && lo <= address && address < hi)
       end = hi;
     else if (end != 0 && lo == end)
       end = hi;
@@ -440,7 +443,7 @@ HRESULT Device::OpenExistingHeapFromAddress(const void *pAddress, REFIID riid, v
   uint64_t size = pAddress ? mappingSize(address) : 0;
   if (!size)
     return fail(E_INVALIDARG, "OpenExistingHeapFromAddress: " + hex(address) +
-                                  " is not the start of a memory mapping (use mmap, or "
+                                  " is not a page-aligned mapped address (use mmap, or "
                                   "OpenExistingHeapFromAddress1 with a size)");
   return OpenExistingHeapFromAddress1(pAddress, size, riid, ppvHeap);
 }
