@@ -11,6 +11,9 @@
 #include "cgc/IR/CGCDialect.h"
 #include "cgc_op/IR/CGCOpDialect.h"
 #include "cgc_pattern/IR/CGCPatternDialect.h"
+#include "compiler/Pipeline/Passes.h"
+#include "compiler/Pipeline/Pipeline.h"
+#include "compiler/Targets/Registry.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -22,8 +25,13 @@ inline void registerAllDialects(mlir::DialectRegistry &registry) {
                   cgc::pattern::CGCPatternDialect>();
 }
 
-/// Registers every CGC pass and pass pipeline with the global registry.
-inline void registerAllPasses() {}
+/// Registers every CGC pass and pass pipeline with the global registry, and
+/// the built-in compilation targets.
+inline void registerAllPasses() {
+  registerCGCPipelinePasses();
+  registerPipelines();
+  registerBuiltinTargets();
+}
 
 } // namespace cgc
 

@@ -1,0 +1,125 @@
+//===- PlanMemory.cpp - cgc-plan-memory -----------------------------------===//
+
+#include "compiler/Pipeline/DispatchGraph.h"
+#include "compiler/Pipeline/Passes.h"
+#include "compiler/Pipeline/SubgraphMatcher.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace cgc {
+#define GEN_PASS_DEF_PLANMEMORY
+#include "compiler/Pipeline/Passes.h.inc"
+
+FailureOr<EntryPointOp> getEntryPointFor(ModuleOp module, StringRef pass);
+
+namespace {
+struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<EntryPointOp> entryOr = getEntryPointFor(module, getArgument());
+    if (failed(entryOr))
+      return signalPassFailure();
+    EntryPointOp entry = *entryOr;
+    FailureOr<planning::ScheduleMode> mode = parseScheduleMode(schedule);
+    if (failed(mode)) {
+      module.emitError("unknown schedule '")
+          << schedule << "'; use 'min-memory' or 'max-concurrency'";
+      return signalPassFailure();
+    }
+    if (alignment == 0 || (alignment & (alignment - 1))) {
+      module.emitError("alignment must be a power of two, got ") << alignment;
+      return signalPassFailure();
+    }
+    FailureOr<DispatchGraph> dispatch = buildDispatchGraph(entry, inPlace);
+    if (failed(dispatch))
+      return signalPassFailure();
+
+    // The subgraphs' patterns may require more alignment than asked for.
+    planning::MemoryPlanOptions options;
+    options.alignment = alignment;
+    for (SubgraphOp subgraph : module.getBody()->getOps<SubgraphOp>())
+      if (auto required = subgraph->getAttrOfType<IntegerAttr>(kAlignmentAttr))
+        options.alignment = std::max<uint64_t>(options.alignment,
+                                               required.getInt());
+    options.allowInPlace = inPlace;
+    options.mode = *mode;
+
+    const planning::Graph &graph = dispatch->graph;
+    std::vector<int32_t> order = planning::orderNodes(graph, *mode, options);
+    planning::MemoryPlan plan = planning::planMemory(graph, order, options);
+    std::string error;
+    if (!planning::verifyMemoryPlan(graph, plan, error)) {
+      entry.emitOpError("internal error: the memory plan is invalid: ")
+          << error;
+      return signalPassFailure();
+    }
+
+    // Dispatch order, partitions renumbered in it, offsets per result.
+    Builder builder(&getContext());
+    Operation *returnOp = entry.getBody().front().getTerminator();
+    for (auto [step, node] : llvm::enumerate(order))
+      for (CallOp call : dispatch->calls[node]) {
+        call->moveBefore(returnOp);
+        call->setAttr(kPartitionAttr, builder.getI64IntegerAttr(step));
+        SmallVector<int64_t> offsets;
+        for (Value result : call->getResults()) {
+          int32_t id = dispatch->tensorOf.lookup(result);
+          offsets.push_back(graph.tensors[id].kind ==
+                                    planning::BufferKind::Scratch
+                                ? static_cast<int64_t>(plan.offsets[id])
+                                : -1);
+        }
+        call->setAttr(kOffsetsAttr, builder.getDenseI64ArrayAttr(offsets));
+      }
+    entry->setAttr(
+        kMemoryAttr,
+        builder.getDictionaryAttr({
+            builder.getNamedAttr("alignment",
+                                 builder.getI64IntegerAttr(options.alignment)),
+            builder.getNamedAttr("footprint",
+                                 builder.getI64IntegerAttr(plan.footprint)),
+            builder.getNamedAttr("lower_bound",
+                                 builder.getI64IntegerAttr(plan.lowerBound)),
+            builder.getNamedAttr("naive",
+                                 builder.getI64IntegerAttr(plan.naiveSum)),
+            builder.getNamedAttr(
+                "schedule",
+                builder.getStringAttr(planning::scheduleModeName(*mode))),
+        }));
+
+    if (!report.empty() && failed(writeReport(graph, plan)))
+      return signalPassFailure();
+  }
+
+  LogicalResult writeReport(const planning::Graph &graph,
+                            const planning::MemoryPlan &plan) {
+    std::string text;
+    StringRef path = report;
+    if (path.ends_with(".svg"))
+      text = planning::renderMemoryReportSVG(graph, plan);
+    else if (path.ends_with(".html") || path.ends_with(".htm"))
+      text = planning::renderMemoryReportHTML(graph, plan, "cgc memory plan");
+    else
+      text = planning::renderMemoryReportText(graph, plan);
+    if (path == "-") {
+      llvm::outs() << text;
+      return success();
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return getOperation().emitError("cannot write the memory report '")
+             << path << "': " << ec.message();
+    os << text;
+    return success();
+  }
+};
+} // namespace
+
+} // namespace cgc

@@ -1,0 +1,56 @@
+//===- Registry.h - Targets by name -----------------------------*- C++ -*-===//
+//
+// Resolves the `--target` values of cgc-compile and of the pipeline passes:
+// `KIND` or `KIND:ARGUMENT`, in priority order. Built in:
+//
+//   fallback               the target of last resort (always appended last)
+//   patterns:FILE.mlir     a target whose patterns come from a file
+//
+// Other targets (reference, device-backed ones) register a kind with
+// registerTargetKind.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_COMPILER_TARGETS_REGISTRY_H
+#define CGC_COMPILER_TARGETS_REGISTRY_H
+
+#include "compiler/Targets/Target.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cgc {
+
+/// Creates a target from the text after `KIND:` (empty when there is none).
+using TargetFactory = std::function<std::optional<TargetHandle>(
+    llvm::StringRef argument, std::string &error)>;
+
+/// Registers a kind of target. A later registration of the same kind
+/// replaces the earlier one.
+void registerTargetKind(llvm::StringRef kind, llvm::StringRef description,
+                        TargetFactory factory);
+
+/// Registers `fallback` and `patterns`. Idempotent.
+void registerBuiltinTargets();
+
+/// Resolves one `--target` value. Targets are created once per value and
+/// process.
+std::optional<TargetHandle> resolveTarget(llvm::StringRef spec,
+                                          std::string &error);
+
+/// Resolves a priority-ordered list and appends the fallback target unless it
+/// is listed (it must then be last). Two targets may not share a name.
+bool resolveTargets(llvm::ArrayRef<std::string> specs,
+                    std::vector<TargetHandle> &targets, std::string &error);
+
+/// One line per registered kind: "  KIND  description".
+std::string describeTargetKinds();
+
+} // namespace cgc
+
+#endif // CGC_COMPILER_TARGETS_REGISTRY_H
