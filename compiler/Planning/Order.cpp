@@ -7,7 +7,9 @@
 // depth-first variant that finishes the consumers of the last output
 // first), keeps the one with the lowest peak, then improves it by moving
 // single nodes within their dependency window while the peak (then the sum
-// of live bytes over steps) falls, within a budget of order evaluations.
+// of live bytes over steps) falls, within a budget of order evaluations;
+// only moves across the step at the peak are tried, as no other move can
+// lower it.
 //
 // MaxConcurrency: the nodes sorted by dependency level, ASAP (longest path
 // from a source) or ALAP (longest path to a sink), whichever gives the
@@ -39,8 +41,9 @@ struct OrderContext {
   std::vector<uint64_t> size; // aligned; 0 for non-intermediates
   std::vector<int32_t> readers; // distinct reader nodes per tensor
 
-  // Scratch for evaluate().
+  // Scratch for evaluate(), and the first step at the peak it found.
   std::vector<int32_t> produced, lastRead;
+  int32_t peakStep = 0;
   std::vector<char> taken, inPlaceB;
   std::vector<int64_t> delta;
 
@@ -125,9 +128,13 @@ struct OrderContext {
     }
     uint64_t peak = 0, area = 0;
     int64_t running = 0;
+    peakStep = 0;
     for (size_t s = 0; s < order.size(); ++s) {
       running += delta[s];
-      peak = std::max(peak, uint64_t(running));
+      if (uint64_t(running) > peak) {
+        peak = uint64_t(running);
+        peakStep = int32_t(s);
+      }
       area += uint64_t(running);
     }
     return {peak, area};
@@ -220,31 +227,41 @@ struct OrderContext {
   }
 
   /// Moves single nodes within their dependency window while the
-  /// (peak, area) pair falls, spending at most `budget` evaluations.
+  /// (peak, area) pair falls, spending at most `budget` evaluations. Only
+  /// moves across the first step at the peak can lower the live bytes
+  /// there, so those are the ones tried: a node from just before the peak
+  /// step to after it, or from after to before.
   void improve(std::vector<int32_t> &order, std::pair<uint64_t, uint64_t> &score,
                uint64_t budget) {
     constexpr int32_t kWindow = 12;
-    std::vector<int32_t> pos(N);
+    std::vector<int32_t> pos(N), moved;
     uint64_t spent = 0;
+    evaluate(order);
+    int32_t peak = peakStep;
     bool improved = true;
     while (improved && spent < budget) {
       improved = false;
-      for (size_t i = 0; i < N && spent < budget; ++i) {
-        for (size_t s = 0; s < N; ++s)
-          pos[order[s]] = int32_t(s);
+      for (size_t s = 0; s < N; ++s)
+        pos[order[s]] = int32_t(s);
+      int32_t first = std::max(0, peak - kWindow);
+      int32_t last = std::min(int32_t(N) - 1, peak + kWindow);
+      for (int32_t i = first; i <= last && !improved && spent < budget; ++i) {
         int32_t v = order[i];
         int32_t lo = 0, hi = int32_t(N) - 1;
         for (int32_t p : preds[v])
           lo = std::max(lo, pos[p] + 1);
         for (int32_t s : succs[v])
           hi = std::min(hi, pos[s] - 1);
-        lo = std::max(lo, int32_t(i) - kWindow);
-        hi = std::min(hi, int32_t(i) + kWindow);
+        lo = std::max(lo, i - kWindow);
+        hi = std::min(hi, i + kWindow);
+        // Across the peak: i <= peak < j, or j <= peak < i.
+        if (i <= peak)
+          lo = std::max(lo, peak + 1);
+        else
+          hi = std::min(hi, peak);
         for (int32_t j = lo; j <= hi && spent < budget; ++j) {
-          if (j == int32_t(i))
-            continue;
-          std::vector<int32_t> moved = order;
-          if (j < int32_t(i))
+          moved = order;
+          if (j < i)
             std::rotate(moved.begin() + j, moved.begin() + i,
                         moved.begin() + i + 1);
           else
@@ -253,8 +270,9 @@ struct OrderContext {
           auto candidate = evaluate(moved);
           ++spent;
           if (candidate < score) {
-            order = std::move(moved);
+            order.swap(moved);
             score = candidate;
+            peak = peakStep;
             improved = true;
             break;
           }

@@ -6,23 +6,28 @@
 //     and puts every item at the lowest (first fit) or tightest (best fit)
 //     gap among the already placed items whose intervals intersect its own.
 //     Orders: size, lifetime, area, the busiest step an item crosses,
-//     breadth (Pisarchyk and Lee's greedy by breadth) and chronology.
-//  2. Randomised restarts of the best orders and a gravity pass that drops
-//     every item to its lowest feasible offset.
+//     breadth (Pisarchyk and Lee's greedy by breadth) and chronology. A
+//     gravity pass then drops every item to its lowest feasible offset.
+//  2. Randomised restarts of the best orders (nearby swaps).
 //  3. If the best is above the lower bound: an exact branch-and-bound search
 //     for a placement within a capacity C. It builds bottom-left-justified
 //     placements in order of increasing offset, in the spirit of MiniMalloc
 //     (Moffitt, ASPLOS 2023): every unplaced item has a skyline (the highest
-//     end of the placed items it meets), the search takes the lowest
-//     skyline, and branches on an item there: place it, or forbid it from
-//     that offset (it then has to rest on an item placed later). Any
-//     placement within C can be normalised into one this search produces,
-//     so exhausting it proves C infeasible. Pruning: per time segment,
-//     (lowest possible offset of the items still to place there) + (their
-//     summed sizes) <= C, and per item, lowest possible offset + size <= C.
-//     The capacity starts at the lower bound and, if that is not reached
-//     within half the budget, is tightened from the best known footprint
-//     downwards.
+//     end of the placed items it meets), the search takes the lowest level o
+//     among the skylines, picks the segment of time with the least slack at
+//     o (fail first) and branches on an item resting there: place it at o,
+//     or forbid it from o (it then has to rest on an item placed later;
+//     identical items are forbidden with it). Any placement within C can be
+//     normalised into one this search produces, so exhausting it proves C
+//     infeasible. Pruning, per time segment: the items still to place there
+//     fit above their lowest possible offsets ((lowest offset) + (summed
+//     sizes) <= C, and the same for every higher threshold); per item:
+//     lowest offset + size <= C. Value ordering prefers items whose top
+//     lines up with the skyline just before and after their lifetime.
+//     The capacity is first the lower bound itself, with restarts (Luby's
+//     sequence of node limits, rankings by size and by greedy offset,
+//     perturbed); then the search bisects between the lower bound and the
+//     best footprint found.
 //
 //===----------------------------------------------------------------------===//
 
@@ -145,48 +150,62 @@ struct Instance {
 // Greedy placements
 //===----------------------------------------------------------------------===//
 
+bool liveTogether(const PackItem &a, const PackItem &b) {
+  return a.first <= b.last && b.first <= a.last;
+}
+
+/// The lowest gap (first fit) or the tightest gap (best fit, where the room
+/// between the highest neighbour and `footprint` counts as a gap too) for
+/// item i among `byOffset`, placed items sorted by offset; `skip` is left
+/// out.
+uint64_t findGap(const Instance &inst, const std::vector<int> &byOffset,
+                 const std::vector<uint64_t> &off, int i, int skip,
+                 bool bestFit, uint64_t footprint, uint64_t limit = kNone) {
+  const PackItem &item = inst.items[i];
+  uint64_t size = item.size, cursor = 0, best = kNone, bestGap = kNone;
+  for (int j : byOffset) {
+    if (j == skip || !liveTogether(item, inst.items[j]))
+      continue;
+    if (off[j] > cursor) {
+      uint64_t gap = off[j] - cursor;
+      if (gap >= size) {
+        if (!bestFit)
+          return cursor;
+        if (gap < bestGap) {
+          bestGap = gap;
+          best = cursor;
+        }
+      }
+    }
+    cursor = std::max(cursor, off[j] + inst.size(j));
+    if (cursor >= limit)
+      return kNone;
+  }
+  if (best == kNone ||
+      (cursor + size <= footprint && footprint - cursor < bestGap))
+    best = cursor;
+  return best;
+}
+
+/// Inserts item i into `byOffset` at its offset.
+void insertByOffset(std::vector<int> &byOffset, const std::vector<uint64_t> &off,
+                    int i) {
+  auto at = std::upper_bound(byOffset.begin(), byOffset.end(), off[i],
+                             [&](uint64_t o, int j) { return o < off[j]; });
+  byOffset.insert(at, i);
+}
+
 /// Places the items of `order` one by one; returns the footprint.
 uint64_t greedyPlace(const Instance &inst, const std::vector<int> &order,
                      bool bestFit, std::vector<uint64_t> &off) {
   off.assign(inst.items.size(), 0);
-  std::vector<char> placed(inst.items.size(), 0);
-  std::vector<std::pair<uint64_t, uint64_t>> busy;
+  std::vector<int> byOffset;
+  byOffset.reserve(order.size());
   uint64_t footprint = 0;
   for (int i : order) {
-    uint64_t size = inst.size(i);
-    busy.clear();
-    for (int j : inst.overlaps[i])
-      if (placed[j])
-        busy.push_back({off[j], off[j] + inst.size(j)});
-    std::sort(busy.begin(), busy.end());
-    uint64_t cursor = 0, best = kNone, bestGap = kNone;
-    for (auto &b : busy) {
-      if (b.first > cursor) {
-        uint64_t gap = b.first - cursor;
-        if (gap >= size) {
-          if (!bestFit) {
-            best = cursor;
-            break;
-          }
-          if (gap < bestGap) {
-            bestGap = gap;
-            best = cursor;
-          }
-        }
-      }
-      cursor = std::max(cursor, b.second);
-    }
-    if (best == kNone) {
-      best = cursor;
-    } else if (bestFit && cursor + size <= footprint &&
-               footprint - cursor < bestGap) {
-      // The room above every neighbour but under the footprint so far is a
-      // gap too.
-      best = cursor;
-    }
-    off[i] = best;
-    placed[i] = 1;
-    footprint = std::max(footprint, best + size);
+    off[i] = findGap(inst, byOffset, off, i, -1, bestFit, footprint);
+    insertByOffset(byOffset, off, i);
+    footprint = std::max(footprint, off[i] + inst.size(i));
   }
   return footprint;
 }
@@ -195,29 +214,20 @@ uint64_t greedyPlace(const Instance &inst, const std::vector<int> &order,
 /// lowest items first, until nothing moves. Never raises the footprint.
 uint64_t gravity(const Instance &inst, std::vector<uint64_t> &off) {
   std::vector<int> byOffset = inst.live;
-  std::vector<std::pair<uint64_t, uint64_t>> busy;
+  std::sort(byOffset.begin(), byOffset.end(), [&](int a, int b) {
+    return off[a] != off[b] ? off[a] < off[b] : a < b;
+  });
   for (int pass = 0; pass < 4; ++pass) {
     bool moved = false;
-    std::sort(byOffset.begin(), byOffset.end(),
-              [&](int a, int b) { return off[a] < off[b]; });
-    for (int i : byOffset) {
-      uint64_t size = inst.size(i);
-      busy.clear();
-      for (int j : inst.overlaps[i])
-        busy.push_back({off[j], off[j] + inst.size(j)});
-      std::sort(busy.begin(), busy.end());
-      uint64_t cursor = 0;
-      for (auto &b : busy) {
-        if (cursor >= off[i])
-          break;
-        if (b.first >= cursor + size)
-          break;
-        cursor = std::max(cursor, b.second);
-      }
-      if (cursor < off[i]) {
-        off[i] = cursor;
-        moved = true;
-      }
+    std::vector<int> visit = byOffset;
+    for (int i : visit) {
+      uint64_t low = findGap(inst, byOffset, off, i, i, false, 0, off[i]);
+      if (low == kNone || low >= off[i])
+        continue;
+      byOffset.erase(std::find(byOffset.begin(), byOffset.end(), i));
+      off[i] = low;
+      insertByOffset(byOffset, off, i);
+      moved = true;
     }
     if (!moved)
       break;
@@ -324,6 +334,8 @@ public:
     minY.assign(n, 0);
     rem = inst.segLoad;
     m.assign(segs, 0);
+    refreshed.assign(segs, 0);
+    epoch = 0;
     trail.clear();
     placedCount = 0;
     uint64_t nodes = 0;
@@ -355,6 +367,9 @@ private:
   std::vector<int> rank; // lower: tried first
   uint64_t C = 0;
   std::vector<uint64_t> y, sky, minY, rem, m;
+  std::vector<uint64_t> refreshed; // epoch of each segment's last refresh
+  std::vector<int> raised;         // items whose skyline place() raised
+  uint64_t epoch = 0;
   std::vector<Entry> trail;
   size_t placedCount = 0;
 
@@ -391,20 +406,22 @@ private:
   /// the segment bound there.
   bool refreshSegments(int a, int b) {
     for (int s = a; s <= b; ++s) {
-      uint64_t low = kNone;
-      bool spread = false;
+      uint64_t low = kNone, high = 0;
       for (int i : inst.segItems[s])
         if (y[i] == kNone) {
           uint64_t e = eff(i);
-          spread |= low != kNone && e != low;
           low = std::min(low, e);
+          high = std::max(high, e);
         }
       if (low != m[s])
         set(KM, s, low);
-      if (low != kNone && (low > C || rem[s] > C - low))
+      if (low == kNone)
+        continue;
+      if (low > C || rem[s] > C - low)
         return false;
-      // The items that must sit at or above h fit in [h, C), for every h.
-      if (spread && !spreadFits(s))
+      // The items that must sit at or above h fit in [h, C), for every h
+      // (only worth sorting when the highest h could fail).
+      if (high > low && (high > C || rem[s] > C - high) && !spreadFits(s))
         return false;
     }
     return true;
@@ -442,16 +459,33 @@ private:
     int a = inst.segFirst[k], b = inst.segLast[k];
     for (int s = a; s <= b; ++s)
       set(KRem, s, rem[s] - inst.size(k));
+    raised.clear();
     for (int j : inst.overlaps[k]) {
       if (y[j] != kNone || sky[j] >= end)
         continue;
       set(KSky, j, end);
       if (!fits(j))
         return false;
-      a = std::min(a, inst.segFirst[j]);
-      b = std::max(b, inst.segLast[j]);
+      raised.push_back(j);
     }
-    return refreshSegments(a, b);
+    // Refresh k's segments and those of the raised items, each once.
+    ++epoch;
+    auto refresh = [&](int first, int last) {
+      for (int s = first; s <= last; ++s) {
+        if (refreshed[s] == epoch)
+          continue;
+        refreshed[s] = epoch;
+        if (!refreshSegments(s, s))
+          return false;
+      }
+      return true;
+    };
+    if (!refresh(a, b))
+      return false;
+    for (int j : raised)
+      if (!refresh(inst.segFirst[j], inst.segLast[j]))
+        return false;
+    return true;
   }
 
   /// Forbids k from offset o, and with it every unplaced item identical to
@@ -718,13 +752,21 @@ PackResult packIntervals(const std::vector<PackItem> &items,
         break;
       }
     }
-    // Then tighten from the best footprint downwards.
+    // Then bisect between what is proven (or given up on) and the best
+    // footprint: each capacity gets a share of the nodes left; a capacity
+    // that runs out is given up on and the probe moves up.
     ExactSearch search(inst, rankOffset);
-    while (best > proven && spent < budget) {
-      uint64_t capacity = best - inst.granule;
-      ExactSearch::Status s =
-          search.run(capacity, budget - spent, found, spent);
-      if (s == ExactSearch::Found) {
+    uint64_t low = proven; // capacities below are infeasible or given up
+    while (best > low && spent < budget) {
+      uint64_t g = inst.granule;
+      uint64_t capacity = (low + (best - low) / 2) / g * g;
+      if (capacity < low)
+        capacity = low;
+      if (capacity >= best)
+        capacity = best - g;
+      uint64_t slice = std::max<uint64_t>((budget - spent) / 3, 1);
+      ExactSearch::Status st = search.run(capacity, slice, found, spent);
+      if (st == ExactSearch::Found) {
         uint64_t footprint = 0;
         for (int i : inst.live)
           footprint = std::max(footprint, found[i] + inst.size(i));
@@ -732,9 +774,10 @@ PackResult packIntervals(const std::vector<PackItem> &items,
         result.offsets = found;
         result.strategy = "exact-search";
       } else {
-        if (s == ExactSearch::Infeasible)
-          proven = best;
-        break;
+        if (st == ExactSearch::Infeasible && capacity + g > proven &&
+            low == proven)
+          proven = capacity + g;
+        low = capacity + g;
       }
     }
     result.searchNodes = spent;

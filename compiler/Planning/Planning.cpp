@@ -375,6 +375,7 @@ MemoryPlan planMemory(const Graph &graph, const std::vector<int32_t> &order,
   plan.stepGroup = live.stepGroup;
   plan.strategy = packed.strategy;
   plan.searchNodes = packed.searchNodes;
+  plan.provenOptimal = packed.optimal;
   return plan;
 }
 

@@ -177,6 +177,10 @@ struct MemoryPlan {
   /// "exact-search", ...), and the exact-search nodes spent.
   std::string strategy;
   uint64_t searchNodes = 0;
+  /// True when no placement of these lifetimes (this order, these in-place
+  /// pairs) has a smaller footprint: it equals the lower bound, or the exact
+  /// search proved every smaller one infeasible.
+  bool provenOptimal = false;
 };
 
 /// Aligned size of `bytes` (a multiple of `alignment`; alignment 0 means 1).
