@@ -39,9 +39,28 @@ public:
   virtual std::string describe() const = 0;
 };
 
+/// Facts about a kernel's operands that the KernelDesc does not carry.
+struct KernelOptions {
+  /// constantInputs[i] (inputs in KernelArgs order, extra epilogue operands
+  /// of a fused kernel included): input i is a constant, i.e. its bytes never
+  /// change while it is bound at a given address (the contract of constant
+  /// memrefs). Kernels may then prepare it (oneDNN's blocked weight layout
+  /// for a convolution, packed B for gemm/matmul) on the first run at an
+  /// address and reuse the result at that address. Inputs not marked are
+  /// read afresh on every run. Missing entries mean false.
+  std::vector<bool> constantInputs;
+
+  bool isConstant(size_t input) const {
+    return input < constantInputs.size() && constantInputs[input];
+  }
+};
+
 /// Creates the kernel of one op. Fails with a message naming the op and what
 /// is unsupported (op, dtype, strides, attribute value).
 std::unique_ptr<Kernel> createKernel(const KernelDesc &desc, std::string &error);
+std::unique_ptr<Kernel> createKernel(const KernelDesc &desc,
+                                     const KernelOptions &options,
+                                     std::string &error);
 
 /// Creates one kernel computing `anchor` followed by the elementwise
 /// `epilogue` ops: epilogue[i] takes the previous result as inputs[0]; its
@@ -51,6 +70,10 @@ std::unique_ptr<Kernel> createKernel(const KernelDesc &desc, std::string &error)
 /// chain cannot be fused (the caller then runs the ops one by one).
 std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
                                           const std::vector<KernelDesc> &epilogue,
+                                          std::string &reason);
+std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
+                                          const std::vector<KernelDesc> &epilogue,
+                                          const KernelOptions &options,
                                           std::string &reason);
 
 /// True if createKernel knows the op name (dtype/attribute support may still

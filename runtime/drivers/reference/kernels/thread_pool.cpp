@@ -4,8 +4,21 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 
 namespace cgc::ref {
+
+namespace {
+/// How many split tasks the calling thread is running (nested).
+thread_local int taskDepth = 0;
+
+struct TaskScope {
+  TaskScope() { ++taskDepth; }
+  ~TaskScope() { --taskDepth; }
+};
+} // namespace
+
+bool ThreadPool::insideTask() { return taskDepth > 0; }
 
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
   for (int i = 1; i < threads_; ++i)
@@ -51,17 +64,31 @@ void ThreadPool::runAll(const std::vector<std::function<void()>> &tasks) {
       task();
     return;
   }
-  std::atomic<size_t> remaining(tasks.size());
+  // `remaining` only changes under doneMutex, so once the caller has seen it
+  // reach zero and taken doneMutex, no task touches this frame any more.
+  size_t remaining = tasks.size();
   std::mutex doneMutex;
   std::condition_variable done;
+  std::exception_ptr firstError;
   auto wrap = [&](const std::function<void()> &task) {
     return [&, task] {
-      task();
-      if (remaining.fetch_sub(1) == 1) {
-        std::lock_guard<std::mutex> lock(doneMutex);
-        done.notify_all();
+      std::exception_ptr error;
+      try {
+        TaskScope scope;
+        task();
+      } catch (...) {
+        error = std::current_exception();
       }
+      std::lock_guard<std::mutex> lock(doneMutex);
+      if (error && !firstError)
+        firstError = error;
+      if (--remaining == 0)
+        done.notify_all();
     };
+  };
+  auto finished = [&] {
+    std::lock_guard<std::mutex> lock(doneMutex);
+    return remaining == 0;
   };
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -71,15 +98,17 @@ void ThreadPool::runAll(const std::vector<std::function<void()>> &tasks) {
   wake_.notify_all();
   wrap(tasks[0])();
   // Help with queued work (ours or anyone's) until our tasks are done.
-  while (remaining.load() != 0) {
+  while (!finished()) {
     std::unique_lock<std::mutex> lock(mutex_);
     if (runOne(lock))
       continue;
     lock.unlock();
     std::unique_lock<std::mutex> doneLock(doneMutex);
     done.wait_for(doneLock, std::chrono::microseconds(50),
-                  [&] { return remaining.load() == 0; });
+                  [&] { return remaining == 0; });
   }
+  if (firstError)
+    std::rethrow_exception(firstError);
 }
 
 void ThreadPool::parallelFor(int64_t n, int64_t grain,

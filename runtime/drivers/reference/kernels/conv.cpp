@@ -1,0 +1,566 @@
+//===- conv.cpp - convolution and conv_transpose --------------------------===//
+//
+// float32/bfloat16 run on oneDNN. Activations arrive in the layout their
+// operand strides give (plain NCHW today): channels-last operands go to
+// oneDNN as they are; a 1x1, stride-1, unpadded, ungrouped convolution on
+// plain NCHW runs directly (oneDNN's GEMM formulation needs no reorder);
+// every other convolution reorders its input into the layout oneDNN picks
+// (blocked nChw16c on AVX-512), runs the blocked kernel and reorders the
+// result back, which measured 1.3-1.7x faster than the plain-layout kernel
+// for 3x3 convolutions on this machine even with both reorders.
+//
+// Weights are reordered into the primitive's layout: once per address when
+// the caller marks them constant (KernelOptions), else on every run.
+//
+// Fused epilogues become oneDNN post-ops (eltwise; binary ops whose second
+// operand may be a per-channel vector or a full residual in its own layout).
+//
+// Other dtypes (float64, float16) use im2col (col2im for conv_transpose)
+// with genericGemm, in bounded column blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "elementwise.h"
+#include "gemm.h"
+#include "onednn.h"
+
+#include <algorithm>
+
+namespace cgc::ref {
+namespace {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+struct ConvGeom {
+  bool transpose = false;
+  int64_t batch = 0, inC = 0, outC = 0, groups = 1;
+  std::vector<int64_t> in, out, kernel, stride, dilation, padBegin, padEnd, outPad;
+  bool hasBias = false;
+  size_t spatial() const { return in.size(); }
+  int64_t kernelSize() const { return numElements(kernel); }
+};
+
+ConvGeom parseConv(const KernelDesc &desc) {
+  DescReader r(desc);
+  ConvGeom g;
+  g.transpose = desc.op == "cgc_op.conv_transpose";
+  r.expectInputs(2, 3);
+  r.expectOutputs(1, 1);
+  const KernelOperand &x = r.input(0, "input"), &w = r.input(1, "weight");
+  r.expectDType(x, "input", DTypeClass::Float);
+  r.expectSameDType(x, "input", w, "weight");
+  r.expectSameDType(x, "input", r.output(0), "output");
+  size_t rank = x.shape.size();
+  if (rank < 3)
+    r.error(cat("input must be N x C x D1 x ... (rank >= 3), got rank ", rank));
+  if (w.shape.size() != rank)
+    r.error(cat("weight rank ", w.shape.size(), " must equal input rank ", rank));
+  size_t sp = rank - 2;
+  g.groups = r.getInt("groups", 1);
+  if (g.groups < 1)
+    r.error(cat("groups must be >= 1, got ", g.groups));
+  g.batch = x.shape[0];
+  g.inC = x.shape[1];
+  if (g.inC % g.groups != 0)
+    r.error(cat("input channels (", g.inC, ") must be divisible by groups (", g.groups, ")"));
+  if (!g.transpose) {
+    g.outC = w.shape[0];
+    if (g.outC % g.groups != 0)
+      r.error(cat("filters (", g.outC, ") must be divisible by groups (", g.groups, ")"));
+    if (w.shape[1] * g.groups != g.inC)
+      r.error(cat("weight has ", w.shape[1], " input channels per group but the input has ",
+                  g.inC, " channels in ", g.groups, " group(s)"));
+  } else {
+    if (w.shape[0] != g.inC)
+      r.error(cat("weight dimension 0 (", w.shape[0], ") must equal the input channels (", g.inC,
+                  ")"));
+    g.outC = w.shape[1] * g.groups;
+  }
+  g.in.assign(x.shape.begin() + 2, x.shape.end());
+  g.kernel.assign(w.shape.begin() + 2, w.shape.end());
+  g.stride = r.getInts("strides");
+  g.dilation = r.getInts("dilations");
+  g.padBegin = r.getInts("start_padding");
+  g.padEnd = r.getInts("end_padding");
+  g.outPad = g.transpose ? r.getInts("output_padding") : std::vector<int64_t>(sp, 0);
+  auto check = [&](const std::vector<int64_t> &v, const char *name, int64_t min) {
+    if (v.size() != sp)
+      r.error(cat("'", name, "' must have ", sp, " entries (one per spatial dimension), got ",
+                  v.size()));
+    for (int64_t e : v)
+      if (e < min)
+        r.error(cat("'", name, "' entries must be >= ", min, ", got ", shapeStr(v)));
+  };
+  check(g.stride, "strides", 1);
+  check(g.dilation, "dilations", 1);
+  check(g.padBegin, "start_padding", g.transpose ? INT64_MIN : 0);
+  check(g.padEnd, "end_padding", g.transpose ? INT64_MIN : 0);
+  check(g.outPad, "output_padding", 0);
+  std::vector<int64_t> shape = {g.batch, g.outC};
+  for (size_t i = 0; i < sp; ++i) {
+    int64_t ext = g.dilation[i] * (g.kernel[i] - 1) + 1;
+    int64_t size;
+    if (!g.transpose) {
+      int64_t padded = g.in[i] + g.padBegin[i] + g.padEnd[i];
+      if (ext > padded)
+        r.error(cat("window of extent ", ext, " is larger than the padded input (", padded,
+                    ") in spatial dimension ", i));
+      size = (padded - ext) / g.stride[i] + 1;
+    } else {
+      size = g.stride[i] * (g.in[i] - 1) + g.outPad[i] + ext - g.padBegin[i] - g.padEnd[i];
+      if (size < 0)
+        r.error(cat("output spatial dimension ", i, " would be negative (", size, ")"));
+    }
+    shape.push_back(size);
+    g.out.push_back(size);
+  }
+  r.expectShape(r.output(0), "output", shape);
+  if (r.hasInput(2)) {
+    const KernelOperand &b = *desc.inputs[2];
+    r.expectSameDType(x, "input", b, "bias");
+    r.expectShape(b, "bias", {g.outC});
+    g.hasBias = true;
+  }
+  return g;
+}
+
+std::string geomText(const ConvGeom &g) {
+  std::string k, s;
+  for (size_t i = 0; i < g.kernel.size(); ++i) {
+    k += (i ? "x" : "") + std::to_string(g.kernel[i]);
+    s += (i ? "x" : "") + std::to_string(g.stride[i]);
+  }
+  return cat(g.transpose ? "conv_transpose " : "convolution ", g.inC, "->", g.outC, " ", k, " s",
+             s, g.groups > 1 ? cat(" g", g.groups) : std::string(), " on ", shapeStr(g.in));
+}
+
+bool channelsLast(const KernelOperand &op) {
+  // Channel dimension innermost, spatial dims dense after it.
+  std::vector<int64_t> s = op.effectiveStrides();
+  if (s.size() < 3 || s[1] != 1)
+    return false;
+  int64_t expect = op.shape[1];
+  for (size_t d = s.size(); d-- > 2;) {
+    if (op.shape[d] != 1 && s[d] != expect)
+      return false;
+    expect *= op.shape[d];
+  }
+  return op.shape[0] == 1 || s[0] == expect;
+}
+
+//===----------------------------------------------------------------------===//
+// oneDNN
+//===----------------------------------------------------------------------===//
+
+class DnnlConvKernel final : public KernelBase {
+public:
+  DnnlConvKernel(const ConvGeom &g, const KernelOperand &x, const KernelOperand &w,
+                 const KernelOperand &out, bool constantWeights, onednn::PostOps post,
+                 size_t firstExtra)
+      : g_(g), constantWeights_(constantWeights), post_(std::move(post)), firstExtra_(firstExtra) {
+    dt type;
+    onednn::dataType(x.dtype, type);
+    if (!onednn::plainDesc(x, src_) || !onednn::plainDesc(out, dst_))
+      throw dnnl::error(dnnl_invalid_arguments, "negative strides");
+    // Weights as oneDNN sees them: [G,] O, I, K...
+    std::vector<int64_t> ws = w.effectiveStrides();
+    std::vector<int64_t> dims, strides;
+    int64_t G = g.groups;
+    if (!g.transpose) {
+      if (G > 1) {
+        dims = {G, g.outC / G, g.inC / G};
+        strides = {g.outC / G * ws[0], ws[0], ws[1]};
+      } else {
+        dims = {g.outC, g.inC};
+        strides = {ws[0], ws[1]};
+      }
+    } else {
+      // ONNX: [C_in, M/G, K...] = (i, o) per group.
+      if (G > 1) {
+        dims = {G, g.outC / G, g.inC / G};
+        strides = {g.inC / G * ws[0], ws[1], ws[0]};
+      } else {
+        dims = {g.outC, g.inC};
+        strides = {ws[1], ws[0]};
+      }
+    }
+    for (size_t i = 0; i < g.kernel.size(); ++i) {
+      dims.push_back(g.kernel[i]);
+      strides.push_back(ws[2 + i]);
+    }
+    for (int64_t s : strides)
+      if (s < 0)
+        throw dnnl::error(dnnl_invalid_arguments, "negative strides");
+    userWeights_ = onednn::plainDesc(dims, strides, type);
+    if (g.hasBias)
+      bias_ = dnnl::memory::desc({g.outC}, type, tag::a);
+    // Layout choice (see the file comment).
+    bool oneByOne = !g.transpose && G == 1;
+    for (size_t i = 0; i < g.kernel.size(); ++i)
+      oneByOne = oneByOne && g.kernel[i] == 1 && g.stride[i] == 1 && g.padBegin[i] == 0 &&
+                 g.padEnd[i] == 0;
+    if (channelsLast(x) && channelsLast(out))
+      mode_ = Mode::User;
+    else if (oneByOne && x.isContiguous() && out.isContiguous())
+      mode_ = Mode::User;
+    else
+      mode_ = Mode::Any;
+    int defaultThreads = int(std::max(1u, std::thread::hardware_concurrency()));
+    const Prepared &p = prepared(defaultThreads);
+    implName_ = p.pd.impl_info_str();
+    description_ = cat(geomText(g), post_.summary, " (oneDNN ", implName_,
+                       p.reorderSrc || p.reorderDst ? ", activations reordered" : "",
+                       constantWeights ? ", weights prepared once" : "", ")");
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    int threads = availableThreads(pool);
+    const Prepared &p = prepared(threads);
+    onednn::ThreadScope scope(threads);
+    std::unordered_map<int, dnnl::memory> margs;
+    Scratch srcBuf, dstBuf, wBuf;
+    dnnl::memory userSrc = onednn::wrap(src_, args.inputs[0]);
+    dnnl::memory userDst = onednn::wrap(dst_, args.outputs[0]);
+    if (p.reorderSrc) {
+      srcBuf.allocate(p.pd.src_desc().get_size());
+      dnnl::memory internal = onednn::wrap(p.pd.src_desc(), srcBuf.data());
+      std::unordered_map<int, dnnl::memory> rargs = {{DNNL_ARG_FROM, userSrc},
+                                                     {DNNL_ARG_TO, internal}};
+      onednn::execute(p.srcReorder, p.srcReorderScratch, rargs);
+      margs[DNNL_ARG_SRC] = internal;
+    } else {
+      margs[DNNL_ARG_SRC] = userSrc;
+    }
+    std::shared_ptr<AlignedBuffer> cached;
+    if (p.reorderWeights) {
+      size_t bytes = p.pd.weights_desc().get_size();
+      auto reorder = [&](void *dst) {
+        std::unordered_map<int, dnnl::memory> rargs = {
+            {DNNL_ARG_FROM, onednn::wrap(userWeights_, args.inputs[1])},
+            {DNNL_ARG_TO, onednn::wrap(p.pd.weights_desc(), dst)}};
+        onednn::execute(p.weightsReorder, p.weightsReorderScratch, rargs);
+      };
+      void *data;
+      if (constantWeights_) {
+        cached = p.cache.get(args.inputs[1], bytes, reorder);
+        data = cached->data();
+      } else {
+        wBuf.allocate(bytes);
+        reorder(wBuf.data());
+        data = wBuf.data();
+      }
+      margs[DNNL_ARG_WEIGHTS] = onednn::wrap(p.pd.weights_desc(), data);
+    } else {
+      margs[DNNL_ARG_WEIGHTS] = onednn::wrap(userWeights_, args.inputs[1]);
+    }
+    if (g_.hasBias)
+      margs[DNNL_ARG_BIAS] = onednn::wrap(bias_, args.inputs[2]);
+    for (size_t i = 0; i < post_.extraArgs.size(); ++i)
+      margs[post_.extraArgs[i]] = onednn::wrap(post_.extraDescs[i], args.inputs[firstExtra_ + i]);
+    dnnl::memory dst = userDst;
+    if (p.reorderDst) {
+      dstBuf.allocate(p.pd.dst_desc().get_size());
+      dst = onednn::wrap(p.pd.dst_desc(), dstBuf.data());
+    }
+    margs[DNNL_ARG_DST] = dst;
+    onednn::execute(p.prim, p.scratchpad, margs);
+    if (p.reorderDst) {
+      std::unordered_map<int, dnnl::memory> rargs = {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, userDst}};
+      onednn::execute(p.dstReorder, p.dstReorderScratch, rargs);
+    }
+  }
+
+private:
+  enum class Mode { User, Any };
+  struct Prepared {
+    dnnl::primitive_desc pd;
+    dnnl::primitive prim;
+    size_t scratchpad = 0;
+    bool reorderSrc = false, reorderDst = false, reorderWeights = false;
+    dnnl::reorder srcReorder, dstReorder, weightsReorder;
+    size_t srcReorderScratch = 0, dstReorderScratch = 0, weightsReorderScratch = 0;
+    onednn::PreparedCache cache;
+  };
+
+  static dnnl::reorder makeReorder(const dnnl::memory::desc &from, const dnnl::memory::desc &to,
+                                   size_t &scratch) {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::reorder::primitive_desc pd(onednn::engine(), from, onednn::engine(), to, attr);
+    scratch = pd.scratchpad_desc().get_size();
+    return dnnl::reorder(pd);
+  }
+
+  const Prepared &prepared(int threads) const {
+    return perThreads_.get(threads, [&](int) {
+      auto owned = std::make_unique<Prepared>();
+      Prepared &p = *owned;
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      attr.set_post_ops(post_.ops);
+      dnnl::memory::desc src = src_, dst = dst_;
+      if (mode_ == Mode::Any) {
+        src = dnnl::memory::desc(src_.dims(), src_.data_type(), tag::any);
+        dst = dnnl::memory::desc(dst_.dims(), dst_.data_type(), tag::any);
+      }
+      dnnl::memory::desc weights(userWeights_.dims(), userWeights_.data_type(), tag::any);
+      dnnl::memory::dims strides(g_.stride.begin(), g_.stride.end());
+      dnnl::memory::dims dil, pl(g_.padBegin.begin(), g_.padBegin.end());
+      dnnl::memory::dims pr(g_.padEnd.begin(), g_.padEnd.end());
+      for (int64_t d : g_.dilation)
+        dil.push_back(d - 1);
+      if (g_.transpose)
+        for (size_t i = 0; i < pr.size(); ++i)
+          pr[i] -= g_.outPad[i]; // output_padding extends the end
+      auto prop = dnnl::prop_kind::forward_inference;
+      if (!g_.transpose) {
+        auto d = g_.hasBias ? dnnl::convolution_forward::desc(
+                                  prop, dnnl::algorithm::convolution_direct, src, weights, bias_,
+                                  dst, strides, dil, pl, pr)
+                            : dnnl::convolution_forward::desc(
+                                  prop, dnnl::algorithm::convolution_direct, src, weights, dst,
+                                  strides, dil, pl, pr);
+        dnnl::convolution_forward::primitive_desc pd(d, attr, onednn::engine());
+        p.pd = pd;
+        p.prim = dnnl::convolution_forward(pd);
+      } else {
+        auto d = g_.hasBias ? dnnl::deconvolution_forward::desc(
+                                  prop, dnnl::algorithm::deconvolution_direct, src, weights,
+                                  bias_, dst, strides, dil, pl, pr)
+                            : dnnl::deconvolution_forward::desc(
+                                  prop, dnnl::algorithm::deconvolution_direct, src, weights, dst,
+                                  strides, dil, pl, pr);
+        dnnl::deconvolution_forward::primitive_desc pd(d, attr, onednn::engine());
+        p.pd = pd;
+        p.prim = dnnl::deconvolution_forward(pd);
+      }
+      p.scratchpad = p.pd.scratchpad_desc().get_size();
+      p.reorderSrc = p.pd.src_desc() != src_;
+      p.reorderDst = p.pd.dst_desc() != dst_;
+      p.reorderWeights = p.pd.weights_desc() != userWeights_;
+      if (p.reorderSrc)
+        p.srcReorder = makeReorder(src_, p.pd.src_desc(), p.srcReorderScratch);
+      if (p.reorderDst)
+        p.dstReorder = makeReorder(p.pd.dst_desc(), dst_, p.dstReorderScratch);
+      if (p.reorderWeights)
+        p.weightsReorder = makeReorder(userWeights_, p.pd.weights_desc(), p.weightsReorderScratch);
+      return owned;
+    });
+  }
+
+  ConvGeom g_;
+  bool constantWeights_;
+  onednn::PostOps post_;
+  size_t firstExtra_;
+  Mode mode_ = Mode::Any;
+  dnnl::memory::desc src_, dst_, userWeights_, bias_;
+  std::string implName_;
+  onednn::PerThreads<Prepared> perThreads_;
+};
+
+//===----------------------------------------------------------------------===//
+// Generic: im2col / col2im + genericGemm (contiguous operands)
+//===----------------------------------------------------------------------===//
+
+template <class T> class GenericConvKernel final : public KernelBase {
+public:
+  explicit GenericConvKernel(const ConvGeom &g) : g_(g) {
+    description_ = geomText(g) + " (im2col + blocked GEMM)";
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    const T *x = static_cast<const T *>(args.inputs[0]);
+    const T *w = static_cast<const T *>(args.inputs[1]);
+    const T *bias = g_.hasBias ? static_cast<const T *>(args.inputs[2]) : nullptr;
+    T *y = static_cast<T *>(args.outputs[0]);
+    const int64_t inSp = numElements(g_.in), outSp = numElements(g_.out);
+    const int64_t G = g_.groups, cg = g_.inC / G, mg = g_.outC / G, ks = g_.kernelSize();
+    if (g_.batch * g_.outC * outSp == 0)
+      return;
+    if (!g_.transpose) {
+      // y[n, g*mg + m, o] = sum_{c, k} w[g*mg + m, c, k] * col[c*ks + k, o]
+      const int64_t block = std::max<int64_t>(1, std::min<int64_t>(outSp, (1 << 22) / std::max<int64_t>(cg * ks, 1)));
+      Scratch colBuf(size_t(cg * ks * block) * sizeof(T));
+      T *col = colBuf.as<T>();
+      for (int64_t n = 0; n < g_.batch; ++n)
+        for (int64_t gi = 0; gi < G; ++gi)
+          for (int64_t o0 = 0; o0 < outSp; o0 += block) {
+            int64_t nb = std::min(block, outSp - o0);
+            im2col(x + (n * g_.inC + gi * cg) * inSp, cg, o0, nb, col);
+            GemmShape s{mg, nb, cg * ks, cg * ks, 1, nb, 1, outSp, 1};
+            genericGemm<T>(s, w + gi * mg * cg * ks, col, y + (n * g_.outC + gi * mg) * outSp + o0,
+                           &pool);
+          }
+    } else {
+      // cols[m*ks + k, i] = sum_c w[g*cg + c, m, k] * x[n, g*cg + c, i]; then
+      // col2im scatters cols into y.
+      std::fill(y, y + g_.batch * g_.outC * outSp, store<T>(Compute<T>(0)));
+      const int64_t block = std::max<int64_t>(1, std::min<int64_t>(inSp, (1 << 22) / std::max<int64_t>(mg * ks, 1)));
+      Scratch colBuf(size_t(mg * ks * block) * sizeof(T));
+      T *col = colBuf.as<T>();
+      for (int64_t n = 0; n < g_.batch; ++n)
+        for (int64_t gi = 0; gi < G; ++gi)
+          for (int64_t i0 = 0; i0 < inSp; i0 += block) {
+            int64_t nb = std::min(block, inSp - i0);
+            // A = w_g^T: (mg*ks) x cg with A(r, c) = w[(g*cg + c)*mg*ks + r]
+            GemmShape s{mg * ks, nb, cg, 1, mg * ks, inSp, 1, nb, 1};
+            genericGemm<T>(s, w + gi * cg * mg * ks, x + (n * g_.inC + gi * cg) * inSp + i0, col,
+                           &pool);
+            col2im(col, mg, i0, nb, y + (n * g_.outC + gi * mg) * outSp);
+          }
+    }
+    if (bias) {
+      for (int64_t n = 0; n < g_.batch; ++n)
+        for (int64_t m = 0; m < g_.outC; ++m) {
+          Compute<T> b = load(bias[m]);
+          T *p = y + (n * g_.outC + m) * outSp;
+          for (int64_t o = 0; o < outSp; ++o)
+            p[o] = store<T>(load(p[o]) + b);
+        }
+    }
+  }
+
+private:
+  /// Maps linear position `pos` in `shape` to coordinates.
+  static void coords(int64_t pos, const std::vector<int64_t> &shape, int64_t *c) {
+    for (size_t d = shape.size(); d-- > 0;) {
+      c[d] = pos % shape[d];
+      pos /= shape[d];
+    }
+  }
+
+  void im2col(const T *x, int64_t channels, int64_t o0, int64_t nb, T *col) const {
+    const size_t sp = g_.spatial();
+    const int64_t ks = g_.kernelSize(), inSp = numElements(g_.in);
+    int64_t kc[16], oc[16];
+    for (int64_t k = 0; k < ks; ++k) {
+      coords(k, g_.kernel, kc);
+      for (int64_t j = 0; j < nb; ++j) {
+        coords(o0 + j, g_.out, oc);
+        int64_t off = 0;
+        bool inside = true;
+        for (size_t d = 0; d < sp; ++d) {
+          int64_t i = oc[d] * g_.stride[d] - g_.padBegin[d] + kc[d] * g_.dilation[d];
+          if (i < 0 || i >= g_.in[d]) {
+            inside = false;
+            break;
+          }
+          off = off * g_.in[d] + i;
+        }
+        for (int64_t c = 0; c < channels; ++c)
+          col[(c * ks + k) * nb + j] = inside ? x[c * inSp + off] : store<T>(Compute<T>(0));
+      }
+    }
+  }
+
+  void col2im(const T *col, int64_t channels, int64_t i0, int64_t nb, T *y) const {
+    const size_t sp = g_.spatial();
+    const int64_t ks = g_.kernelSize(), outSp = numElements(g_.out);
+    int64_t kc[16], ic[16];
+    for (int64_t k = 0; k < ks; ++k) {
+      coords(k, g_.kernel, kc);
+      for (int64_t j = 0; j < nb; ++j) {
+        coords(i0 + j, g_.in, ic);
+        int64_t off = 0;
+        bool inside = true;
+        for (size_t d = 0; d < sp; ++d) {
+          int64_t o = ic[d] * g_.stride[d] - g_.padBegin[d] + kc[d] * g_.dilation[d];
+          if (o < 0 || o >= g_.out[d]) {
+            inside = false;
+            break;
+          }
+          off = off * g_.out[d] + o;
+        }
+        if (!inside)
+          continue;
+        for (int64_t m = 0; m < channels; ++m) {
+          T &dst = y[m * outSp + off];
+          dst = store<T>(load(dst) + load(col[(m * ks + k) * nb + j]));
+        }
+      }
+    }
+  }
+
+  ConvGeom g_;
+};
+
+std::unique_ptr<Kernel> makeGeneric(const ConvGeom &g, cgc_dtype_t dtype) {
+  std::unique_ptr<Kernel> kernel;
+  visitDType(dtype, [&](auto tagT) {
+    using T = typename decltype(tagT)::type;
+    if constexpr (isFloatType<T>())
+      kernel = std::make_unique<GenericConvKernel<T>>(g);
+  });
+  return kernel;
+}
+
+bool dnnlType(cgc_dtype_t d) { return d == CGC_DTYPE_FLOAT32 || d == CGC_DTYPE_BFLOAT16; }
+
+bool hasNegativeStrides(const KernelDesc &desc) {
+  for (const auto &in : desc.inputs)
+    if (in)
+      for (int64_t s : in->effectiveStrides())
+        if (s < 0)
+          return true;
+  for (int64_t s : desc.outputs[0].effectiveStrides())
+    if (s < 0)
+      return true;
+  return false;
+}
+
+std::unique_ptr<Kernel> makeConv(const KernelDesc &desc, const KernelOptions &options) {
+  ConvGeom g = parseConv(desc);
+  const KernelOperand &x = *desc.inputs[0], &w = *desc.inputs[1], &out = desc.outputs[0];
+  bool empty = numElements(out.shape) == 0 || numElements(x.shape) == 0 || g.kernelSize() == 0;
+  if (dnnlType(x.dtype) && !empty && !hasNegativeStrides(desc)) {
+    try {
+      return std::make_unique<DnnlConvKernel>(g, x, w, out, options.isConstant(1),
+                                              onednn::PostOps(), 0);
+    } catch (const dnnl::error &) {
+      // No oneDNN implementation (e.g. a negative effective end padding of
+      // conv_transpose): the generic path.
+    }
+  }
+  return makeDenseAdapted(desc, [&](const KernelDesc &) { return makeGeneric(g, x.dtype); });
+}
+
+} // namespace
+
+std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
+                                               const std::vector<KernelDesc> &epilogue,
+                                               const KernelOptions &options, std::string &reason) {
+  ConvGeom g = parseConv(anchor);
+  const KernelOperand &x = *anchor.inputs[0], &w = *anchor.inputs[1];
+  if (!dnnlType(x.dtype)) {
+    reason = cat(anchor.op, ": only float32/bfloat16 convolutions fuse, got ", dtypeName(x.dtype));
+    return nullptr;
+  }
+  if (hasNegativeStrides(anchor)) {
+    reason = cat(anchor.op, ": operands with negative strides do not fuse");
+    return nullptr;
+  }
+  if (numElements(anchor.outputs[0].shape) == 0 || numElements(x.shape) == 0) {
+    reason = cat(anchor.op, ": empty tensors do not fuse");
+    return nullptr;
+  }
+  onednn::PostOps post;
+  if (!onednn::buildPostOps(epilogue, anchor.outputs[0].shape, x.dtype, post, reason))
+    return nullptr;
+  const KernelOperand &out = epilogue.back().outputs.at(0);
+  try {
+    return std::make_unique<DnnlConvKernel>(g, x, w, out, options.isConstant(1), post,
+                                            anchor.inputs.size());
+  } catch (const dnnl::error &e) {
+    reason = cat(anchor.op, ": oneDNN has no implementation of this fused convolution (",
+                 e.what(), ")");
+    return nullptr;
+  }
+}
+
+void registerConvolutionOps(std::vector<OpEntry> &ops) {
+  ops.push_back({"cgc_op.convolution", makeConv, true});
+  ops.push_back({"cgc_op.conv_transpose", makeConv, true});
+}
+
+} // namespace cgc::ref

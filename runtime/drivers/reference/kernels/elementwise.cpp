@@ -1,0 +1,941 @@
+//===- elementwise.cpp - Elementwise cgc_op ops ---------------------------===//
+//
+// Each op is a functor over the compute type (float for float16/bfloat16)
+// instantiated per dtype into row functions. Rows are compiled twice: for
+// AVX-512 (selected at run time by cpuid) and for the x86-64 baseline. The
+// unit-stride and broadcast-scalar cases are plain loops the compiler
+// vectorizes; float32 transcendental functions come from math.h so that they
+// vectorize too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "elementwise.h"
+#include "math.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace cgc::ref {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Integer helpers without undefined behaviour
+//===----------------------------------------------------------------------===//
+
+template <class C> CGC_INLINE C wrapAdd(C a, C b) {
+  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>)
+    return C(std::make_unsigned_t<C>(a) + std::make_unsigned_t<C>(b));
+  else
+    return C(a + b);
+}
+template <class C> CGC_INLINE C wrapSub(C a, C b) {
+  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>)
+    return C(std::make_unsigned_t<C>(a) - std::make_unsigned_t<C>(b));
+  else
+    return C(a - b);
+}
+template <class C> CGC_INLINE C wrapMul(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    // Promote narrow types to unsigned int so the product cannot overflow a
+    // signed int.
+    using U = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned,
+                                 std::make_unsigned_t<C>>;
+    return C(U(a) * U(b));
+  } else {
+    return a * b;
+  }
+}
+template <class C> CGC_INLINE C wrapNeg(C a) {
+  if constexpr (std::is_integral_v<C>)
+    return wrapSub<C>(C(0), a);
+  else
+    return -a;
+}
+
+template <class C> CGC_INLINE C floatMax(C a, C b) {
+  // NaN in either operand gives NaN (numpy.maximum).
+  C m = a > b ? a : b;
+  m = b != b ? b : m;
+  return a != a ? a : m;
+}
+template <class C> CGC_INLINE C floatMin(C a, C b) {
+  C m = a < b ? a : b;
+  m = b != b ? b : m;
+  return a != a ? a : m;
+}
+
+//===----------------------------------------------------------------------===//
+// Functors
+//===----------------------------------------------------------------------===//
+
+#define UNARY(NAME, EXPR)                                                       \
+  struct NAME {                                                                 \
+    template <class C> CGC_INLINE C operator()(C x) const { EXPR }              \
+  };
+
+template <class C> CGC_INLINE C expOf(C x) {
+  if constexpr (std::is_same_v<C, float>)
+    return fastmath::expf(x);
+  else
+    return std::exp(x);
+}
+template <class C> CGC_INLINE C expm1Of(C x) {
+  if constexpr (std::is_same_v<C, float>)
+    return fastmath::expm1f(x);
+  else
+    return std::expm1(x);
+}
+template <class C> CGC_INLINE C logOf(C x) {
+  if constexpr (std::is_same_v<C, float>)
+    return fastmath::logf(x);
+  else
+    return std::log(x);
+}
+template <class C> CGC_INLINE C tanhOf(C x) {
+  if constexpr (std::is_same_v<C, float>)
+    return fastmath::tanhf(x);
+  else
+    return std::tanh(x);
+}
+template <class C> CGC_INLINE C erfOf(C x) {
+  if constexpr (std::is_same_v<C, float>)
+    return fastmath::erff(x);
+  else
+    return std::erf(x);
+}
+template <class C> CGC_INLINE C softplusOf(C x) {
+  // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), without overflow.
+  C m = x > C(0) ? x : C(0);
+  return m + C(std::log1p(expOf<C>(-std::fabs(x))));
+}
+
+struct Relu {
+  template <class C> CGC_INLINE C operator()(C x) const {
+    if constexpr (std::is_floating_point_v<C>)
+      return x > C(0) ? x : (x != x ? x : C(0));
+    else
+      return x > C(0) ? x : C(0);
+  }
+};
+UNARY(Sigmoid, return C(1) / (C(1) + expOf<C>(-x));)
+UNARY(Tanh, return tanhOf<C>(x);)
+UNARY(Erf, return erfOf<C>(x);)
+UNARY(Exp, return expOf<C>(x);)
+UNARY(Log, return logOf<C>(x);)
+UNARY(Sqrt, return std::sqrt(x);)
+UNARY(Reciprocal, return C(1) / x;)
+UNARY(Neg, return wrapNeg<C>(x);)
+struct Abs {
+  template <class C> CGC_INLINE C operator()(C x) const {
+    if constexpr (std::is_floating_point_v<C>)
+      return std::fabs(x);
+    else if constexpr (std::is_signed_v<C>)
+      return x < C(0) ? wrapNeg<C>(x) : x;
+    else
+      return x;
+  }
+};
+struct Sign {
+  template <class C> CGC_INLINE C operator()(C x) const {
+    if constexpr (std::is_floating_point_v<C>)
+      return x > C(0) ? C(1) : (x < C(0) ? C(-1) : (x != x ? x : C(0)));
+    else if constexpr (std::is_signed_v<C>)
+      return C((x > C(0)) - (x < C(0)));
+    else
+      return C(x > C(0));
+  }
+};
+UNARY(Floor, return std::floor(x);)
+UNARY(Ceil, return std::ceil(x);)
+UNARY(Round, return std::nearbyint(x);) // ties to even in the default mode
+UNARY(Sin, return std::sin(x);)
+UNARY(Cos, return std::cos(x);)
+UNARY(Tan, return std::tan(x);)
+UNARY(Asin, return std::asin(x);)
+UNARY(Acos, return std::acos(x);)
+UNARY(Atan, return std::atan(x);)
+UNARY(Sinh, return std::sinh(x);)
+UNARY(Cosh, return std::cosh(x);)
+UNARY(Asinh, return std::asinh(x);)
+UNARY(Acosh, return std::acosh(x);)
+UNARY(Atanh, return std::atanh(x);)
+UNARY(Softplus, return softplusOf<C>(x);)
+UNARY(Softsign, return x / (C(1) + std::fabs(x));)
+struct HardSwish {
+  template <class C> CGC_INLINE C operator()(C x) const {
+    C t = x * C(1.0 / 6.0) + C(0.5);
+    t = t < C(0) ? C(0) : (t > C(1) ? C(1) : t);
+    return x * t;
+  }
+};
+UNARY(Mish, return x * tanhOf<C>(softplusOf<C>(x));)
+UNARY(Identity, return x;)
+struct IsNaN {
+  template <class C> CGC_INLINE bool operator()(C x) const { return x != x; }
+};
+struct Not {
+  CGC_INLINE bool operator()(bool x) const { return !x; }
+};
+
+struct Gelu {
+  bool tanhApprox = false;
+  template <class C> CGC_INLINE C operator()(C x) const {
+    if (tanhApprox) {
+      C inner = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);
+      return C(0.5) * x * (C(1) + tanhOf<C>(inner));
+    }
+    return C(0.5) * x * (C(1) + erfOf<C>(x * C(0.7071067811865476)));
+  }
+};
+struct LeakyRelu {
+  double alpha = 0.01;
+  template <class C> CGC_INLINE C operator()(C x) const { return x >= C(0) ? x : C(alpha) * x; }
+};
+struct Elu {
+  double alpha = 1.0;
+  template <class C> CGC_INLINE C operator()(C x) const {
+    return x >= C(0) ? x : C(alpha) * expm1Of<C>(x);
+  }
+};
+struct Selu {
+  double alpha = 1.67326319217681884765625, gamma = 1.05070102214813232421875;
+  template <class C> CGC_INLINE C operator()(C x) const {
+    return x > C(0) ? C(gamma) * x : C(gamma) * (C(alpha) * expm1Of<C>(x));
+  }
+};
+struct Celu {
+  double alpha = 1.0;
+  template <class C> CGC_INLINE C operator()(C x) const {
+    C neg = C(alpha) * expm1Of<C>(x / C(alpha));
+    C pos = x > C(0) ? x : C(0);
+    return pos + (neg < C(0) ? neg : C(0));
+  }
+};
+struct HardSigmoid {
+  double alpha = 0.2, beta = 0.5;
+  template <class C> CGC_INLINE C operator()(C x) const {
+    C t = C(alpha) * x + C(beta);
+    return t < C(0) ? C(0) : (t > C(1) ? C(1) : t);
+  }
+};
+struct ThresholdedRelu {
+  double alpha = 1.0;
+  template <class C> CGC_INLINE C operator()(C x) const { return x > C(alpha) ? x : C(0); }
+};
+struct Shrink {
+  double bias = 0.0, lambd = 0.5;
+  template <class C> CGC_INLINE C operator()(C x) const {
+    return x < C(-lambd) ? x + C(bias) : (x > C(lambd) ? x - C(bias) : C(0));
+  }
+};
+/// Clip with bounds already in the compute type's range (see makeClip).
+template <class C> struct Clip {
+  C lo, hi;
+  CGC_INLINE C operator()(C x) const {
+    C y = x < lo ? lo : x;
+    return y > hi ? hi : y;
+  }
+};
+struct IsInf {
+  bool positive = true, negative = true;
+  template <class C> CGC_INLINE bool operator()(C x) const {
+    const C inf = std::numeric_limits<C>::infinity();
+    return (positive && x == inf) || (negative && x == -inf);
+  }
+};
+
+// Binary
+#define BINARY(NAME, EXPR)                                                      \
+  struct NAME {                                                                 \
+    template <class C> CGC_INLINE auto operator()(C a, C b) const { EXPR }      \
+  };
+BINARY(Add, return wrapAdd<C>(a, b);)
+BINARY(Sub, return wrapSub<C>(a, b);)
+BINARY(Mul, return wrapMul<C>(a, b);)
+struct Div {
+  template <class C> CGC_INLINE C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      return a / b;
+    } else {
+      // Division by zero is undefined in ONNX; 0 here instead of a trap.
+      if (b == C(0))
+        return C(0);
+      if constexpr (std::is_signed_v<C>)
+        if (b == C(-1))
+          return wrapNeg<C>(a);
+      return C(a / b);
+    }
+  }
+};
+struct Max {
+  template <class C> CGC_INLINE C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point_v<C>)
+      return floatMax(a, b);
+    else
+      return a > b ? a : b;
+  }
+};
+struct Min {
+  template <class C> CGC_INLINE C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point_v<C>)
+      return floatMin(a, b);
+    else
+      return a < b ? a : b;
+  }
+};
+BINARY(Equal, return bool(a == b);)
+BINARY(Less, return bool(a < b);)
+BINARY(LessOrEqual, return bool(a <= b);)
+BINARY(Greater, return bool(a > b);)
+BINARY(GreaterOrEqual, return bool(a >= b);)
+BINARY(And, return bool(a && b);)
+BINARY(Or, return bool(a || b);)
+BINARY(Xor, return bool(a != b);)
+struct Mod {
+  bool fmod = false;
+  template <class C> CGC_INLINE C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      return std::fmod(a, b);
+    } else {
+      if (b == C(0))
+        return C(0);
+      if constexpr (std::is_signed_v<C>) {
+        if (b == C(-1))
+          return C(0);
+        C r = C(a % b);
+        if (!fmod && r != C(0) && ((r < C(0)) != (b < C(0))))
+          r = C(r + b);
+        return r;
+      } else {
+        return C(a % b);
+      }
+    }
+  }
+};
+struct BitShift {
+  bool left = true;
+  template <class C> CGC_INLINE C operator()(C a, C b) const {
+    if (b >= C(sizeof(C) * 8))
+      return C(0);
+    return left ? C(a << b) : C(a >> b);
+  }
+};
+struct PRelu {
+  template <class C> CGC_INLINE C operator()(C x, C slope) const {
+    return x < C(0) ? wrapMul<C>(slope, x) : x;
+  }
+};
+
+template <class C> CGC_INLINE C intPow(C base, int64_t e) {
+  if (e < 0) {
+    if constexpr (std::is_signed_v<C>) {
+      if (base == C(1))
+        return C(1);
+      if (base == C(-1))
+        return (e & 1) ? C(-1) : C(1);
+    } else {
+      if (base == C(1))
+        return C(1);
+    }
+    return C(0); // |1 / base^|e|| < 1 truncates to 0 (and 1/0 is undefined)
+  }
+  C result = C(1);
+  while (e) {
+    if (e & 1)
+      result = wrapMul<C>(result, base);
+    base = wrapMul<C>(base, base);
+    e >>= 1;
+  }
+  return result;
+}
+
+/// base ^ exponent with different compute types for the two operands.
+struct Pow {
+  template <class C, class E> CGC_INLINE C operator()(C a, E b) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      return C(std::pow(a, C(b)));
+    } else if constexpr (std::is_floating_point_v<E>) {
+      double r = std::pow(double(a), double(b));
+      return convert<C>(r);
+    } else {
+      if constexpr (std::is_unsigned_v<E>)
+        return intPow<C>(a, b > E(INT64_MAX) ? INT64_MAX : int64_t(b));
+      else
+        return intPow<C>(a, int64_t(b));
+    }
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Row functions
+//===----------------------------------------------------------------------===//
+
+template <class TO, class TI, class Op>
+CGC_INLINE void unaryBody(const Op &op, char *const *p, const int64_t *s, int64_t n) {
+  TO *out = reinterpret_cast<TO *>(p[0]);
+  const TI *in = reinterpret_cast<const TI *>(p[1]);
+  if (s[0] == int64_t(sizeof(TO)) && s[1] == int64_t(sizeof(TI))) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = store<TO>(op(load(in[i])));
+  } else if (s[0] == int64_t(sizeof(TO)) && s[1] == 0) {
+    TO v = store<TO>(op(load(in[0])));
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = v;
+  } else {
+    char *o = p[0];
+    const char *a = p[1];
+    for (int64_t i = 0; i < n; ++i, o += s[0], a += s[1])
+      *reinterpret_cast<TO *>(o) = store<TO>(op(load(*reinterpret_cast<const TI *>(a))));
+  }
+}
+
+template <class TO, class TA, class TB, class Op>
+CGC_INLINE void binaryBody(const Op &op, char *const *p, const int64_t *s, int64_t n) {
+  TO *out = reinterpret_cast<TO *>(p[0]);
+  const TA *a = reinterpret_cast<const TA *>(p[1]);
+  const TB *b = reinterpret_cast<const TB *>(p[2]);
+  const int64_t so = sizeof(TO), sa = sizeof(TA), sb = sizeof(TB);
+  if (s[0] == so && s[1] == sa && s[2] == sb) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = store<TO>(op(load(a[i]), load(b[i])));
+  } else if (s[0] == so && s[1] == sa && s[2] == 0) {
+    auto bv = load(b[0]);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = store<TO>(op(load(a[i]), bv));
+  } else if (s[0] == so && s[1] == 0 && s[2] == sb) {
+    auto av = load(a[0]);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = store<TO>(op(av, load(b[i])));
+  } else {
+    char *o = p[0];
+    const char *x = p[1], *y = p[2];
+    for (int64_t i = 0; i < n; ++i, o += s[0], x += s[1], y += s[2])
+      *reinterpret_cast<TO *>(o) = store<TO>(op(load(*reinterpret_cast<const TA *>(x)),
+                                                 load(*reinterpret_cast<const TB *>(y))));
+  }
+}
+
+template <class T>
+CGC_INLINE void whereBody(char *const *p, const int64_t *s, int64_t n) {
+  T *out = reinterpret_cast<T *>(p[0]);
+  const Bool *c = reinterpret_cast<const Bool *>(p[1]);
+  const T *x = reinterpret_cast<const T *>(p[2]);
+  const T *y = reinterpret_cast<const T *>(p[3]);
+  const int64_t st = sizeof(T);
+  if (s[0] == st && s[1] == 1 && s[2] == st && s[3] == st) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = c[i].v ? x[i] : y[i];
+  } else {
+    char *o = p[0];
+    const char *cc = p[1], *xx = p[2], *yy = p[3];
+    for (int64_t i = 0; i < n; ++i, o += s[0], cc += s[1], xx += s[2], yy += s[3])
+      *reinterpret_cast<T *>(o) = reinterpret_cast<const Bool *>(cc)->v
+                                      ? *reinterpret_cast<const T *>(xx)
+                                      : *reinterpret_cast<const T *>(yy);
+  }
+}
+
+template <class TO, class TI, class Op>
+CGC_TARGET_AVX512 void unaryRowAvx512(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
+  unaryBody<TO, TI>(*static_cast<const Op *>(ctx), p, s, n);
+}
+template <class TO, class TI, class Op>
+void unaryRowBase(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
+  unaryBody<TO, TI>(*static_cast<const Op *>(ctx), p, s, n);
+}
+template <class TO, class TA, class TB, class Op>
+CGC_TARGET_AVX512 void binaryRowAvx512(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
+  binaryBody<TO, TA, TB>(*static_cast<const Op *>(ctx), p, s, n);
+}
+template <class TO, class TA, class TB, class Op>
+void binaryRowBase(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
+  binaryBody<TO, TA, TB>(*static_cast<const Op *>(ctx), p, s, n);
+}
+template <class T>
+CGC_TARGET_AVX512 void whereRowAvx512(const void *, char *const *p, const int64_t *s, int64_t n) {
+  whereBody<T>(p, s, n);
+}
+template <class T> void whereRowBase(const void *, char *const *p, const int64_t *s, int64_t n) {
+  whereBody<T>(p, s, n);
+}
+
+template <class TO, class TI, class Op> void setUnary(ElementwiseOp &e, const Op &op) {
+  e.row = cpuHasAvx512() ? &unaryRowAvx512<TO, TI, Op> : &unaryRowBase<TO, TI, Op>;
+  e.ctx = std::make_shared<Op>(op);
+}
+template <class TO, class TA, class TB, class Op> void setBinary(ElementwiseOp &e, const Op &op) {
+  e.row = cpuHasAvx512() ? &binaryRowAvx512<TO, TA, TB, Op> : &binaryRowBase<TO, TA, TB, Op>;
+  e.ctx = std::make_shared<Op>(op);
+}
+
+//===----------------------------------------------------------------------===//
+// Op table
+//===----------------------------------------------------------------------===//
+
+enum class Result { Same, Bool };
+
+/// How to build one unary op: its dtype class, result kind, relative cost
+/// and a builder that sets the row function for a dtype.
+struct UnarySpec {
+  DTypeClass cls;
+  Result result;
+  bool expensive;
+  void (*build)(ElementwiseOp &e, cgc_dtype_t dtype, const DescReader &r);
+};
+
+template <class Op, DTypeClass Cls> void buildSimpleUnary(ElementwiseOp &e, cgc_dtype_t dtype,
+                                                         const DescReader &) {
+  visitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (Cls == DTypeClass::Float) {
+      if constexpr (isFloatType<T>())
+        setUnary<T, T>(e, Op{});
+    } else if constexpr (Cls == DTypeClass::Signed) {
+      if constexpr (isFloatType<T>() || (isIntType<T>() && std::is_signed_v<T>))
+        setUnary<T, T>(e, Op{});
+    } else if constexpr (Cls == DTypeClass::Numeric) {
+      if constexpr (!std::is_same_v<T, Bool>)
+        setUnary<T, T>(e, Op{});
+    } else if constexpr (Cls == DTypeClass::Any) {
+      setUnary<T, T>(e, Op{});
+    }
+  });
+}
+
+template <class Op> void buildFloatToBool(ElementwiseOp &e, cgc_dtype_t dtype, const Op &op) {
+  visitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (isFloatType<T>())
+      setUnary<Bool, T>(e, op);
+  });
+}
+
+template <class Op> void buildFloatParam(ElementwiseOp &e, cgc_dtype_t dtype, const Op &op) {
+  visitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (isFloatType<T>())
+      setUnary<T, T>(e, op);
+  });
+}
+
+void buildGelu(ElementwiseOp &e, cgc_dtype_t d, const DescReader &r) {
+  buildFloatParam(e, d, Gelu{r.getString("approximate", "none", {"none", "tanh"}) == "tanh"});
+}
+void buildLeakyRelu(ElementwiseOp &e, cgc_dtype_t d, const DescReader &r) {
+  buildFloatParam(e, d, LeakyRelu{r.getFloat("alpha", 0.01)});
+}
+void buildElu(ElementwiseOp &e, cgc_dtype_t d, const DescReader &r) {
+  buildFloatParam(e, d, Elu{r.getFloat("alpha", 1.0)});
+}
+void buildSelu(ElementwiseOp &e, cgc_dtype_t d, const DescReader &r) {
+  buildFloatParam(e, d, Selu{r.getFloat("alpha", 1.67326319217681884765625),
+                             r.getFloat("gamma", 1.05070102214813232421875)});
+}
+void buildCelu(ElementwiseOp &e, cgc_dtype_t d, const DescReader &r) {
+  double alpha = r.getFloat("alpha", 1.0);
+  if (alpha == 0)
+    r.error("attribute 'alpha' must not be 0");
+  buildFloatParam(e, d, Celu{alpha});
+}
+void buildHardSigmoid(ElementwiseOp &e, cgc_dtype_t d, const DescReader &r) {
+  buildFloatParam(e, d, HardSigmoid{r.getFloat("alpha", 0.2), r.getFloat("beta", 0.5)});
+}
+void buildThresholdedRelu(ElementwiseOp &e, cgc_dtype_t d, const DescReader &r) {
+  buildFloatParam(e, d, ThresholdedRelu{r.getFloat("alpha", 1.0)});
+}
+void buildShrink(ElementwiseOp &e, cgc_dtype_t d, const DescReader &r) {
+  buildFloatParam(e, d, Shrink{r.getFloat("bias", 0.0), r.getFloat("lambd", 0.5)});
+}
+void buildIsNaN(ElementwiseOp &e, cgc_dtype_t d, const DescReader &) {
+  buildFloatToBool(e, d, IsNaN{});
+}
+void buildIsInf(ElementwiseOp &e, cgc_dtype_t d, const DescReader &r) {
+  buildFloatToBool(e, d, IsInf{r.getBool("detect_positive", true), r.getBool("detect_negative", true)});
+}
+void buildNot(ElementwiseOp &e, cgc_dtype_t, const DescReader &) { setUnary<Bool, Bool>(e, Not{}); }
+
+void buildClip(ElementwiseOp &e, cgc_dtype_t dtype, const DescReader &r) {
+  std::optional<double> lo = r.getOptionalFloat("min"), hi = r.getOptionalFloat("max");
+  visitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = Compute<T>;
+    if constexpr (!std::is_same_v<T, Bool>) {
+      Clip<C> op;
+      if constexpr (std::is_floating_point_v<C>) {
+        op.lo = lo ? C(*lo) : -std::numeric_limits<C>::infinity();
+        op.hi = hi ? C(*hi) : std::numeric_limits<C>::infinity();
+        if constexpr (!std::is_same_v<T, C>) {
+          // Bounds as the storage type would hold them.
+          op.lo = load(store<T>(op.lo));
+          op.hi = load(store<T>(op.hi));
+        }
+      } else {
+        // Integer bounds: the integers inside [min, max], saturated.
+        op.lo = lo ? convert<C>(std::ceil(*lo)) : std::numeric_limits<C>::min();
+        op.hi = hi ? convert<C>(std::floor(*hi)) : std::numeric_limits<C>::max();
+        if (lo && std::isnan(*lo))
+          op.lo = std::numeric_limits<C>::min();
+        if (hi && std::isnan(*hi))
+          op.hi = std::numeric_limits<C>::max();
+      }
+      setUnary<T, T>(e, op);
+    }
+  });
+}
+
+const std::unordered_map<std::string_view, UnarySpec> &unaryOps() {
+  using D = DTypeClass;
+  static const std::unordered_map<std::string_view, UnarySpec> table = {
+      {"cgc_op.relu", {D::Signed, Result::Same, false, buildSimpleUnary<Relu, D::Signed>}},
+      {"cgc_op.sigmoid", {D::Float, Result::Same, true, buildSimpleUnary<Sigmoid, D::Float>}},
+      {"cgc_op.tanh", {D::Float, Result::Same, true, buildSimpleUnary<Tanh, D::Float>}},
+      {"cgc_op.erf", {D::Float, Result::Same, true, buildSimpleUnary<Erf, D::Float>}},
+      {"cgc_op.exp", {D::Float, Result::Same, true, buildSimpleUnary<Exp, D::Float>}},
+      {"cgc_op.log", {D::Float, Result::Same, true, buildSimpleUnary<Log, D::Float>}},
+      {"cgc_op.sqrt", {D::Float, Result::Same, false, buildSimpleUnary<Sqrt, D::Float>}},
+      {"cgc_op.reciprocal", {D::Float, Result::Same, false, buildSimpleUnary<Reciprocal, D::Float>}},
+      {"cgc_op.neg", {D::Signed, Result::Same, false, buildSimpleUnary<Neg, D::Signed>}},
+      {"cgc_op.abs", {D::Numeric, Result::Same, false, buildSimpleUnary<Abs, D::Numeric>}},
+      {"cgc_op.sign", {D::Numeric, Result::Same, false, buildSimpleUnary<Sign, D::Numeric>}},
+      {"cgc_op.floor", {D::Float, Result::Same, false, buildSimpleUnary<Floor, D::Float>}},
+      {"cgc_op.ceil", {D::Float, Result::Same, false, buildSimpleUnary<Ceil, D::Float>}},
+      {"cgc_op.round", {D::Float, Result::Same, false, buildSimpleUnary<Round, D::Float>}},
+      {"cgc_op.sin", {D::Float, Result::Same, true, buildSimpleUnary<Sin, D::Float>}},
+      {"cgc_op.cos", {D::Float, Result::Same, true, buildSimpleUnary<Cos, D::Float>}},
+      {"cgc_op.tan", {D::Float, Result::Same, true, buildSimpleUnary<Tan, D::Float>}},
+      {"cgc_op.asin", {D::Float, Result::Same, true, buildSimpleUnary<Asin, D::Float>}},
+      {"cgc_op.acos", {D::Float, Result::Same, true, buildSimpleUnary<Acos, D::Float>}},
+      {"cgc_op.atan", {D::Float, Result::Same, true, buildSimpleUnary<Atan, D::Float>}},
+      {"cgc_op.sinh", {D::Float, Result::Same, true, buildSimpleUnary<Sinh, D::Float>}},
+      {"cgc_op.cosh", {D::Float, Result::Same, true, buildSimpleUnary<Cosh, D::Float>}},
+      {"cgc_op.asinh", {D::Float, Result::Same, true, buildSimpleUnary<Asinh, D::Float>}},
+      {"cgc_op.acosh", {D::Float, Result::Same, true, buildSimpleUnary<Acosh, D::Float>}},
+      {"cgc_op.atanh", {D::Float, Result::Same, true, buildSimpleUnary<Atanh, D::Float>}},
+      {"cgc_op.softplus", {D::Float, Result::Same, true, buildSimpleUnary<Softplus, D::Float>}},
+      {"cgc_op.softsign", {D::Float, Result::Same, false, buildSimpleUnary<Softsign, D::Float>}},
+      {"cgc_op.hard_swish", {D::Float, Result::Same, false, buildSimpleUnary<HardSwish, D::Float>}},
+      {"cgc_op.mish", {D::Float, Result::Same, true, buildSimpleUnary<Mish, D::Float>}},
+      {"cgc_op.isnan", {D::Float, Result::Bool, false, buildIsNaN}},
+      {"cgc_op.not", {D::Bool, Result::Same, false, buildNot}},
+      {"cgc_op.identity", {D::Any, Result::Same, false, buildSimpleUnary<Identity, D::Any>}},
+      {"cgc_op.gelu", {D::Float, Result::Same, true, buildGelu}},
+      {"cgc_op.leaky_relu", {D::Float, Result::Same, false, buildLeakyRelu}},
+      {"cgc_op.elu", {D::Float, Result::Same, true, buildElu}},
+      {"cgc_op.selu", {D::Float, Result::Same, true, buildSelu}},
+      {"cgc_op.celu", {D::Float, Result::Same, true, buildCelu}},
+      {"cgc_op.hard_sigmoid", {D::Float, Result::Same, false, buildHardSigmoid}},
+      {"cgc_op.thresholded_relu", {D::Float, Result::Same, false, buildThresholdedRelu}},
+      {"cgc_op.shrink", {D::Float, Result::Same, false, buildShrink}},
+      {"cgc_op.clip", {D::Numeric, Result::Same, false, buildClip}},
+      {"cgc_op.isinf", {D::Float, Result::Bool, false, buildIsInf}},
+  };
+  return table;
+}
+
+struct BinarySpec {
+  DTypeClass cls;
+  Result result;
+  void (*build)(ElementwiseOp &e, cgc_dtype_t dtype, const DescReader &r);
+};
+
+template <class Op, DTypeClass Cls, Result R>
+void buildSimpleBinary(ElementwiseOp &e, cgc_dtype_t dtype, const DescReader &) {
+  visitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    constexpr bool ok = Cls == DTypeClass::Any ||
+                        (Cls == DTypeClass::Numeric && !std::is_same_v<T, Bool>) ||
+                        (Cls == DTypeClass::Bool && std::is_same_v<T, Bool>) ||
+                        (Cls == DTypeClass::Signed &&
+                         (isFloatType<T>() || (isIntType<T>() && std::is_signed_v<T>)));
+    if constexpr (ok) {
+      if constexpr (R == Result::Bool)
+        setBinary<Bool, T, T>(e, Op{});
+      else
+        setBinary<T, T, T>(e, Op{});
+    }
+  });
+}
+
+void buildMod(ElementwiseOp &e, cgc_dtype_t dtype, const DescReader &r) {
+  bool fmod = r.getBool("fmod", false);
+  if (!fmod && dtypeIn(dtype, DTypeClass::Float))
+    r.error(cat("floating-point mod (", dtypeName(dtype), ") requires fmod = true"));
+  visitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, Bool>)
+      setBinary<T, T, T>(e, Mod{fmod});
+  });
+}
+
+void buildBitShift(ElementwiseOp &e, cgc_dtype_t dtype, const DescReader &r) {
+  std::string dir = r.getString("direction", std::nullopt, {"left", "right"});
+  if (!dtypeIn(dtype, DTypeClass::Unsigned))
+    r.error(cat("bit_shift requires unsigned integers, got ", dtypeName(dtype)));
+  visitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (isIntType<T>() && std::is_unsigned_v<T>)
+      setBinary<T, T, T>(e, BitShift{dir == "left"});
+  });
+}
+
+const std::unordered_map<std::string_view, BinarySpec> &binaryOps() {
+  using D = DTypeClass;
+  static const std::unordered_map<std::string_view, BinarySpec> table = {
+      {"cgc_op.add", {D::Numeric, Result::Same, buildSimpleBinary<Add, D::Numeric, Result::Same>}},
+      {"cgc_op.sub", {D::Numeric, Result::Same, buildSimpleBinary<Sub, D::Numeric, Result::Same>}},
+      {"cgc_op.mul", {D::Numeric, Result::Same, buildSimpleBinary<Mul, D::Numeric, Result::Same>}},
+      {"cgc_op.div", {D::Numeric, Result::Same, buildSimpleBinary<Div, D::Numeric, Result::Same>}},
+      {"cgc_op.max", {D::Numeric, Result::Same, buildSimpleBinary<Max, D::Numeric, Result::Same>}},
+      {"cgc_op.min", {D::Numeric, Result::Same, buildSimpleBinary<Min, D::Numeric, Result::Same>}},
+      {"cgc_op.equal", {D::Any, Result::Bool, buildSimpleBinary<Equal, D::Any, Result::Bool>}},
+      {"cgc_op.less", {D::Numeric, Result::Bool, buildSimpleBinary<Less, D::Numeric, Result::Bool>}},
+      {"cgc_op.less_or_equal",
+       {D::Numeric, Result::Bool, buildSimpleBinary<LessOrEqual, D::Numeric, Result::Bool>}},
+      {"cgc_op.greater", {D::Numeric, Result::Bool, buildSimpleBinary<Greater, D::Numeric, Result::Bool>}},
+      {"cgc_op.greater_or_equal",
+       {D::Numeric, Result::Bool, buildSimpleBinary<GreaterOrEqual, D::Numeric, Result::Bool>}},
+      {"cgc_op.and", {D::Bool, Result::Same, buildSimpleBinary<And, D::Bool, Result::Same>}},
+      {"cgc_op.or", {D::Bool, Result::Same, buildSimpleBinary<Or, D::Bool, Result::Same>}},
+      {"cgc_op.xor", {D::Bool, Result::Same, buildSimpleBinary<Xor, D::Bool, Result::Same>}},
+      {"cgc_op.mod", {D::Numeric, Result::Same, buildMod}},
+      {"cgc_op.bit_shift", {D::Integer, Result::Same, buildBitShift}},
+  };
+  return table;
+}
+
+/// Checks the output operand against the expected type.
+void checkResult(const DescReader &r, cgc_dtype_t dtype, const std::vector<int64_t> &shape) {
+  r.expectOutputs(1, 1);
+  const KernelOperand &out = r.output(0);
+  if (out.dtype != dtype)
+    r.error(cat("output has element type ", dtypeName(out.dtype), "; expected ", dtypeName(dtype)));
+  r.expectShape(out, "output", shape);
+}
+
+std::vector<int64_t> broadcastOrFail(const DescReader &r, const std::vector<int64_t> &a,
+                                     const std::vector<int64_t> &b) {
+  std::vector<int64_t> shape;
+  if (!broadcastShapes(a, b, shape))
+    r.error(cat("shapes ", shapeStr(a), " and ", shapeStr(b), " are not broadcast-compatible"));
+  return shape;
+}
+
+void buildCast(ElementwiseOp &e, cgc_dtype_t from, cgc_dtype_t to) {
+  visitDType(from, [&](auto fromTag) {
+    using F = typename decltype(fromTag)::type;
+    visitDType(to, [&](auto toTag) {
+      using T = typename decltype(toTag)::type;
+      struct CastOp {
+        CGC_INLINE Compute<T> operator()(Compute<F> x) const {
+          return load(convert<T>(store<F>(x)));
+        }
+      };
+      setUnary<T, F>(e, CastOp{});
+    });
+  });
+}
+
+void buildPow(ElementwiseOp &e, cgc_dtype_t base, cgc_dtype_t exponent) {
+  visitDType(base, [&](auto baseTag) {
+    using B = typename decltype(baseTag)::type;
+    visitDType(exponent, [&](auto expTag) {
+      using X = typename decltype(expTag)::type;
+      if constexpr (!std::is_same_v<B, Bool> && !std::is_same_v<X, Bool>)
+        setBinary<B, B, X>(e, Pow{});
+    });
+  });
+}
+
+void buildWhere(ElementwiseOp &e, cgc_dtype_t dtype) {
+  // Selection moves bytes: one instantiation per element size.
+  switch (cgc_dtype_size(dtype)) {
+  case 1: e.row = cpuHasAvx512() ? &whereRowAvx512<uint8_t> : &whereRowBase<uint8_t>; break;
+  case 2: e.row = cpuHasAvx512() ? &whereRowAvx512<uint16_t> : &whereRowBase<uint16_t>; break;
+  case 4: e.row = cpuHasAvx512() ? &whereRowAvx512<uint32_t> : &whereRowBase<uint32_t>; break;
+  case 8: e.row = cpuHasAvx512() ? &whereRowAvx512<uint64_t> : &whereRowBase<uint64_t>; break;
+  }
+}
+
+} // namespace
+
+bool isElementwiseOp(std::string_view op) {
+  return unaryOps().count(op) || binaryOps().count(op) || op == "cgc_op.cast" ||
+         op == "cgc_op.pow" || op == "cgc_op.prelu" || op == "cgc_op.where";
+}
+
+ElementwiseOp makeElementwiseOp(const KernelDesc &desc) {
+  DescReader r(desc);
+  checkOperands(desc);
+  ElementwiseOp e;
+  if (auto it = unaryOps().find(desc.op); it != unaryOps().end()) {
+    const UnarySpec &spec = it->second;
+    r.expectInputs(1, 1);
+    const KernelOperand &in = r.input(0, "input");
+    r.expectDType(in, "input", spec.cls);
+    spec.build(e, in.dtype, r);
+    e.inDTypes = {in.dtype};
+    e.outDType = spec.result == Result::Bool ? CGC_DTYPE_BOOL : in.dtype;
+    e.outShape = in.shape;
+    e.grain = spec.expensive ? 4096 : 32768;
+  } else if (auto it = binaryOps().find(desc.op); it != binaryOps().end()) {
+    const BinarySpec &spec = it->second;
+    r.expectInputs(2, 2);
+    const KernelOperand &a = r.input(0, "lhs"), &b = r.input(1, "rhs");
+    r.expectDType(a, "lhs", spec.cls);
+    r.expectSameDType(a, "lhs", b, "rhs");
+    spec.build(e, a.dtype, r);
+    e.inDTypes = {a.dtype, b.dtype};
+    e.outDType = spec.result == Result::Bool ? CGC_DTYPE_BOOL : a.dtype;
+    e.outShape = broadcastOrFail(r, a.shape, b.shape);
+  } else if (desc.op == "cgc_op.cast") {
+    r.expectInputs(1, 1);
+    const KernelOperand &in = r.input(0, "input");
+    cgc_dtype_t to = r.getDType("to");
+    buildCast(e, in.dtype, to);
+    e.inDTypes = {in.dtype};
+    e.outDType = to;
+    e.outShape = in.shape;
+  } else if (desc.op == "cgc_op.pow") {
+    r.expectInputs(2, 2);
+    const KernelOperand &a = r.input(0, "base"), &b = r.input(1, "exponent");
+    r.expectDType(a, "base", DTypeClass::Numeric);
+    r.expectDType(b, "exponent", DTypeClass::Numeric);
+    buildPow(e, a.dtype, b.dtype);
+    e.inDTypes = {a.dtype, b.dtype};
+    e.outDType = a.dtype;
+    e.outShape = broadcastOrFail(r, a.shape, b.shape);
+    e.grain = 4096;
+  } else if (desc.op == "cgc_op.prelu") {
+    r.expectInputs(2, 2);
+    const KernelOperand &x = r.input(0, "input"), &slope = r.input(1, "slope");
+    r.expectDType(x, "input", DTypeClass::Signed);
+    r.expectSameDType(x, "input", slope, "slope");
+    std::vector<int64_t> shape = broadcastOrFail(r, x.shape, slope.shape);
+    if (shape != x.shape)
+      r.error(cat("slope shape ", shapeStr(slope.shape), " does not broadcast to the input shape ",
+                  shapeStr(x.shape)));
+    buildSimpleBinary<PRelu, DTypeClass::Signed, Result::Same>(e, x.dtype, r);
+    e.inDTypes = {x.dtype, slope.dtype};
+    e.outDType = x.dtype;
+    e.outShape = x.shape;
+  } else if (desc.op == "cgc_op.where") {
+    r.expectInputs(3, 3);
+    const KernelOperand &c = r.input(0, "condition"), &x = r.input(1, "x"), &y = r.input(2, "y");
+    r.expectDType(c, "condition", DTypeClass::Bool);
+    r.expectSameDType(x, "x", y, "y");
+    buildWhere(e, x.dtype);
+    e.ctx = nullptr;
+    e.inDTypes = {c.dtype, x.dtype, y.dtype};
+    e.outDType = x.dtype;
+    e.outShape = broadcastOrFail(r, c.shape, broadcastOrFail(r, x.shape, y.shape));
+  } else {
+    r.error("not an elementwise op");
+  }
+  if (!e.row)
+    r.error(cat("element type ", dtypeName(e.inDTypes.empty() ? CGC_DTYPE_INVALID : e.inDTypes[0]),
+                " is not supported"));
+  checkResult(r, e.outDType, e.outShape);
+  return e;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+class ElementwiseKernel final : public KernelBase {
+public:
+  ElementwiseKernel(const KernelDesc &desc, ElementwiseOp op) : op_(std::move(op)) {
+    std::vector<std::vector<int64_t>> strides;
+    std::vector<size_t> sizes;
+    const KernelOperand &out = desc.outputs[0];
+    strides.push_back(out.effectiveStrides());
+    sizes.push_back(cgc_dtype_size(out.dtype));
+    for (const auto &in : desc.inputs) {
+      strides.push_back(broadcastStrides(*in, out.shape));
+      sizes.push_back(cgc_dtype_size(in->dtype));
+    }
+    plan_ = LoopPlan(out.shape, strides, sizes);
+    numInputs_ = int(desc.inputs.size());
+    description_ = cat(desc.op.substr(7), " ", dtypeName(out.dtype), " ", shapeStr(out.shape),
+                       plan_.rank() <= 1 ? " (contiguous)" : " (strided)");
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    char *bases[kMaxOperands];
+    bases[0] = static_cast<char *>(args.outputs[0]);
+    for (int i = 0; i < numInputs_; ++i)
+      bases[1 + i] = const_cast<char *>(static_cast<const char *>(args.inputs[i]));
+    plan_.run(pool, bases, op_.row, op_.ctx.get(), op_.grain);
+  }
+
+private:
+  ElementwiseOp op_;
+  LoopPlan plan_;
+  int numInputs_ = 0;
+};
+
+std::unique_ptr<Kernel> makeElementwiseKernel(const KernelDesc &desc, const KernelOptions &) {
+  ElementwiseOp op = makeElementwiseOp(desc);
+  return std::make_unique<ElementwiseKernel>(desc, std::move(op));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Epilogue
+//===----------------------------------------------------------------------===//
+
+Epilogue::Epilogue(const std::vector<int64_t> &shape, cgc_dtype_t dtype,
+                   const std::vector<KernelDesc> &chain) {
+  std::vector<int64_t> strides = contiguousStrides(shape);
+  size_t elem = cgc_dtype_size(dtype);
+  for (const KernelDesc &desc : chain) {
+    if (!isElementwiseOp(desc.op))
+      fail(cat(desc.op, " is not an elementwise op"));
+    if (desc.inputs.empty() || !desc.inputs[0])
+      fail(cat(desc.op, ": the epilogue's running value must be input 0"));
+    const KernelOperand &running = *desc.inputs[0];
+    if (running.shape != shape || running.dtype != dtype)
+      fail(cat(desc.op, ": input 0 is ", dtypeName(running.dtype), " ", shapeStr(running.shape),
+               " but the value it continues is ", dtypeName(dtype), " ", shapeStr(shape)));
+    Step step;
+    step.op = makeElementwiseOp(desc);
+    if (step.op.outDType != dtype || step.op.outShape != shape)
+      fail(cat(desc.op, ": changes the value to ", dtypeName(step.op.outDType), " ",
+               shapeStr(step.op.outShape), "; an epilogue keeps ", dtypeName(dtype), " ",
+               shapeStr(shape)));
+    std::vector<std::vector<int64_t>> opStrides = {strides, strides};
+    std::vector<size_t> sizes = {elem, elem};
+    for (size_t i = 1; i < desc.inputs.size(); ++i) {
+      opStrides.push_back(broadcastStrides(*desc.inputs[i], shape));
+      sizes.push_back(cgc_dtype_size(desc.inputs[i]->dtype));
+      step.extraIndex.push_back(int(numExtra_++));
+    }
+    // Keep the output's row-major order so that block ranges map to
+    // positions (no reordering of dimensions).
+    step.plan = LoopPlan(shape, opStrides, sizes, /*reorder=*/false);
+    steps_.push_back(std::move(step));
+  }
+}
+
+void Epilogue::apply(char *data, const void *const *extra, int64_t begin, int64_t end) const {
+  for (const Step &step : steps_) {
+    char *bases[kMaxOperands] = {data, data};
+    for (size_t i = 0; i < step.extraIndex.size(); ++i)
+      bases[2 + i] = const_cast<char *>(static_cast<const char *>(extra[step.extraIndex[i]]));
+    step.plan.runRange(bases, step.op.row, step.op.ctx.get(), begin, end);
+  }
+}
+
+void registerElementwiseOps(std::vector<OpEntry> &ops) {
+  for (const auto &[name, spec] : unaryOps())
+    ops.push_back({name.data(), makeElementwiseKernel});
+  for (const auto &[name, spec] : binaryOps())
+    ops.push_back({name.data(), makeElementwiseKernel});
+  for (const char *name : {"cgc_op.cast", "cgc_op.pow", "cgc_op.prelu", "cgc_op.where"})
+    ops.push_back({name, makeElementwiseKernel});
+}
+
+} // namespace cgc::ref

@@ -1,0 +1,67 @@
+//===- elementwise.h - Elementwise ops as row functions ---------*- C++ -*-===//
+//
+// Every elementwise cgc_op op compiles to a row function (strided.h) over
+// (output, inputs...). Kernels for the ops themselves pair one with a
+// LoopPlan; fused kernels use them as epilogues applied to blocks of an
+// anchor's output while it is in cache.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_REFERENCE_KERNELS_ELEMENTWISE_H
+#define CGC_REFERENCE_KERNELS_ELEMENTWISE_H
+
+#include "strided.h"
+
+#include <string_view>
+
+namespace cgc::ref {
+
+struct ElementwiseOp {
+  RowFn row = nullptr;
+  std::shared_ptr<const void> ctx; // the functor's parameters
+  /// Elements per parallel chunk that make a split worth it (lower for
+  /// transcendental ops).
+  int64_t grain = 32768;
+  cgc_dtype_t outDType = CGC_DTYPE_INVALID;
+  std::vector<cgc_dtype_t> inDTypes;
+  /// Output shape: broadcast of the input shapes (inputs as given).
+  std::vector<int64_t> outShape;
+};
+
+/// True for ops makeElementwiseOp compiles.
+bool isElementwiseOp(std::string_view op);
+
+/// Checks `desc` (arity, dtypes, attributes, broadcast shapes, output type)
+/// and compiles its row function. Throws DescError.
+ElementwiseOp makeElementwiseOp(const KernelDesc &desc);
+
+/// Applies a chain of elementwise ops in place to blocks of a tensor of
+/// `shape` (contiguous, `dtype`): op k reads the running value and its extra
+/// operands. Used by kernels that produce their output blockwise.
+class Epilogue {
+public:
+  /// `chain[k].inputs[0]` is the running value (shape `shape`, dtype
+  /// `dtype`); the others are extra operands, numbered in order across the
+  /// chain. Throws DescError if an op changes the shape or dtype.
+  Epilogue(const std::vector<int64_t> &shape, cgc_dtype_t dtype,
+           const std::vector<KernelDesc> &chain);
+  Epilogue() = default;
+  bool empty() const { return steps_.empty(); }
+  size_t numExtraOperands() const { return numExtra_; }
+  /// Applies the chain to elements [begin, end) (row-major positions) of
+  /// `data`; `extra[i]` is the address of extra operand i.
+  void apply(char *data, const void *const *extra, int64_t begin, int64_t end) const;
+
+private:
+  struct Step {
+    ElementwiseOp op;
+    LoopPlan plan;
+    std::vector<int> extraIndex; // per input after the first
+  };
+  std::vector<Step> steps_;
+  size_t numExtra_ = 0;
+};
+
+} // namespace cgc::ref
+
+#endif // CGC_REFERENCE_KERNELS_ELEMENTWISE_H

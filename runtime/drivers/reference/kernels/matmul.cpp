@@ -1,0 +1,472 @@
+//===- matmul.cpp - matmul and gemm ---------------------------------------===//
+//
+// float32 and bfloat16 run on oneDNN's matmul primitive (brgemm on AVX-512),
+// with operand strides passed through, so transposes and batch broadcasting
+// cost no copies; gemm's alpha, beta and C become post-ops, and fused
+// epilogues append theirs. A constant B (KernelOptions) is reordered once
+// per address into the layout oneDNN prefers. Other dtypes (float64,
+// float16, integers with wrap-around) use genericGemm per batch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "elementwise.h"
+#include "gemm.h"
+#include "onednn.h"
+
+#include <algorithm>
+
+namespace cgc::ref {
+namespace {
+
+using dt = dnnl::memory::data_type;
+
+/// The geometry of a (batched, broadcast, transposed) matrix product.
+struct MatGeom {
+  int64_t m = 1, n = 1, k = 1;
+  std::vector<int64_t> batch;                  // broadcast batch shape
+  std::vector<int64_t> aBatch, bBatch;         // operand batch dims (1 = broadcast)
+  std::vector<int64_t> aBatchStr, bBatchStr, cBatchStr; // element strides
+  int64_t am = 0, ak = 0, bk = 0, bn = 0, cm = 0, cn = 0;
+  bool aVector = false, bVector = false;
+};
+
+MatGeom matmulGeometry(const DescReader &r, const KernelOperand &a, const KernelOperand &b,
+                       const KernelOperand &out, bool ta, bool tb) {
+  MatGeom g;
+  if (a.shape.empty() || b.shape.empty())
+    r.error("matmul operands must have rank >= 1");
+  std::vector<int64_t> as = a.shape, bs = b.shape;
+  std::vector<int64_t> ast = a.effectiveStrides(), bst = b.effectiveStrides();
+  g.aVector = as.size() == 1;
+  g.bVector = bs.size() == 1;
+  if (g.aVector) {
+    as.insert(as.begin(), 1);
+    ast.insert(ast.begin(), 0);
+  } else if (ta) {
+    std::swap(as[as.size() - 1], as[as.size() - 2]);
+    std::swap(ast[ast.size() - 1], ast[ast.size() - 2]);
+  }
+  if (g.bVector) {
+    bs.push_back(1);
+    bst.push_back(0);
+  } else if (tb) {
+    std::swap(bs[bs.size() - 1], bs[bs.size() - 2]);
+    std::swap(bst[bst.size() - 1], bst[bst.size() - 2]);
+  }
+  g.m = as[as.size() - 2];
+  g.k = as.back();
+  g.n = bs.back();
+  if (bs[bs.size() - 2] != g.k)
+    r.error(cat("contraction dimensions differ: ", g.k, " (a) vs ", bs[bs.size() - 2], " (b)"));
+  g.am = ast[ast.size() - 2];
+  g.ak = ast.back();
+  g.bk = bst[bst.size() - 2];
+  g.bn = bst.back();
+  std::vector<int64_t> aB(as.begin(), as.end() - 2), bB(bs.begin(), bs.end() - 2);
+  if (!broadcastShapes(aB, bB, g.batch))
+    r.error(cat("batch dimensions ", shapeStr(aB), " and ", shapeStr(bB),
+                " are not broadcast-compatible"));
+  size_t rank = g.batch.size();
+  g.aBatch.assign(rank, 1);
+  g.bBatch.assign(rank, 1);
+  g.aBatchStr.assign(rank, 0);
+  g.bBatchStr.assign(rank, 0);
+  for (size_t i = 0; i < aB.size(); ++i) {
+    g.aBatch[rank - aB.size() + i] = aB[i];
+    g.aBatchStr[rank - aB.size() + i] = aB[i] == 1 ? 0 : ast[i];
+  }
+  for (size_t i = 0; i < bB.size(); ++i) {
+    g.bBatch[rank - bB.size() + i] = bB[i];
+    g.bBatchStr[rank - bB.size() + i] = bB[i] == 1 ? 0 : bst[i];
+  }
+  std::vector<int64_t> shape = g.batch;
+  if (!g.aVector)
+    shape.push_back(g.m);
+  if (!g.bVector)
+    shape.push_back(g.n);
+  r.expectShape(out, "output", shape);
+  std::vector<int64_t> ost = out.effectiveStrides();
+  g.cBatchStr.assign(ost.begin(), ost.begin() + rank);
+  size_t pos = rank;
+  g.cm = g.aVector ? 0 : ost[pos++];
+  g.cn = g.bVector ? 0 : ost[pos++];
+  return g;
+}
+
+/// Canonical strides for size-1 dims so descriptors stay plain.
+void fillUnitStrides(const std::vector<int64_t> &dims, std::vector<int64_t> &strides) {
+  int64_t dense = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    if (dims[i] == 1 || strides[i] == 0)
+      strides[i] = dense;
+    dense = std::max(dense, strides[i] * dims[i]);
+  }
+}
+
+bool anyNegative(const std::vector<int64_t> &v) {
+  return std::any_of(v.begin(), v.end(), [](int64_t x) { return x < 0; });
+}
+
+//===----------------------------------------------------------------------===//
+// oneDNN path
+//===----------------------------------------------------------------------===//
+
+class DnnlMatMulKernel final : public KernelBase {
+public:
+  /// `prefix` are post-ops of gemm (alpha, C, beta); `post` the fused chain.
+  DnnlMatMulKernel(const MatGeom &g, dt type, bool constantB, onednn::PostOps post,
+                   std::vector<std::pair<int, dnnl::memory::desc>> gemmC, float outputScale,
+                   std::string what)
+      : constantB_(constantB), post_(std::move(post)), gemmC_(std::move(gemmC)),
+        outputScale_(outputScale) {
+    size_t rank = g.batch.size() + 2;
+    std::vector<int64_t> ad = g.aBatch, bd = g.bBatch, cd = g.batch;
+    std::vector<int64_t> as = g.aBatchStr, bs = g.bBatchStr, cs = g.cBatchStr;
+    ad.insert(ad.end(), {g.m, g.k});
+    as.insert(as.end(), {g.am, g.ak});
+    bd.insert(bd.end(), {g.k, g.n});
+    bs.insert(bs.end(), {g.bk, g.bn});
+    cd.insert(cd.end(), {g.m, g.n});
+    cs.insert(cs.end(), {g.cm, g.cn});
+    fillUnitStrides(ad, as);
+    fillUnitStrides(bd, bs);
+    fillUnitStrides(cd, cs);
+    aDesc_ = onednn::plainDesc(ad, as, type);
+    bDesc_ = onednn::plainDesc(bd, bs, type);
+    cDesc_ = onednn::plainDesc(cd, cs, type);
+    (void)rank;
+    // Validate now (and build the primitive for the default thread count).
+    implName_ = prepared(int(std::max(1u, std::thread::hardware_concurrency()))).pd.impl_info_str();
+    description_ = cat(what, " ", shapeStr(g.batch), "x", g.m, "x", g.k, "x", g.n,
+                       post_.summary, " (oneDNN ", implName_, constantB ? ", packed B" : "", ")");
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    int threads = availableThreads(pool);
+    const Prepared &p = prepared(threads);
+    onednn::ThreadScope scope(threads);
+    std::unordered_map<int, dnnl::memory> margs;
+    margs[DNNL_ARG_SRC] = onednn::wrap(aDesc_, args.inputs[0]);
+    margs[DNNL_ARG_DST] = onednn::wrap(cDesc_, args.outputs[0]);
+    std::shared_ptr<AlignedBuffer> packed;
+    Scratch packedNow;
+    if (p.reorderB) {
+      size_t bytes = p.pd.weights_desc().get_size();
+      if (constantB_) {
+        packed = p.cache.get(args.inputs[1], bytes, [&](void *dst) { reorderB(p, args.inputs[1], dst); });
+        margs[DNNL_ARG_WEIGHTS] = onednn::wrap(p.pd.weights_desc(), packed->data());
+      } else {
+        packedNow.allocate(bytes);
+        reorderB(p, args.inputs[1], packedNow.data());
+        margs[DNNL_ARG_WEIGHTS] = onednn::wrap(p.pd.weights_desc(), packedNow.data());
+      }
+    } else {
+      margs[DNNL_ARG_WEIGHTS] = onednn::wrap(bDesc_, args.inputs[1]);
+    }
+    for (const auto &[arg, desc] : gemmC_)
+      margs[arg] = onednn::wrap(desc, args.inputs[2]);
+    for (size_t i = 0; i < post_.extraArgs.size(); ++i)
+      margs[post_.extraArgs[i]] = onednn::wrap(post_.extraDescs[i], args.inputs[firstExtra_ + i]);
+    onednn::execute(p.prim, p.scratchpad, margs);
+  }
+
+  void setFirstExtra(size_t index) { firstExtra_ = index; }
+
+private:
+  struct Prepared {
+    dnnl::matmul::primitive_desc pd;
+    dnnl::matmul prim;
+    bool reorderB = false;
+    dnnl::reorder reorderBPrim;
+    size_t scratchpad = 0;
+    onednn::PreparedCache cache;
+  };
+
+  void reorderB(const Prepared &p, const void *src, void *dst) const {
+    std::unordered_map<int, dnnl::memory> rargs = {
+        {DNNL_ARG_FROM, onednn::wrap(bDesc_, src)},
+        {DNNL_ARG_TO, onednn::wrap(p.pd.weights_desc(), dst)}};
+    onednn::execute(p.reorderBPrim, 0, rargs);
+  }
+
+  const Prepared &prepared(int threads) const {
+    return perThreads_.get(threads, [&](int) {
+      auto owned = std::make_unique<Prepared>();
+      Prepared &p = *owned;
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      attr.set_post_ops(post_.ops);
+      if (outputScale_ != 1.0f)
+        attr.set_output_scales(0, {outputScale_});
+      dnnl::memory::desc wdesc =
+          constantB_ ? dnnl::memory::desc(bDesc_.dims(), bDesc_.data_type(),
+                                          dnnl::memory::format_tag::any)
+                     : bDesc_;
+      p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(aDesc_, wdesc, cDesc_), attr,
+                                          onednn::engine());
+      p.prim = dnnl::matmul(p.pd);
+      p.scratchpad = p.pd.scratchpad_desc().get_size();
+      p.reorderB = p.pd.weights_desc() != bDesc_;
+      if (p.reorderB) {
+        dnnl::primitive_attr rattr;
+        rattr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        p.reorderBPrim = dnnl::reorder(dnnl::reorder::primitive_desc(
+            onednn::engine(), bDesc_, onednn::engine(), p.pd.weights_desc(), rattr));
+      }
+      return owned;
+    });
+  }
+
+  bool constantB_;
+  onednn::PostOps post_;
+  std::vector<std::pair<int, dnnl::memory::desc>> gemmC_;
+  float outputScale_ = 1.0f;
+  size_t firstExtra_ = 0;
+  dnnl::memory::desc aDesc_, bDesc_, cDesc_;
+  std::string implName_;
+  onednn::PerThreads<Prepared> perThreads_;
+};
+
+//===----------------------------------------------------------------------===//
+// Generic path
+//===----------------------------------------------------------------------===//
+
+template <class T> class GenericMatMulKernel final : public KernelBase {
+public:
+  GenericMatMulKernel(const MatGeom &g, std::string what, double alpha, double beta,
+                      std::optional<KernelOperand> c)
+      : g_(g), alpha_(alpha), beta_(beta) {
+    if (c && beta != 0) {
+      hasC_ = true;
+      std::vector<int64_t> outShape = {g.m, g.n};
+      std::vector<int64_t> outStrides = {g.cm, g.cn};
+      cPlan_ = LoopPlan(outShape, {outStrides, broadcastStrides(*c, outShape)},
+                        {sizeof(T), sizeof(T)}, false);
+    }
+    description_ = cat(what, " ", shapeStr(g.batch), "x", g.m, "x", g.k, "x", g.n,
+                       " (blocked GEMM)");
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    const T *a = static_cast<const T *>(args.inputs[0]);
+    const T *b = static_cast<const T *>(args.inputs[1]);
+    T *c = static_cast<T *>(args.outputs[0]);
+    GemmShape s{g_.m, g_.n, g_.k, g_.am, g_.ak, g_.bk, g_.bn, g_.cm, g_.cn};
+    int64_t batches = numElements(g_.batch);
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      int64_t rem = bi, ao = 0, bo = 0, co = 0;
+      for (size_t d = g_.batch.size(); d-- > 0;) {
+        int64_t i = rem % g_.batch[d];
+        rem /= g_.batch[d];
+        ao += i * g_.aBatchStr[d];
+        bo += i * g_.bBatchStr[d];
+        co += i * g_.cBatchStr[d];
+      }
+      genericGemm<T>(s, a + ao, b + bo, c + co, &pool);
+    }
+    if (alpha_ != 1.0 || hasC_) {
+      // Gemm: out = alpha * out + beta * C (broadcast), in double.
+      const T *cin = hasC_ ? static_cast<const T *>(args.inputs[2]) : nullptr;
+      char *bases[2] = {reinterpret_cast<char *>(c), const_cast<char *>(reinterpret_cast<const char *>(cin))};
+      struct Ctx {
+        double alpha, beta;
+        bool hasC;
+      } ctx{alpha_, beta_, hasC_};
+      if (hasC_) {
+        cPlan_.runRange(bases, &scaleRow, &ctx, 0, cPlan_.total());
+      } else {
+        for (int64_t i = 0; i < g_.m; ++i)
+          for (int64_t j = 0; j < g_.n; ++j) {
+            T &v = c[i * g_.cm + j * g_.cn];
+            v = convert<T>(alpha_ * double(load(v)));
+          }
+      }
+    }
+  }
+
+private:
+  static void scaleRow(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
+    struct Ctx {
+      double alpha, beta;
+      bool hasC;
+    };
+    const Ctx &c = *static_cast<const Ctx *>(ctx);
+    char *o = p[0];
+    const char *x = p[1];
+    for (int64_t i = 0; i < n; ++i, o += s[0], x += s[1]) {
+      T &v = *reinterpret_cast<T *>(o);
+      double r = c.alpha * double(load(v)) + c.beta * double(load(*reinterpret_cast<const T *>(x)));
+      v = convert<T>(r);
+    }
+  }
+
+  MatGeom g_;
+  double alpha_, beta_;
+  bool hasC_ = false;
+  LoopPlan cPlan_;
+};
+
+//===----------------------------------------------------------------------===//
+// Factories
+//===----------------------------------------------------------------------===//
+
+struct Parsed {
+  MatGeom geom;
+  bool gemm = false;
+  double alpha = 1, beta = 1;
+  std::optional<KernelOperand> c;
+  cgc_dtype_t dtype = CGC_DTYPE_INVALID;
+  bool anyNegativeStride = false;
+};
+
+Parsed parse(const KernelDesc &desc) {
+  DescReader r(desc);
+  Parsed p;
+  p.gemm = desc.op == "cgc_op.gemm";
+  r.expectInputs(2, p.gemm ? 3 : 2);
+  r.expectOutputs(1, 1);
+  const KernelOperand &a = r.input(0, "a"), &b = r.input(1, "b");
+  r.expectDType(a, "a", DTypeClass::Numeric);
+  r.expectSameDType(a, "a", b, "b");
+  r.expectSameDType(a, "a", r.output(0), "output");
+  bool ta = r.getBool("transpose_a", false), tb = r.getBool("transpose_b", false);
+  if (p.gemm) {
+    if (a.shape.size() != 2 || b.shape.size() != 2)
+      r.error("gemm operands a and b must be 2-D");
+    p.alpha = r.getFloat("alpha", 1.0);
+    p.beta = r.getFloat("beta", 1.0);
+    if (r.hasInput(2)) {
+      p.c = *desc.inputs[2];
+      r.expectSameDType(a, "a", *p.c, "c");
+    }
+  }
+  p.geom = matmulGeometry(r, a, b, r.output(0), ta, tb);
+  if (p.c) {
+    std::vector<int64_t> bc;
+    std::vector<int64_t> mn = {p.geom.m, p.geom.n};
+    if (!broadcastShapes(p.c->shape, mn, bc) || bc != mn)
+      r.error(cat("c shape ", shapeStr(p.c->shape), " does not broadcast to [", p.geom.m, ", ",
+                  p.geom.n, "]"));
+  }
+  p.dtype = a.dtype;
+  for (const auto &in : desc.inputs)
+    if (in && anyNegative(in->effectiveStrides()))
+      p.anyNegativeStride = true;
+  if (anyNegative(desc.outputs[0].effectiveStrides()))
+    p.anyNegativeStride = true;
+  return p;
+}
+
+bool useDnnl(const Parsed &p) {
+  return (p.dtype == CGC_DTYPE_FLOAT32 || p.dtype == CGC_DTYPE_BFLOAT16) && !p.anyNegativeStride &&
+         p.geom.m > 0 && p.geom.n > 0 && p.geom.k > 0 && p.geom.batch.size() + 2 <= 12 &&
+         numElements(p.geom.batch) > 0;
+}
+
+/// gemm's alpha, beta and C as leading post-ops.
+void gemmPrefix(const Parsed &p, onednn::PostOps &prefix,
+                std::vector<std::pair<int, dnnl::memory::desc>> &cArgs, float &outputScale) {
+  using A = dnnl::algorithm;
+  dt type;
+  onednn::dataType(p.dtype, type);
+  bool withC = p.c && p.beta != 0;
+  // alpha (over beta when C is added) is the primitive's output scale,
+  // applied before the post-ops.
+  outputScale = float(withC ? p.alpha / p.beta : p.alpha);
+  if (withC) {
+    std::vector<int64_t> dims(p.geom.batch.size() + 2, 1), strides(dims.size(), 0);
+    std::vector<int64_t> own = p.c->effectiveStrides();
+    size_t off = dims.size() - p.c->shape.size();
+    for (size_t i = 0; i < p.c->shape.size(); ++i) {
+      dims[off + i] = p.c->shape[i];
+      strides[off + i] = own[i];
+    }
+    fillUnitStrides(dims, strides);
+    dnnl::memory::desc desc = onednn::plainDesc(dims, strides, type);
+    int index = prefix.ops.len();
+    prefix.ops.append_binary(A::binary_add, desc);
+    cArgs.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, desc});
+    if (p.beta != 1.0) {
+      std::string unused;
+      prefix.appendEltwise(A::eltwise_linear, float(p.beta), 0.f, unused);
+    }
+  }
+}
+
+std::unique_ptr<Kernel> makeMatMul(const KernelDesc &desc, const KernelOptions &options) {
+  Parsed p = parse(desc);
+  std::string what = desc.op.substr(7) + " " + dtypeName(p.dtype);
+  if (useDnnl(p)) {
+    onednn::PostOps prefix;
+    std::vector<std::pair<int, dnnl::memory::desc>> cArgs;
+    float scale = 1.0f;
+    if (p.gemm)
+      gemmPrefix(p, prefix, cArgs, scale);
+    dt type;
+    onednn::dataType(p.dtype, type);
+    bool constantB = options.isConstant(1) && numElements(p.geom.bBatch) == 1;
+    try {
+      return std::make_unique<DnnlMatMulKernel>(p.geom, type, constantB, prefix, cArgs, scale,
+                                                what);
+    } catch (const dnnl::error &e) {
+      // No oneDNN implementation for this geometry: the generic path below.
+    }
+  }
+  std::unique_ptr<Kernel> kernel;
+  visitDType(p.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, Bool>)
+      kernel = std::make_unique<GenericMatMulKernel<T>>(p.geom, what, p.alpha, p.beta, p.c);
+  });
+  if (!kernel)
+    fail(cat(desc.op, ": element type ", dtypeName(p.dtype), " is not supported"));
+  return kernel;
+}
+
+} // namespace
+
+std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
+                                          const std::vector<KernelDesc> &epilogue,
+                                          const KernelOptions &options, std::string &reason) {
+  Parsed p = parse(anchor);
+  if (!useDnnl(p)) {
+    reason = cat(anchor.op, ": only float32/bfloat16 products on oneDNN fuse (", dtypeName(p.dtype),
+                 p.anyNegativeStride ? ", negative strides" : "", ")");
+    return nullptr;
+  }
+  if (p.geom.aVector || p.geom.bVector) {
+    reason = cat(anchor.op, ": products with a 1-D operand do not fuse");
+    return nullptr;
+  }
+  onednn::PostOps post;
+  std::vector<std::pair<int, dnnl::memory::desc>> cArgs;
+  float scale = 1.0f;
+  if (p.gemm)
+    gemmPrefix(p, post, cArgs, scale);
+  if (!onednn::buildPostOps(epilogue, anchor.outputs[0].shape, p.dtype, post, reason))
+    return nullptr;
+  if (epilogue.back().outputs.size() != 1 ||
+      epilogue.back().outputs[0].effectiveStrides() != anchor.outputs[0].effectiveStrides()) {
+    reason = "the epilogue's result must have the anchor's layout";
+    return nullptr;
+  }
+  dt type;
+  onednn::dataType(p.dtype, type);
+  bool constantB = options.isConstant(1) && numElements(p.geom.bBatch) == 1;
+  try {
+    auto kernel = std::make_unique<DnnlMatMulKernel>(p.geom, type, constantB, post, cArgs, scale,
+                                                     anchor.op.substr(7) + " " + dtypeName(p.dtype));
+    kernel->setFirstExtra(anchor.inputs.size());
+    return kernel;
+  } catch (const dnnl::error &e) {
+    reason = cat(anchor.op, ": oneDNN has no implementation of this fused product (", e.what(), ")");
+    return nullptr;
+  }
+}
+
+void registerMatMulOps(std::vector<OpEntry> &ops) {
+  ops.push_back({"cgc_op.matmul", makeMatMul, true});
+  ops.push_back({"cgc_op.gemm", makeMatMul, true});
+}
+
+} // namespace cgc::ref

@@ -1,0 +1,773 @@
+//===- reduce.cpp - Reductions, arg reductions, softmax, global pools -----===//
+//
+// Reductions split the input's dimensions into kept ones (one output element
+// each) and reduced ones. Each output accumulates over its reduced set in
+// "row" order (innermost reduced dimension as a contiguous run) or, when the
+// innermost input dimension is kept, in "column" order (a block of outputs
+// advances together over the reduced positions, so loads stay unit-stride).
+// Parallel over outputs; a reduction to few outputs splits the reduced range
+// instead and merges partial results. Float sums accumulate in double.
+//
+// Softmax, log-softmax and hardmax work on [outer, axis, inner] views, with a
+// vectorized path for inner == 1 (the last axis).
+//
+//===----------------------------------------------------------------------===//
+
+#include "math.h"
+#include "strided.h"
+
+#include <algorithm>
+
+namespace cgc::ref {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Reduction functors: A init(); A step(A, C); A merge(A, A); R finish(A, n)
+//===----------------------------------------------------------------------===//
+
+template <class T> using WideOf =
+    std::conditional_t<isFloatType<T>(), double,
+                       std::conditional_t<std::is_signed_v<Compute<T>>, int64_t, uint64_t>>;
+
+template <class T> CGC_INLINE WideOf<T> wideMul(WideOf<T> a, WideOf<T> b) {
+  if constexpr (std::is_same_v<WideOf<T>, int64_t>)
+    return int64_t(uint64_t(a) * uint64_t(b));
+  else
+    return a * b;
+}
+
+template <class T> CGC_INLINE WideOf<T> wideAbs(Compute<T> x) {
+  using W = WideOf<T>;
+  if constexpr (std::is_floating_point_v<W>)
+    return std::fabs(W(x));
+  else if constexpr (std::is_signed_v<W>)
+    return x < 0 ? W(0) - W(x) : W(x);
+  else
+    return W(x);
+}
+
+template <class T> struct SumRed {
+  using A = WideOf<T>;
+  CGC_INLINE A init() const { return A(0); }
+  CGC_INLINE A step(A a, Compute<T> x) const { return wrapAdd(a, A(x)); }
+  CGC_INLINE A merge(A a, A b) const { return wrapAdd(a, b); }
+  CGC_INLINE T finish(A a, int64_t) const { return convertWide(a); }
+  CGC_INLINE static A wrapAdd(A a, A b) {
+    if constexpr (std::is_same_v<A, int64_t>)
+      return int64_t(uint64_t(a) + uint64_t(b));
+    else
+      return a + b;
+  }
+  CGC_INLINE static T convertWide(A a) {
+    if constexpr (std::is_floating_point_v<A>)
+      return store<T>(Compute<T>(a));
+    else
+      return store<T>(Compute<T>(a)); // modular, as the wrapped sum
+  }
+};
+
+template <class T> struct MeanRed : SumRed<T> {
+  using A = WideOf<T>;
+  CGC_INLINE T finish(A a, int64_t n) const {
+    if constexpr (std::is_floating_point_v<A>)
+      return store<T>(Compute<T>(a / A(n)));
+    else
+      return n == 0 ? store<T>(Compute<T>(0)) : store<T>(Compute<T>(a / A(n)));
+  }
+};
+
+template <class T> struct SumSquareRed : SumRed<T> {
+  using A = WideOf<T>;
+  CGC_INLINE A step(A a, Compute<T> x) const { return SumRed<T>::wrapAdd(a, wideMul<T>(A(x), A(x))); }
+};
+
+template <class T> struct L1Red : SumRed<T> {
+  using A = WideOf<T>;
+  CGC_INLINE A step(A a, Compute<T> x) const { return SumRed<T>::wrapAdd(a, wideAbs<T>(x)); }
+};
+
+/// Reductions whose result goes through a float function (l2, log_sum):
+/// integer inputs accumulate exactly and convert at the end.
+template <class T> struct L2Red : SumSquareRed<T> {
+  using A = WideOf<T>;
+  CGC_INLINE T finish(A a, int64_t) const { return convert<T>(std::sqrt(double(a))); }
+};
+template <class T> struct LogSumRed : SumRed<T> {
+  using A = WideOf<T>;
+  CGC_INLINE T finish(A a, int64_t) const { return convert<T>(std::log(double(a))); }
+};
+
+template <class T> struct ProdRed {
+  using A = WideOf<T>;
+  CGC_INLINE A init() const { return A(1); }
+  CGC_INLINE A step(A a, Compute<T> x) const { return wideMul<T>(a, A(x)); }
+  CGC_INLINE A merge(A a, A b) const { return wideMul<T>(a, b); }
+  CGC_INLINE T finish(A a, int64_t) const { return store<T>(Compute<T>(a)); }
+};
+
+template <class T> struct MaxRed {
+  using A = Compute<T>;
+  CGC_INLINE A init() const {
+    if constexpr (std::is_floating_point_v<A>)
+      return -std::numeric_limits<A>::infinity();
+    else
+      return std::numeric_limits<A>::lowest();
+  }
+  CGC_INLINE A step(A a, A x) const {
+    if constexpr (std::is_floating_point_v<A>)
+      return (x > a || x != x) && a == a ? x : a; // NaN sticks
+    else
+      return x > a ? x : a;
+  }
+  CGC_INLINE A merge(A a, A b) const { return step(a, b); }
+  CGC_INLINE T finish(A a, int64_t) const { return store<T>(a); }
+};
+
+template <class T> struct MinRed {
+  using A = Compute<T>;
+  CGC_INLINE A init() const {
+    if constexpr (std::is_floating_point_v<A>)
+      return std::numeric_limits<A>::infinity();
+    else
+      return std::numeric_limits<A>::max();
+  }
+  CGC_INLINE A step(A a, A x) const {
+    if constexpr (std::is_floating_point_v<A>)
+      return (x < a || x != x) && a == a ? x : a;
+    else
+      return x < a ? x : a;
+  }
+  CGC_INLINE A merge(A a, A b) const { return step(a, b); }
+  CGC_INLINE T finish(A a, int64_t) const { return store<T>(a); }
+};
+
+/// log(sum(exp(x))) by the streaming (max, scaled sum) form.
+template <class T> struct LogSumExpRed {
+  struct A {
+    double max, sum;
+  };
+  CGC_INLINE A init() const { return {-std::numeric_limits<double>::infinity(), 0.0}; }
+  CGC_INLINE A step(A a, Compute<T> xc) const { return merge(a, A{double(xc), 1.0}); }
+  CGC_INLINE A merge(A a, A b) const {
+    if (b.sum == 0)
+      return a;
+    if (a.sum == 0)
+      return b;
+    if (std::isnan(a.max) || std::isnan(b.max))
+      return {std::numeric_limits<double>::quiet_NaN(), 1.0};
+    if (b.max > a.max)
+      std::swap(a, b);
+    if (a.max == std::numeric_limits<double>::infinity())
+      return {a.max, 1.0};
+    return {a.max, a.sum + b.sum * std::exp(b.max - a.max)};
+  }
+  CGC_INLINE T finish(A a, int64_t) const {
+    if (a.sum == 0)
+      return convert<T>(-std::numeric_limits<double>::infinity());
+    return convert<T>(a.max + std::log(a.sum));
+  }
+};
+
+/// (sum |x|^p)^(1/p) for global_lp_pool.
+template <class T> struct LpRed {
+  double p = 2;
+  using A = double;
+  CGC_INLINE A init() const { return 0.0; }
+  CGC_INLINE A step(A a, Compute<T> x) const {
+    double ax = std::fabs(double(x));
+    return a + (p == 2 ? ax * ax : (p == 1 ? ax : std::pow(ax, p)));
+  }
+  CGC_INLINE A merge(A a, A b) const { return a + b; }
+  CGC_INLINE T finish(A a, int64_t) const {
+    return store<T>(Compute<T>(p == 2 ? std::sqrt(a) : (p == 1 ? a : std::pow(a, 1.0 / p))));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The reduction engine
+//===----------------------------------------------------------------------===//
+
+/// Dimensions of one side (kept or reduced), coalesced, with input strides
+/// (elements) and, for kept ones, output strides.
+struct DimSet {
+  std::vector<int64_t> size, in, out;
+  int64_t count() const { return numElements(size); }
+  void add(int64_t n, int64_t inStride, int64_t outStride) {
+    if (n == 1)
+      return;
+    if (!size.empty() && in.back() == inStride * n && out.back() == outStride * n) {
+      size.back() *= n;
+      in.back() = inStride;
+      out.back() = outStride;
+      return;
+    }
+    size.push_back(n);
+    in.push_back(inStride);
+    out.push_back(outStride);
+  }
+  /// Offsets (input, output) of linear position `i`.
+  void offsets(int64_t i, int64_t &inOff, int64_t &outOff) const {
+    inOff = outOff = 0;
+    for (size_t d = size.size(); d-- > 0;) {
+      int64_t k = i % size[d];
+      i /= size[d];
+      inOff += k * in[d];
+      outOff += k * out[d];
+    }
+  }
+};
+
+struct ReducePlan {
+  DimSet kept, reduced;
+  int64_t reducedCount = 1;
+};
+
+template <class T, class Red> class ReduceKernel final : public KernelBase {
+public:
+  ReduceKernel(ReducePlan plan, Red red, std::string description)
+      : plan_(std::move(plan)), red_(red) {
+    description_ = std::move(description);
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    const T *in = static_cast<const T *>(args.inputs[0]);
+    T *out = static_cast<T *>(args.outputs[0]);
+    const int64_t outputs = plan_.kept.count();
+    const int64_t reduced = plan_.reducedCount;
+    if (outputs == 0)
+      return;
+    const int threads = pool.size();
+    const bool column = !plan_.kept.size.empty() && plan_.kept.in.back() == 1 &&
+                        (plan_.reduced.in.empty() || plan_.reduced.in.back() != 1);
+    if (outputs < 4 * threads && reduced >= 65536 && threads > 1) {
+      splitReduced(in, out, pool);
+      return;
+    }
+    const int64_t work = outputs * std::max<int64_t>(reduced, 1);
+    const int64_t grainOutputs = std::max<int64_t>(1, 32768 / std::max<int64_t>(reduced, 1));
+    auto body = [&](int64_t begin, int64_t end) {
+      if (column)
+        columns(in, out, begin, end);
+      else
+        rows(in, out, begin, end);
+    };
+    if (work < 32768 || threads == 1)
+      body(0, outputs);
+    else
+      pool.parallelFor(outputs, grainOutputs, body);
+  }
+
+private:
+  using A = decltype(std::declval<Red>().init());
+
+  /// Accumulates the reduced set starting at `base` for reduced positions
+  /// [rb, re).
+  A accumulate(const T *base, int64_t rb, int64_t re) const {
+    A acc = red_.init();
+    const DimSet &r = plan_.reduced;
+    if (r.size.empty()) {
+      if (rb < re)
+        acc = red_.step(acc, load(base[0]));
+      return acc;
+    }
+    const int64_t inner = r.size.back(), innerStride = r.in.back();
+    int64_t pos = rb;
+    while (pos < re) {
+      int64_t inOff, outOff;
+      r.offsets(pos, inOff, outOff);
+      int64_t k = pos % inner;
+      int64_t n = std::min(re - pos, inner - k);
+      const T *p = base + inOff;
+      if (innerStride == 1) {
+        for (int64_t i = 0; i < n; ++i)
+          acc = red_.step(acc, load(p[i]));
+      } else {
+        for (int64_t i = 0; i < n; ++i)
+          acc = red_.step(acc, load(p[i * innerStride]));
+      }
+      pos += n;
+    }
+    return acc;
+  }
+
+  void rows(const T *in, T *out, int64_t begin, int64_t end) const {
+    for (int64_t o = begin; o < end; ++o) {
+      int64_t inOff, outOff;
+      plan_.kept.offsets(o, inOff, outOff);
+      out[outOff] = red_.finish(accumulate(in + inOff, 0, plan_.reducedCount), plan_.reducedCount);
+    }
+  }
+
+  /// Outputs [begin, end) in blocks along the innermost kept dimension
+  /// (unit input stride), advancing together over the reduced positions.
+  void columns(const T *in, T *out, int64_t begin, int64_t end) const {
+    const DimSet &k = plan_.kept;
+    const int64_t innerLen = k.size.back(), outInner = k.out.back();
+    constexpr int64_t kBlock = 256;
+    A acc[kBlock];
+    int64_t o = begin;
+    while (o < end) {
+      int64_t j = o % innerLen;
+      int64_t n = std::min({end - o, innerLen - j, kBlock});
+      int64_t inOff, outOff;
+      k.offsets(o, inOff, outOff);
+      for (int64_t i = 0; i < n; ++i)
+        acc[i] = red_.init();
+      const DimSet &r = plan_.reduced;
+      int64_t rcount = plan_.reducedCount;
+      for (int64_t rp = 0; rp < rcount; ++rp) {
+        int64_t rin, rout;
+        r.offsets(rp, rin, rout);
+        const T *p = in + inOff + rin;
+        for (int64_t i = 0; i < n; ++i)
+          acc[i] = red_.step(acc[i], load(p[i]));
+      }
+      for (int64_t i = 0; i < n; ++i)
+        out[outOff + i * outInner] = red_.finish(acc[i], rcount);
+      o += n;
+    }
+  }
+
+  /// Few outputs, many reduced elements: threads take slices of the reduced
+  /// range; partial results merge in order.
+  void splitReduced(const T *in, T *out, ThreadPool &pool) const {
+    const int64_t outputs = plan_.kept.count();
+    const int threads = pool.size();
+    std::vector<A> partial(size_t(outputs) * threads, red_.init());
+    const int64_t reduced = plan_.reducedCount;
+    pool.parallelFor(threads, 1, [&](int64_t tb, int64_t te) {
+      for (int64_t t = tb; t < te; ++t) {
+        int64_t rb = reduced * t / threads, re = reduced * (t + 1) / threads;
+        for (int64_t o = 0; o < outputs; ++o) {
+          int64_t inOff, outOff;
+          plan_.kept.offsets(o, inOff, outOff);
+          partial[size_t(t) * outputs + o] = accumulate(in + inOff, rb, re);
+        }
+      }
+    });
+    for (int64_t o = 0; o < outputs; ++o) {
+      A acc = partial[size_t(o)];
+      for (int t = 1; t < threads; ++t)
+        acc = red_.merge(acc, partial[size_t(t) * outputs + o]);
+      int64_t inOff, outOff;
+      plan_.kept.offsets(o, inOff, outOff);
+      out[outOff] = red_.finish(acc, reduced);
+    }
+  }
+
+  ReducePlan plan_;
+  Red red_;
+};
+
+/// Builds the plan of reducing `in` over `reducedMask` into `out` (whose
+/// dimensions are the kept ones, with or without size-1 placeholders).
+ReducePlan makeReducePlan(const KernelOperand &in, const std::vector<bool> &reducedMask,
+                          const KernelOperand &out, bool keepdims) {
+  ReducePlan plan;
+  std::vector<int64_t> inStrides = in.effectiveStrides();
+  std::vector<int64_t> outStrides = out.effectiveStrides();
+  size_t outDim = 0;
+  // Kept dims in order (their output strides); reduced dims likewise.
+  for (size_t d = 0; d < in.shape.size(); ++d) {
+    if (reducedMask[d]) {
+      plan.reduced.add(in.shape[d], inStrides[d], 0);
+      if (keepdims)
+        ++outDim;
+    } else {
+      plan.kept.add(in.shape[d], inStrides[d], outStrides[outDim]);
+      ++outDim;
+    }
+  }
+  plan.reducedCount = 1;
+  for (size_t d = 0; d < in.shape.size(); ++d)
+    if (reducedMask[d])
+      plan.reducedCount *= in.shape[d];
+  return plan;
+}
+
+template <template <class> class Red, class Extra = int>
+std::unique_ptr<Kernel> makeReduceFor(const DescReader &r, const KernelOperand &in,
+                                      const ReducePlan &plan, const std::string &description,
+                                      Extra extra = Extra()) {
+  std::unique_ptr<Kernel> kernel;
+  visitDType(in.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, Bool>) {
+      Red<T> red;
+      if constexpr (std::is_same_v<Red<T>, LpRed<T>>)
+        red.p = double(extra);
+      kernel = std::make_unique<ReduceKernel<T, Red<T>>>(plan, red, description);
+    }
+  });
+  if (!kernel)
+    r.error(cat("element type ", dtypeName(in.dtype), " is not supported"));
+  return kernel;
+}
+
+std::unique_ptr<Kernel> makeReduction(const KernelDesc &desc, const KernelOptions &) {
+  DescReader r(desc);
+  r.expectInputs(1, 1);
+  r.expectOutputs(1, 1);
+  const KernelOperand &in = r.input(0, "input");
+  r.expectDType(in, "input", DTypeClass::Numeric);
+  const KernelOperand &out = r.output(0);
+  r.expectSameDType(in, "input", out, "output");
+  std::vector<int64_t> axes = r.getInts("axes", std::vector<int64_t>{});
+  bool keepdims = r.getBool("keepdims", true);
+  const int64_t rank = int64_t(in.shape.size());
+  std::vector<bool> mask(size_t(rank), axes.empty());
+  for (int64_t a : axes) {
+    if (a < 0 || a >= rank)
+      r.error(cat("axis ", a, " is out of range for rank ", rank));
+    if (mask[size_t(a)])
+      r.error(cat("axis ", a, " is repeated"));
+    mask[size_t(a)] = true;
+  }
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!mask[size_t(d)])
+      shape.push_back(in.shape[size_t(d)]);
+    else if (keepdims)
+      shape.push_back(1);
+  r.expectShape(out, "output", shape);
+  ReducePlan plan = makeReducePlan(in, mask, out, keepdims);
+  std::string description = cat(desc.op.substr(7), " ", dtypeName(in.dtype), " ",
+                                shapeStr(in.shape), " -> ", shapeStr(out.shape));
+  const std::string &op = desc.op;
+  if (op == "cgc_op.reduce_sum")
+    return makeReduceFor<SumRed>(r, in, plan, description);
+  if (op == "cgc_op.reduce_mean")
+    return makeReduceFor<MeanRed>(r, in, plan, description);
+  if (op == "cgc_op.reduce_max")
+    return makeReduceFor<MaxRed>(r, in, plan, description);
+  if (op == "cgc_op.reduce_min")
+    return makeReduceFor<MinRed>(r, in, plan, description);
+  if (op == "cgc_op.reduce_prod")
+    return makeReduceFor<ProdRed>(r, in, plan, description);
+  if (op == "cgc_op.reduce_l1")
+    return makeReduceFor<L1Red>(r, in, plan, description);
+  if (op == "cgc_op.reduce_l2")
+    return makeReduceFor<L2Red>(r, in, plan, description);
+  if (op == "cgc_op.reduce_log_sum")
+    return makeReduceFor<LogSumRed>(r, in, plan, description);
+  if (op == "cgc_op.reduce_log_sum_exp")
+    return makeReduceFor<LogSumExpRed>(r, in, plan, description);
+  if (op == "cgc_op.reduce_sum_square")
+    return makeReduceFor<SumSquareRed>(r, in, plan, description);
+  r.error("unknown reduction");
+}
+
+std::unique_ptr<Kernel> makeGlobalPool(const KernelDesc &desc, const KernelOptions &) {
+  DescReader r(desc);
+  r.expectInputs(1, 1);
+  r.expectOutputs(1, 1);
+  const KernelOperand &in = r.input(0, "input");
+  r.expectDType(in, "input", DTypeClass::Float);
+  const KernelOperand &out = r.output(0);
+  r.expectSameDType(in, "input", out, "output");
+  if (in.shape.size() < 3)
+    r.error(cat("input must be N x C x D1 x ... (rank >= 3), got rank ", in.shape.size()));
+  std::vector<int64_t> shape = in.shape;
+  std::vector<bool> mask(in.shape.size(), false);
+  for (size_t d = 2; d < shape.size(); ++d) {
+    shape[d] = 1;
+    mask[d] = true;
+  }
+  r.expectShape(out, "output", shape);
+  ReducePlan plan = makeReducePlan(in, mask, out, true);
+  std::string description = cat(desc.op.substr(7), " ", dtypeName(in.dtype), " ",
+                                shapeStr(in.shape));
+  if (desc.op == "cgc_op.global_avg_pool")
+    return makeReduceFor<MeanRed>(r, in, plan, description);
+  if (desc.op == "cgc_op.global_max_pool")
+    return makeReduceFor<MaxRed>(r, in, plan, description);
+  int64_t p = r.getInt("p", 2);
+  if (p < 1)
+    r.error(cat("p must be >= 1, got ", p));
+  return makeReduceFor<LpRed>(r, in, plan, description, p);
+}
+
+//===----------------------------------------------------------------------===//
+// Arg reductions
+//===----------------------------------------------------------------------===//
+
+template <class T> class ArgKernel final : public KernelBase {
+public:
+  ArgKernel(const KernelOperand &in, const KernelOperand &out, int64_t axis, bool isMax,
+            bool last, bool keepdims)
+      : isMax_(isMax), last_(last) {
+    std::vector<int64_t> inStrides = in.effectiveStrides(), outStrides = out.effectiveStrides();
+    size_t od = 0;
+    for (size_t d = 0; d < in.shape.size(); ++d) {
+      if (int64_t(d) == axis) {
+        axisLen_ = in.shape[d];
+        axisStride_ = inStrides[d];
+        if (keepdims)
+          ++od;
+        continue;
+      }
+      kept_.add(in.shape[d], inStrides[d], outStrides[od]);
+      ++od;
+    }
+    description_ = cat(isMax ? "argmax " : "argmin ", dtypeName(in.dtype), " ",
+                       shapeStr(in.shape), " axis ", axis);
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    const T *in = static_cast<const T *>(args.inputs[0]);
+    int64_t *out = static_cast<int64_t *>(args.outputs[0]);
+    int64_t outputs = kept_.count();
+    auto body = [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        int64_t inOff, outOff;
+        kept_.offsets(o, inOff, outOff);
+        out[outOff] = isMax_ ? scan<true>(in + inOff) : scan<false>(in + inOff);
+      }
+    };
+    int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(axisLen_, 1));
+    pool.parallelFor(outputs, grain, body);
+  }
+
+private:
+  template <bool Max> int64_t scan(const T *p) const {
+    using C = Compute<T>;
+    C best = load(p[0]);
+    int64_t index = 0;
+    for (int64_t i = 1; i < axisLen_; ++i) {
+      C x = load(p[i * axisStride_]);
+      bool take;
+      bool xNaN = false, bestNaN = false;
+      if constexpr (std::is_floating_point_v<C>) {
+        xNaN = x != x;
+        bestNaN = best != best;
+      }
+      if (bestNaN)
+        take = last_ && xNaN; // NaN wins (numpy); ties among NaNs by index rule
+      else if (xNaN)
+        take = true;
+      else if (last_)
+        take = Max ? x >= best : x <= best;
+      else
+        take = Max ? x > best : x < best;
+      if (take) {
+        best = x;
+        index = i;
+      }
+    }
+    return index;
+  }
+
+  bool isMax_, last_;
+  int64_t axisLen_ = 1, axisStride_ = 1;
+  DimSet kept_;
+};
+
+std::unique_ptr<Kernel> makeArgReduction(const KernelDesc &desc, const KernelOptions &) {
+  DescReader r(desc);
+  r.expectInputs(1, 1);
+  r.expectOutputs(1, 1);
+  const KernelOperand &in = r.input(0, "input");
+  r.expectDType(in, "input", DTypeClass::Numeric);
+  const KernelOperand &out = r.output(0);
+  if (out.dtype != CGC_DTYPE_INT64)
+    r.error(cat("output must be int64, got ", dtypeName(out.dtype)));
+  int64_t axis = r.getInt("axis");
+  bool keepdims = r.getBool("keepdims", true);
+  bool last = r.getBool("select_last_index", false);
+  int64_t rank = int64_t(in.shape.size());
+  if (axis < 0 || axis >= rank)
+    r.error(cat("axis ", axis, " is out of range for rank ", rank));
+  std::vector<int64_t> shape = in.shape;
+  if (keepdims)
+    shape[size_t(axis)] = 1;
+  else
+    shape.erase(shape.begin() + axis);
+  r.expectShape(out, "output", shape);
+  if (in.shape[size_t(axis)] == 0 && numElements(shape) != 0)
+    r.error(cat("cannot take ", desc.op.substr(7), " over the empty axis ", axis));
+  std::unique_ptr<Kernel> kernel;
+  bool isMax = desc.op == "cgc_op.argmax";
+  visitDType(in.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, Bool>)
+      kernel = std::make_unique<ArgKernel<T>>(in, out, axis, isMax, last, keepdims);
+  });
+  return kernel;
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax family (contiguous operands; strided ones are packed by the
+// registry)
+//===----------------------------------------------------------------------===//
+
+enum class SoftKind { Softmax, LogSoftmax, Hardmax };
+
+/// One contiguous float row: softmax / log-softmax in place from `in` to
+/// `out` (which may alias).
+template <class C>
+CGC_INLINE void softRowBody(SoftKind kind, const C *in, C *out, int64_t n) {
+  C m = -std::numeric_limits<C>::infinity();
+  for (int64_t i = 0; i < n; ++i)
+    m = in[i] > m ? in[i] : m;
+  bool nan = false;
+  for (int64_t i = 0; i < n; ++i)
+    nan |= in[i] != in[i];
+  if (nan) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = std::numeric_limits<C>::quiet_NaN();
+    return;
+  }
+  if (m == -std::numeric_limits<C>::infinity())
+    m = 0; // all -inf: exp gives 0s; the sum is 0 (NaN results, as numpy)
+  if (m == std::numeric_limits<C>::infinity()) {
+    // inf - inf = NaN, as the reference formula gives.
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = std::numeric_limits<C>::quiet_NaN();
+    return;
+  }
+  if (kind == SoftKind::Softmax) {
+    double sum = 0;
+    C s = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      C e;
+      if constexpr (std::is_same_v<C, float>)
+        e = fastmath::expf(in[i] - m);
+      else
+        e = std::exp(in[i] - m);
+      out[i] = e;
+      s += e;
+    }
+    sum = double(s);
+    C inv = C(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] *= inv;
+  } else {
+    C s = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<C, float>)
+        s += fastmath::expf(in[i] - m);
+      else
+        s += std::exp(in[i] - m);
+    }
+    C shift = m + C(std::log(double(s)));
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = in[i] - shift;
+  }
+}
+
+CGC_TARGET_AVX512 void softRowFloatAvx512(SoftKind kind, const float *in, float *out, int64_t n) {
+#pragma clang fp reassociate(on)
+  softRowBody<float>(kind, in, out, n);
+}
+void softRowFloatBase(SoftKind kind, const float *in, float *out, int64_t n) {
+#pragma clang fp reassociate(on)
+  softRowBody<float>(kind, in, out, n);
+}
+
+template <class T> class SoftKernel final : public KernelBase {
+public:
+  SoftKernel(SoftKind kind, const std::vector<int64_t> &shape, int64_t axis) : kind_(kind) {
+    outer_ = inner_ = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer_ *= shape[size_t(d)];
+    len_ = shape[size_t(axis)];
+    for (size_t d = size_t(axis) + 1; d < shape.size(); ++d)
+      inner_ *= shape[d];
+    const char *names[] = {"softmax", "log_softmax", "hardmax"};
+    description_ = cat(names[int(kind)], " ", shapeStr(shape), " axis ", axis);
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    const T *in = static_cast<const T *>(args.inputs[0]);
+    T *out = static_cast<T *>(args.outputs[0]);
+    if (outer_ * len_ * inner_ == 0)
+      return;
+    const int64_t rows = outer_ * inner_;
+    const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(len_, 1));
+    pool.parallelFor(rows, grain, [&](int64_t begin, int64_t end) {
+      using C = Compute<T>;
+      std::vector<C> buf(static_cast<size_t>(len_));
+      for (int64_t row = begin; row < end; ++row) {
+        int64_t o = row / inner_, j = row % inner_;
+        const T *src = in + o * len_ * inner_ + j;
+        T *dst = out + o * len_ * inner_ + j;
+        if (kind_ == SoftKind::Hardmax) {
+          int64_t best = 0;
+          C bv = load(src[0]);
+          for (int64_t i = 1; i < len_; ++i) {
+            C x = load(src[i * inner_]);
+            if (x > bv) {
+              bv = x;
+              best = i;
+            }
+          }
+          for (int64_t i = 0; i < len_; ++i)
+            dst[i * inner_] = store<T>(C(i == best ? 1 : 0));
+          continue;
+        }
+        if constexpr (std::is_same_v<T, float>) {
+          if (inner_ == 1) {
+            (cpuHasAvx512() ? softRowFloatAvx512 : softRowFloatBase)(kind_, src, dst, len_);
+            continue;
+          }
+        }
+        for (int64_t i = 0; i < len_; ++i)
+          buf[size_t(i)] = load(src[i * inner_]);
+        if constexpr (std::is_same_v<C, float>)
+          (cpuHasAvx512() ? softRowFloatAvx512 : softRowFloatBase)(kind_, buf.data(), buf.data(),
+                                                                  len_);
+        else
+          softRowBody<C>(kind_, buf.data(), buf.data(), len_);
+        for (int64_t i = 0; i < len_; ++i)
+          dst[i * inner_] = store<T>(buf[size_t(i)]);
+      }
+    });
+  }
+
+private:
+  SoftKind kind_;
+  int64_t outer_, len_, inner_;
+};
+
+std::unique_ptr<Kernel> makeSoft(const KernelDesc &desc, const KernelOptions &) {
+  DescReader r(desc);
+  r.expectInputs(1, 1);
+  r.expectOutputs(1, 1);
+  const KernelOperand &in = r.input(0, "input");
+  r.expectDType(in, "input", DTypeClass::Float);
+  const KernelOperand &out = r.output(0);
+  r.expectSameDType(in, "input", out, "output");
+  r.expectShape(out, "output", in.shape);
+  int64_t axis = r.getInt("axis");
+  if (axis < 0 || axis >= int64_t(in.shape.size()))
+    r.error(cat("axis ", axis, " is out of range for rank ", in.shape.size()));
+  SoftKind kind = desc.op == "cgc_op.softmax"       ? SoftKind::Softmax
+                  : desc.op == "cgc_op.log_softmax" ? SoftKind::LogSoftmax
+                                                    : SoftKind::Hardmax;
+  std::unique_ptr<Kernel> kernel;
+  visitDType(in.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (isFloatType<T>())
+      kernel = std::make_unique<SoftKernel<T>>(kind, in.shape, axis);
+  });
+  return kernel;
+}
+
+} // namespace
+
+void registerReductionOps(std::vector<OpEntry> &ops) {
+  for (const char *name :
+       {"cgc_op.reduce_sum", "cgc_op.reduce_mean", "cgc_op.reduce_max", "cgc_op.reduce_min",
+        "cgc_op.reduce_prod", "cgc_op.reduce_l1", "cgc_op.reduce_l2", "cgc_op.reduce_log_sum",
+        "cgc_op.reduce_log_sum_exp", "cgc_op.reduce_sum_square"})
+    ops.push_back({name, makeReduction, true});
+  for (const char *name : {"cgc_op.global_avg_pool", "cgc_op.global_max_pool",
+                           "cgc_op.global_lp_pool"})
+    ops.push_back({name, makeGlobalPool, true});
+  ops.push_back({"cgc_op.argmax", makeArgReduction, true});
+  ops.push_back({"cgc_op.argmin", makeArgReduction, true});
+  for (const char *name : {"cgc_op.softmax", "cgc_op.log_softmax", "cgc_op.hardmax"})
+    ops.push_back({name, makeSoft, false});
+}
+
+} // namespace cgc::ref

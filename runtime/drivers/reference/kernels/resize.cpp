@@ -1,0 +1,286 @@
+//===- resize.cpp - resize and upsample -----------------------------------===//
+//
+// Follows the ONNX reference implementation (onnx/reference/ops/op_resize.py):
+// per dimension, every output index maps to a source coordinate by the
+// coordinate transformation mode, then to up to four (index, weight) taps
+// (nearest: 1, linear: 2, cubic: 4) with edge indices clamped, as the
+// reference's edge padding does; exclude_outside zeroes and renormalizes
+// taps outside the data; tf_crop_and_resize extrapolates outside the data.
+// The N-d result is the reference's nested 1-D interpolation (outermost
+// dimension last), computed per output element over the tap tables.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strided.h"
+
+#include <algorithm>
+
+namespace cgc::ref {
+namespace {
+
+enum class Mode { Nearest, Linear, Cubic };
+
+struct Tap {
+  int64_t index;
+  double weight;
+};
+struct Taps {
+  bool outside = false; // tf_crop_and_resize: extrapolate
+  int count = 0;
+  Tap tap[4];
+};
+
+struct ResizeSpec {
+  Mode mode = Mode::Nearest;
+  std::string coord = "half_pixel", nearest = "round_prefer_floor";
+  double cubicA = -0.75, extrapolation = 0;
+  bool excludeOutside = false;
+  std::vector<double> scales, roi;
+};
+
+std::vector<Taps> tapsFor(const ResizeSpec &s, size_t dim, int64_t inLen, int64_t outLen) {
+  std::vector<Taps> table(static_cast<size_t>(outLen));
+  double scale = s.scales[dim];
+  if (!(scale > 0))
+    scale = inLen ? double(outLen) / double(inLen) : 1.0;
+  const double outWidth = scale * double(inLen);
+  for (int64_t o = 0; o < outLen; ++o) {
+    double x = double(o), xo;
+    const std::string &c = s.coord;
+    if (c == "asymmetric") {
+      xo = x / scale;
+    } else if (c == "align_corners") {
+      // The reference divides by the scaled (not the rounded) output width.
+      xo = outWidth == 1 ? 0.0 : x * double(inLen - 1) / (outWidth - 1);
+    } else if (c == "pytorch_half_pixel") {
+      xo = outWidth > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    } else if (c == "half_pixel_symmetric") {
+      double adjustment = double(outLen) / outWidth;
+      double center = double(inLen) / 2;
+      xo = center * (1 - adjustment) + (x + 0.5) / scale - 0.5;
+    } else if (c == "tf_crop_and_resize") {
+      size_t rank = s.roi.size() / 2;
+      double start = s.roi[dim], end = s.roi[rank + dim];
+      xo = outWidth == 1 ? (end - start) * double(inLen - 1) / 2
+                         : x * (end - start) * double(inLen - 1) / (outWidth - 1);
+      xo += start * double(inLen - 1);
+    } else { // half_pixel
+      xo = (x + 0.5) / scale - 0.5;
+    }
+    Taps &t = table[size_t(o)];
+    if (c == "tf_crop_and_resize" && (xo < 0 || xo > double(inLen - 1))) {
+      t.outside = true;
+      continue;
+    }
+    double fl = std::floor(xo);
+    double ratio = xo == fl ? 1.0 : xo - fl;
+    int64_t x0 = int64_t(fl) - (xo == fl ? 1 : 0); // left neighbour of the pair
+    double coeff[4];
+    int64_t first;
+    int n;
+    if (s.mode == Mode::Cubic) {
+      const double A = s.cubicA, r = ratio;
+      coeff[0] = ((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A;
+      coeff[1] = ((A + 2) * r - (A + 3)) * r * r + 1;
+      coeff[2] = ((A + 2) * (1 - r) - (A + 3)) * (1 - r) * (1 - r) + 1;
+      coeff[3] = ((A * ((1 - r) + 1) - 5 * A) * ((1 - r) + 1) + 8 * A) * ((1 - r) + 1) - 4 * A;
+      first = x0 - 1;
+      n = 4;
+    } else {
+      if (s.mode == Mode::Linear) {
+        coeff[0] = 1 - ratio;
+        coeff[1] = ratio;
+      } else if (ratio == 1.0) {
+        coeff[0] = 0;
+        coeff[1] = 1;
+      } else if (s.nearest == "round_prefer_floor") {
+        coeff[0] = ratio <= 0.5;
+        coeff[1] = ratio > 0.5;
+      } else if (s.nearest == "round_prefer_ceil") {
+        coeff[0] = ratio < 0.5;
+        coeff[1] = ratio >= 0.5;
+      } else if (s.nearest == "floor") {
+        coeff[0] = 1;
+        coeff[1] = 0;
+      } else {
+        coeff[0] = 0;
+        coeff[1] = 1;
+      }
+      first = x0;
+      n = 2;
+    }
+    if (s.excludeOutside) {
+      double sum = 0;
+      for (int i = 0; i < n; ++i) {
+        int64_t idx = first + i;
+        if (idx < 0 || idx >= inLen)
+          coeff[i] = 0;
+        sum += coeff[i];
+      }
+      if (sum != 0)
+        for (int i = 0; i < n; ++i)
+          coeff[i] /= sum;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (coeff[i] == 0)
+        continue;
+      int64_t idx = std::clamp<int64_t>(first + i, 0, std::max<int64_t>(inLen - 1, 0));
+      t.tap[t.count++] = {idx, coeff[i]};
+    }
+  }
+  return table;
+}
+
+template <class T> class ResizeKernel final : public KernelBase {
+public:
+  ResizeKernel(const KernelOperand &in, const KernelOperand &out, const ResizeSpec &spec,
+               std::string description)
+      : spec_(spec), inShape_(in.shape), outShape_(out.shape) {
+    inStrides_ = in.effectiveStrides();
+    outStrides_ = out.effectiveStrides();
+    for (size_t d = 0; d < in.shape.size(); ++d)
+      tables_.push_back(tapsFor(spec, d, in.shape[d], out.shape[d]));
+    description_ = std::move(description);
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    const T *in = static_cast<const T *>(args.inputs[0]);
+    T *out = static_cast<T *>(args.outputs[0]);
+    const int64_t total = numElements(outShape_);
+    if (total == 0 || numElements(inShape_) == 0)
+      return;
+    const size_t rank = outShape_.size();
+    pool.parallelFor(total, 2048, [&](int64_t b, int64_t e) {
+      std::vector<const Taps *> taps(rank);
+      for (int64_t t = b; t < e; ++t) {
+        int64_t rem = t, outOff = 0;
+        for (size_t d = rank; d-- > 0;) {
+          int64_t c = rem % outShape_[d];
+          rem /= outShape_[d];
+          outOff += c * outStrides_[d];
+          taps[d] = &tables_[d][size_t(c)];
+        }
+        out[outOff] = convert<T>(value(in, taps.data(), 0, 0));
+      }
+    });
+  }
+
+private:
+  double value(const T *in, const Taps *const *taps, size_t d, int64_t off) const {
+    if (d == outShape_.size())
+      return double(load(in[off]));
+    const Taps &t = *taps[d];
+    if (t.outside)
+      return spec_.extrapolation;
+    double acc = 0;
+    for (int i = 0; i < t.count; ++i)
+      acc += t.tap[i].weight * value(in, taps, d + 1, off + t.tap[i].index * inStrides_[d]);
+    return acc;
+  }
+
+  ResizeSpec spec_;
+  std::vector<int64_t> inShape_, outShape_, inStrides_, outStrides_;
+  std::vector<std::vector<Taps>> tables_;
+};
+
+std::unique_ptr<Kernel> makeFor(const DescReader &r, const KernelOperand &in,
+                                const KernelOperand &out, const ResizeSpec &spec,
+                                const std::string &description) {
+  std::unique_ptr<Kernel> kernel;
+  visitDType(in.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, Bool>)
+      kernel = std::make_unique<ResizeKernel<T>>(in, out, spec, description);
+  });
+  if (!kernel)
+    r.error(cat("element type ", dtypeName(in.dtype), " is not supported"));
+  return kernel;
+}
+
+std::unique_ptr<Kernel> makeResize(const KernelDesc &desc, const KernelOptions &) {
+  DescReader r(desc);
+  r.expectInputs(1, 1);
+  r.expectOutputs(1, 1);
+  const KernelOperand &in = r.input(0, "input");
+  r.expectDType(in, "input", DTypeClass::Numeric);
+  size_t rank = in.shape.size();
+  std::vector<int64_t> sizes = r.getInts("sizes");
+  if (sizes.size() != rank)
+    r.error(cat("'sizes' must have ", rank, " entries (one per dimension), got ", sizes.size()));
+  for (int64_t s : sizes)
+    if (s < 0)
+      r.error(cat("'sizes' entries must be >= 0, got ", shapeStr(sizes)));
+  ResizeSpec spec;
+  spec.scales = r.getFloats("scales");
+  if (spec.scales.size() != rank)
+    r.error(cat("'scales' must have ", rank, " entries (one per dimension), got ",
+                spec.scales.size()));
+  std::string mode = r.getString("mode", "nearest", {"nearest", "linear", "cubic"});
+  spec.mode = mode == "nearest" ? Mode::Nearest : mode == "linear" ? Mode::Linear : Mode::Cubic;
+  spec.coord = r.getString("coordinate_transformation_mode", "half_pixel",
+                           {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
+                            "align_corners", "asymmetric", "tf_crop_and_resize"});
+  spec.nearest = r.getString("nearest_mode", "round_prefer_floor",
+                             {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
+  spec.cubicA = r.getFloat("cubic_coeff_a", -0.75);
+  spec.excludeOutside = r.getBool("exclude_outside", false);
+  spec.extrapolation = r.getFloat("extrapolation_value", 0.0);
+  spec.roi = r.getFloats("roi", /*optional=*/true);
+  if (!spec.roi.empty() && spec.roi.size() != 2 * rank)
+    r.error(cat("'roi' must have ", 2 * rank, " entries (starts then ends), got ",
+                spec.roi.size()));
+  if (spec.coord == "tf_crop_and_resize" && spec.roi.empty()) {
+    spec.roi.assign(rank, 0.0);
+    spec.roi.resize(2 * rank, 1.0);
+  }
+  r.expectSameDType(in, "input", r.output(0), "output");
+  r.expectShape(r.output(0), "output", sizes);
+  return makeFor(r, in, r.output(0), spec,
+                 cat("resize ", mode, " ", spec.coord, " ", shapeStr(in.shape), " -> ",
+                     shapeStr(sizes)));
+}
+
+std::unique_ptr<Kernel> makeUpsample(const KernelDesc &desc, const KernelOptions &) {
+  DescReader r(desc);
+  r.expectInputs(1, 1);
+  r.expectOutputs(1, 1);
+  const KernelOperand &in = r.input(0, "input");
+  r.expectDType(in, "input", DTypeClass::Numeric);
+  std::vector<int64_t> factors = r.getInts("scale_size");
+  size_t rank = in.shape.size();
+  if (factors.empty() || factors.size() > rank)
+    r.error(cat("'scale_size' must have between 1 and ", rank, " entries, got ", factors.size()));
+  std::string mode = r.getString("mode", "nearest", {"nearest", "linear"});
+  ResizeSpec spec;
+  spec.scales.assign(rank, 1.0);
+  std::vector<int64_t> shape = in.shape;
+  for (size_t i = 0; i < factors.size(); ++i) {
+    if (factors[i] < 1)
+      r.error(cat("'scale_size' entries must be >= 1, got ", shapeStr(factors)));
+    size_t d = rank - factors.size() + i;
+    spec.scales[d] = double(factors[i]);
+    shape[d] *= factors[i];
+  }
+  if (mode == "nearest") {
+    // out[i] = in[floor(i / s)]
+    spec.mode = Mode::Nearest;
+    spec.coord = "asymmetric";
+    spec.nearest = "floor";
+  } else {
+    spec.mode = Mode::Linear;
+    spec.coord = "half_pixel";
+  }
+  r.expectSameDType(in, "input", r.output(0), "output");
+  r.expectShape(r.output(0), "output", shape);
+  return makeFor(r, in, r.output(0), spec,
+                 cat("upsample ", mode, " ", shapeStr(in.shape), " x", shapeStr(factors)));
+}
+
+} // namespace
+
+void registerResizeOps(std::vector<OpEntry> &ops) {
+  ops.push_back({"cgc_op.resize", makeResize, true});
+  ops.push_back({"cgc_op.upsample", makeUpsample, true});
+}
+
+} // namespace cgc::ref

@@ -1,0 +1,143 @@
+//===- strided.h - Iterating strided, broadcast operands --------*- C++ -*-===//
+//
+// A LoopPlan walks up to kMaxOperands operands of one shape (operand 0 is
+// usually the output) in row-major order of the output. Each operand has its
+// own byte strides (0 on broadcast dimensions, negative for reversed views).
+// Size-1 dimensions are dropped, dimensions are ordered by the output's
+// strides, and dimensions that are contiguous for every operand are merged,
+// so a dense elementwise op over any shape becomes one long row.
+//
+// A row function processes `n` elements of the innermost dimension given the
+// operands' pointers and inner byte strides; it checks for the unit-stride
+// and broadcast (stride 0) cases itself.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_REFERENCE_KERNELS_STRIDED_H
+#define CGC_REFERENCE_KERNELS_STRIDED_H
+
+#include "common.h"
+
+#include <array>
+
+namespace cgc::ref {
+
+constexpr int kMaxOperands = 4;
+constexpr size_t kMaxLoopRank = 40;
+
+using RowFn = void (*)(const void *ctx, char *const *ptrs, const int64_t *strides, int64_t n);
+
+class LoopPlan {
+public:
+  /// `strides[k]` are operand k's element strides over `shape` (already
+  /// broadcast: 0 on broadcast dimensions); `sizes[k]` its element size.
+  LoopPlan(const std::vector<int64_t> &shape,
+           const std::vector<std::vector<int64_t>> &strides,
+           const std::vector<size_t> &sizes, bool reorder = true);
+  LoopPlan() = default;
+
+  int64_t total() const { return total_; }
+  int numOperands() const { return numOperands_; }
+  size_t rank() const { return shape_.size(); }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  int64_t stride(size_t dim, int operand) const { return strides_[dim][operand]; }
+  /// The innermost dimension's length (1 for an empty or rank-0 plan).
+  int64_t innerSize() const { return shape_.empty() ? 1 : shape_.back(); }
+
+  /// Calls body(ptrs, innerStrides, n) for the rows covering linear
+  /// positions [begin, end) of the iteration space.
+  template <class Body>
+  void forRange(char *const *bases, int64_t begin, int64_t end, Body &&body) const;
+
+  /// Runs `row` over everything, split across `pool` in chunks of at least
+  /// `grain` elements.
+  void run(ThreadPool &pool, char *const *bases, RowFn row, const void *ctx,
+           int64_t grain) const;
+  /// Runs `row` over [begin, end) on the calling thread.
+  void runRange(char *const *bases, RowFn row, const void *ctx, int64_t begin,
+                int64_t end) const;
+
+private:
+  int numOperands_ = 0;
+  int64_t total_ = 0;
+  std::vector<int64_t> shape_;
+  std::vector<std::array<int64_t, kMaxOperands>> strides_; // bytes
+};
+
+/// A row function copying elements of `elemSize` bytes (1, 2, 4, 8, or any
+/// size via memcpy) from operand 1 to operand 0.
+RowFn copyRowFor(size_t elemSize);
+
+/// Copies one strided tensor into another of the same shape and dtype.
+class CopyPlan {
+public:
+  CopyPlan() = default;
+  CopyPlan(const std::vector<int64_t> &shape, size_t elemSize,
+           const std::vector<int64_t> &dstStrides, const std::vector<int64_t> &srcStrides);
+  void run(ThreadPool &pool, void *dst, const void *src) const;
+  void runRange(void *dst, const void *src, int64_t begin, int64_t end) const;
+  int64_t total() const { return plan_.total(); }
+
+private:
+  LoopPlan plan_;
+  RowFn row_ = nullptr;
+  size_t elemSize_ = 0;
+};
+
+template <class Body>
+void LoopPlan::forRange(char *const *bases, int64_t begin, int64_t end, Body &&body) const {
+  if (begin >= end)
+    return;
+  const size_t rank = shape_.size();
+  std::array<int64_t, kMaxOperands> inner{};
+  if (rank == 0) {
+    char *ptrs[kMaxOperands];
+    for (int k = 0; k < numOperands_; ++k)
+      ptrs[k] = bases[k];
+    body(ptrs, inner.data(), int64_t(1));
+    return;
+  }
+  inner = strides_[rank - 1];
+  int64_t idx[kMaxLoopRank];
+  int64_t rem = begin;
+  for (size_t d = rank; d-- > 0;) {
+    idx[d] = rem % shape_[d];
+    rem /= shape_[d];
+  }
+  char *ptrs[kMaxOperands];
+  auto computePtrs = [&] {
+    for (int k = 0; k < numOperands_; ++k) {
+      char *p = bases[k];
+      for (size_t d = 0; d < rank; ++d)
+        p += idx[d] * strides_[d][k];
+      ptrs[k] = p;
+    }
+  };
+  computePtrs();
+  int64_t pos = begin;
+  const int64_t innerLen = shape_[rank - 1];
+  while (pos < end) {
+    int64_t n = std::min(end - pos, innerLen - idx[rank - 1]);
+    body(static_cast<char *const *>(ptrs), inner.data(), n);
+    pos += n;
+    if (pos >= end)
+      break;
+    idx[rank - 1] += n;
+    if (idx[rank - 1] < innerLen) {
+      for (int k = 0; k < numOperands_; ++k)
+        ptrs[k] += n * inner[k];
+      continue;
+    }
+    idx[rank - 1] = 0;
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++idx[d] < shape_[d])
+        break;
+      idx[d] = 0;
+    }
+    computePtrs();
+  }
+}
+
+} // namespace cgc::ref
+
+#endif // CGC_REFERENCE_KERNELS_STRIDED_H

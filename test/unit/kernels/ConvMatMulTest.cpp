@@ -1,0 +1,423 @@
+//===- ConvMatMulTest.cpp - Convolutions and matrix products --------------===//
+
+#include "KernelTestUtil.h"
+
+using namespace cgc;
+using namespace cgc::ref;
+using namespace cgc::ref::test;
+
+namespace {
+
+struct ConvCase {
+  int64_t n, c, m, groups;
+  std::vector<int64_t> in, kernel, stride, dilation, padB, padE;
+  bool bias = true;
+  std::vector<int64_t> outPad = {}; // conv_transpose
+};
+
+std::vector<int64_t> convOut(const ConvCase &c, bool transpose) {
+  std::vector<int64_t> s = {c.n, c.m};
+  for (size_t i = 0; i < c.in.size(); ++i) {
+    int64_t ext = c.dilation[i] * (c.kernel[i] - 1) + 1;
+    if (!transpose)
+      s.push_back((c.in[i] + c.padB[i] + c.padE[i] - ext) / c.stride[i] + 1);
+    else
+      s.push_back(c.stride[i] * (c.in[i] - 1) + (c.outPad.empty() ? 0 : c.outPad[i]) + ext -
+                  c.padB[i] - c.padE[i]);
+  }
+  return s;
+}
+
+/// Direct convolution in double.
+std::vector<double> convOracle(const Tensor &x, const Tensor &w, const Tensor *b,
+                               const ConvCase &c, const std::vector<int64_t> &outShape) {
+  std::vector<double> out(static_cast<size_t>(count(outShape)));
+  const int64_t cg = c.c / c.groups, mg = c.m / c.groups;
+  std::vector<int64_t> outSp(outShape.begin() + 2, outShape.end());
+  for (int64_t o = 0; o < count(outShape); ++o) {
+    std::vector<int64_t> oc = coords(o, outShape);
+    int64_t n = oc[0], m = oc[1], g = m / mg;
+    double acc = b ? b->get(m) : 0;
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t k = 0; k < count(c.kernel); ++k) {
+        std::vector<int64_t> kc = coords(k, c.kernel);
+        std::vector<int64_t> ic = {n, g * cg + ci};
+        bool inside = true;
+        for (size_t d = 0; d < c.kernel.size(); ++d) {
+          int64_t i = oc[2 + d] * c.stride[d] - c.padB[d] + kc[d] * c.dilation[d];
+          inside = inside && i >= 0 && i < c.in[d];
+          ic.push_back(i);
+        }
+        if (!inside)
+          continue;
+        std::vector<int64_t> wc = {m, ci};
+        wc.insert(wc.end(), kc.begin(), kc.end());
+        acc += x.get(linear(ic, x.shape())) * w.get(linear(wc, w.shape()));
+      }
+    out[size_t(o)] = acc;
+  }
+  return out;
+}
+
+/// Transposed convolution by scattering each input element.
+std::vector<double> convTransposeOracle(const Tensor &x, const Tensor &w, const Tensor *b,
+                                        const ConvCase &c, const std::vector<int64_t> &outShape) {
+  std::vector<double> out(static_cast<size_t>(count(outShape)), 0.0);
+  const int64_t cg = c.c / c.groups, mg = c.m / c.groups;
+  for (int64_t i = 0; i < x.size(); ++i) {
+    std::vector<int64_t> ic = coords(i, x.shape());
+    int64_t n = ic[0], ch = ic[1], g = ch / cg;
+    for (int64_t mi = 0; mi < mg; ++mi)
+      for (int64_t k = 0; k < count(c.kernel); ++k) {
+        std::vector<int64_t> kc = coords(k, c.kernel);
+        std::vector<int64_t> oc = {n, g * mg + mi};
+        bool inside = true;
+        for (size_t d = 0; d < c.kernel.size(); ++d) {
+          int64_t o = ic[2 + d] * c.stride[d] - c.padB[d] + kc[d] * c.dilation[d];
+          inside = inside && o >= 0 && o < outShape[2 + d];
+          oc.push_back(o);
+        }
+        if (!inside)
+          continue;
+        std::vector<int64_t> wc = {ch, mi};
+        wc.insert(wc.end(), kc.begin(), kc.end());
+        out[size_t(linear(oc, outShape))] += x.get(i) * w.get(linear(wc, w.shape()));
+      }
+  }
+  if (b)
+    for (int64_t o = 0; o < count(outShape); ++o)
+      out[size_t(o)] += b->get(coords(o, outShape)[1]);
+  return out;
+}
+
+std::vector<ConvCase> convCases() {
+  return {
+      // n, c, m, groups, in, kernel, stride, dilation, padB, padE
+      {1, 8, 16, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {2, 6, 4, 1, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},       // 1x1 direct
+      {1, 5, 7, 1, {11, 9}, {3, 2}, {2, 3}, {2, 1}, {1, 0}, {2, 1}},      // strides, dilation, asym pad
+      {1, 8, 8, 8, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},     // depthwise
+      {1, 6, 9, 3, {7, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0}},       // grouped
+      {2, 3, 5, 1, {17}, {4}, {2}, {2}, {3}, {1}},                         // 1-D
+      {1, 4, 6, 2, {5, 6, 4}, {3, 2, 3}, {1, 2, 1}, {1, 1, 1}, {1, 0, 1}, {1, 1, 0}}, // 3-D
+      {1, 3, 4, 1, {7, 7}, {7, 7}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false}, // no bias, 1x1 output
+  };
+}
+
+double convAbsTol(cgc_dtype_t dt) {
+  switch (dt) {
+  case CGC_DTYPE_FLOAT32: return 1e-4;
+  case CGC_DTYPE_FLOAT64: return 1e-10;
+  case CGC_DTYPE_FLOAT16: return 3e-2;
+  default: return 1.5e-1;
+  }
+}
+
+void checkConv(const ConvCase &c, cgc_dtype_t dt, bool transpose, Layout inLayout,
+               Layout outLayout, bool constantWeights, std::mt19937 &rng) {
+  std::vector<int64_t> xs = {c.n, c.c};
+  xs.insert(xs.end(), c.in.begin(), c.in.end());
+  std::vector<int64_t> ws = transpose ? std::vector<int64_t>{c.c, c.m / c.groups}
+                                      : std::vector<int64_t>{c.m, c.c / c.groups};
+  ws.insert(ws.end(), c.kernel.begin(), c.kernel.end());
+  Tensor x(dt, xs, inLayout), w(dt, ws), b(dt, {c.m});
+  fillRandom(x, rng, -2, 2);
+  fillRandom(w, rng, -1, 1);
+  fillRandom(b, rng, -1, 1);
+  std::vector<int64_t> outShape = convOut(c, transpose);
+  Tensor y(dt, outShape, outLayout);
+  Desc d(transpose ? "cgc_op.conv_transpose" : "cgc_op.convolution");
+  d.in(x).in(w);
+  if (c.bias)
+    d.in(b);
+  d.out(y).ints("strides", c.stride).ints("dilations", c.dilation).ints("start_padding", c.padB)
+      .ints("end_padding", c.padE).i("groups", c.groups);
+  if (transpose)
+    d.ints("output_padding", c.outPad.empty() ? std::vector<int64_t>(c.in.size(), 0) : c.outPad);
+  KernelOptions options;
+  options.constantInputs = {false, constantWeights, constantWeights};
+  auto k = make(d, options);
+  if (!k)
+    return;
+  std::vector<const Tensor *> ins = {&x, &w};
+  if (c.bias)
+    ins.push_back(&b);
+  std::string what = std::string(transpose ? "conv_transpose " : "convolution ") + dtypeStr(dt) +
+                     " " + layoutName(inLayout) + "->" + layoutName(outLayout) + " [" +
+                     k->describe() + "]";
+  for (int rep = 0; rep < 2; ++rep) {
+    runKernel(*k, ins, {&y}, rep ? pool1() : pool3());
+    std::vector<double> e = transpose ? convTransposeOracle(x, w, c.bias ? &b : nullptr, c, outShape)
+                                      : convOracle(x, w, c.bias ? &b : nullptr, c, outShape);
+    EXPECT_TRUE(closeTo(y, e, relTol(dt) * 4, convAbsTol(dt), what + " run " + std::to_string(rep)));
+    if (!constantWeights) // weights that change between runs are re-read
+      fillRandom(w, rng, -1, 1);
+  }
+}
+
+TEST(Convolution, EveryCaseFloatTypesAndLayouts) {
+  std::mt19937 rng(40);
+  for (const ConvCase &c : convCases())
+    for (cgc_dtype_t dt : kFloatTypes) {
+      checkConv(c, dt, false, Layout::Contiguous, Layout::Contiguous, false, rng);
+      checkConv(c, dt, false, Layout::Contiguous, Layout::Contiguous, true, rng);
+      if (dt == CGC_DTYPE_FLOAT32 || dt == CGC_DTYPE_FLOAT64) {
+        checkConv(c, dt, false, Layout::ChannelsLast, Layout::ChannelsLast, true, rng);
+        checkConv(c, dt, false, Layout::Padded, Layout::Transposed, false, rng);
+        checkConv(c, dt, false, Layout::Reversed, Layout::Contiguous, false, rng);
+      }
+    }
+}
+
+TEST(Convolution, TransposeEveryCase) {
+  std::mt19937 rng(41);
+  std::vector<ConvCase> cases = {
+      {1, 4, 6, 1, {5, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, {1, 1}},
+      {2, 4, 6, 2, {4, 3}, {2, 3}, {3, 2}, {1, 2}, {0, 1}, {1, 0}, true, {2, 0}},
+      {1, 3, 2, 1, {6}, {4}, {2}, {1}, {1}, {2}, false, {1}},
+      {1, 2, 4, 1, {3, 4, 2}, {2, 2, 2}, {2, 1, 2}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, true, {0, 0, 1}},
+      {1, 6, 6, 6, {5, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, {1, 1}}, // depthwise
+  };
+  for (const ConvCase &c : cases)
+    for (cgc_dtype_t dt : kFloatTypes) {
+      checkConv(c, dt, true, Layout::Contiguous, Layout::Contiguous, false, rng);
+      checkConv(c, dt, true, Layout::Contiguous, Layout::Contiguous, true, rng);
+    }
+}
+
+TEST(Convolution, CachedWeightsFollowTheAddress) {
+  // Constant weights are prepared once per address: two weight buffers at
+  // two addresses through one kernel give two different, correct results.
+  std::mt19937 rng(42);
+  ConvCase c = convCases()[0];
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 8, 9, 10}), w1(CGC_DTYPE_FLOAT32, {16, 8, 3, 3}),
+      w2(CGC_DTYPE_FLOAT32, {16, 8, 3, 3}), b(CGC_DTYPE_FLOAT32, {16});
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w1, rng, -1, 1);
+  fillRandom(w2, rng, -1, 1);
+  fillRandom(b, rng, -1, 1);
+  std::vector<int64_t> os = convOut(c, false);
+  Tensor y(CGC_DTYPE_FLOAT32, os);
+  KernelOptions options;
+  options.constantInputs = {false, true, true};
+  auto k = make(Desc("cgc_op.convolution").in(x).in(w1).in(b).out(y).ints("strides", c.stride)
+                    .ints("dilations", c.dilation).ints("start_padding", c.padB)
+                    .ints("end_padding", c.padE),
+                options);
+  for (int rep = 0; rep < 2; ++rep)
+    for (Tensor *w : {&w1, &w2}) {
+      runKernel(*k, {&x, w, &b}, {&y}, pool3());
+      EXPECT_TRUE(closeTo(y, convOracle(x, *w, &b, c, os), 1e-5, 1e-4, "weights by address"));
+    }
+}
+
+TEST(Convolution, ResNetShapesPickBlockedOneDnn) {
+  std::mt19937 rng(43);
+  ConvCase c{1, 64, 64, 1, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 56, 56}), w(CGC_DTYPE_FLOAT32, {64, 64, 3, 3}),
+      b(CGC_DTYPE_FLOAT32, {64});
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w, rng, -0.1, 0.1);
+  fillRandom(b, rng, -1, 1);
+  Tensor y(CGC_DTYPE_FLOAT32, {1, 64, 56, 56});
+  auto k = make(Desc("cgc_op.convolution").in(x).in(w).in(b).out(y).ints("strides", c.stride)
+                    .ints("dilations", c.dilation).ints("start_padding", c.padB)
+                    .ints("end_padding", c.padE));
+  EXPECT_NE(k->describe().find("oneDNN"), std::string::npos) << k->describe();
+  runKernel(*k, {&x, &w, &b}, {&y}, pool3());
+  EXPECT_TRUE(closeTo(y, convOracle(x, w, &b, c, y.shape()), 1e-5, 1e-4, "resnet 3x3"));
+}
+
+TEST(Convolution, RejectsBadDescriptors) {
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 4, 5, 5}), w(CGC_DTYPE_FLOAT32, {6, 3, 3, 3}),
+      y(CGC_DTYPE_FLOAT32, {1, 6, 3, 3}), wi(CGC_DTYPE_INT32, {6, 4, 3, 3});
+  auto d = [&](const Tensor &ww, int64_t groups) {
+    return Desc("cgc_op.convolution").in(x).in(ww).out(y).ints("strides", {1, 1}).ints(
+        "dilations", {1, 1}).ints("start_padding", {0, 0}).ints("end_padding", {0, 0}).i(
+        "groups", groups);
+  };
+  EXPECT_NE(makeError(d(w, 1)).find("input channels per group"), std::string::npos);
+  EXPECT_NE(makeError(d(w, 3)).find("divisible"), std::string::npos);
+  EXPECT_NE(makeError(d(wi, 1)).find("element type"), std::string::npos);
+  Tensor w4(CGC_DTYPE_FLOAT32, {6, 4, 3, 3});
+  EXPECT_EQ(makeError(d(w4, 1)), "");
+  KernelDesc noStrides = d(w4, 1);
+  noStrides.attrs.erase(noStrides.attrs.begin() + 3); // drop one attribute
+  EXPECT_FALSE(makeError(noStrides).empty());
+}
+
+//===----------------------------------------------------------------------===//
+// matmul, gemm
+//===----------------------------------------------------------------------===//
+
+struct MMCase {
+  std::vector<int64_t> a, b;
+  bool ta = false, tb = false;
+};
+
+std::vector<double> matmulOracle(const Tensor &a, const Tensor &b, bool ta, bool tb,
+                                 std::vector<int64_t> &outShape) {
+  std::vector<int64_t> as = a.shape(), bs = b.shape();
+  bool av = as.size() == 1, bv = bs.size() == 1;
+  if (av)
+    as.insert(as.begin(), 1);
+  if (bv)
+    bs.push_back(1);
+  int64_t m = ta && !av ? as[as.size() - 1] : as[as.size() - 2];
+  int64_t k = ta && !av ? as[as.size() - 2] : as.back();
+  int64_t n = tb && !bv ? bs[bs.size() - 2] : bs.back();
+  std::vector<int64_t> ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
+  std::vector<int64_t> batch = broadcast(ab, bb);
+  outShape = batch;
+  if (!av)
+    outShape.push_back(m);
+  if (!bv)
+    outShape.push_back(n);
+  std::vector<double> out;
+  for (int64_t bi = 0; bi < count(batch); ++bi) {
+    std::vector<int64_t> c = coords(bi, batch);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          std::vector<int64_t> ac = c, bc = c;
+          ac.insert(ac.end(), {ta && !av ? p : i, ta && !av ? i : p});
+          bc.insert(bc.end(), {tb && !bv ? j : p, tb && !bv ? p : j});
+          std::vector<int64_t> aFull = ab, bFull = bb;
+          aFull.insert(aFull.end(), {as[as.size() - 2], as.back()});
+          bFull.insert(bFull.end(), {bs[bs.size() - 2], bs.back()});
+          acc += a.get(broadcastIndex(ac, aFull)) * b.get(broadcastIndex(bc, bFull));
+        }
+        out.push_back(acc);
+      }
+  }
+  return out;
+}
+
+TEST(MatMul, BatchedBroadcastTransposedEveryDtype) {
+  std::mt19937 rng(50);
+  std::vector<MMCase> cases = {
+      {{2, 3, 4, 5}, {5, 6}},
+      {{3, 1, 4, 5}, {2, 5, 7}},
+      {{4, 5}, {3, 5, 2}},
+      {{2, 6, 5}, {2, 7, 6}, true, true},
+      {{6, 5}, {6, 3}, true, false},
+      {{5}, {5, 4}},
+      {{3, 5}, {5}},
+      {{5}, {5}},
+      {{2, 4, 0}, {0, 3}},
+      {{1, 33, 70}, {70, 40}},
+  };
+  for (const MMCase &c : cases)
+    for (cgc_dtype_t dt : kNumericTypes)
+      for (Layout al : {Layout::Contiguous, Layout::Transposed}) {
+        Tensor a(dt, c.a, al), b(dt, c.b);
+        double lo = isUnsignedInt(dt) ? 0 : -3;
+        fillRandom(a, rng, lo, 3);
+        fillRandom(b, rng, lo, 3);
+        std::vector<int64_t> os;
+        std::vector<double> e = matmulOracle(a, b, c.ta, c.tb, os);
+        for (double &v : e)
+          v = isFloat(dt) ? v : wrapTo(dt, v);
+        Tensor y(dt, os);
+        auto k = make(Desc("cgc_op.matmul").in(a).in(b).out(y).b("transpose_a", c.ta).b(
+            "transpose_b", c.tb));
+        if (!k)
+          continue;
+        runKernel(*k, {&a, &b}, {&y}, pool3());
+        double abs = isFloat(dt) ? (dt == CGC_DTYPE_FLOAT32 ? 1e-4 : convAbsTol(dt)) : 0;
+        if (dt == CGC_DTYPE_FLOAT64)
+          abs = 1e-10;
+        EXPECT_TRUE(closeTo(y, e, relTol(dt) * 4, abs,
+                            "matmul " + dtypeStr(dt) + " " + layoutName(al) + " [" +
+                                k->describe() + "]"));
+      }
+}
+
+TEST(MatMul, BertShapesWithConstantPackedWeights) {
+  std::mt19937 rng(51);
+  Tensor a(CGC_DTYPE_FLOAT32, {1, 128, 768}), w(CGC_DTYPE_FLOAT32, {768, 256});
+  fillRandom(a, rng, -1, 1);
+  fillRandom(w, rng, -0.1, 0.1);
+  Tensor y(CGC_DTYPE_FLOAT32, {1, 128, 256});
+  KernelOptions options;
+  options.constantInputs = {false, true};
+  auto k = make(Desc("cgc_op.matmul").in(a).in(w).out(y), options);
+  runKernel(*k, {&a, &w}, {&y}, pool3());
+  std::vector<int64_t> os;
+  EXPECT_TRUE(closeTo(y, matmulOracle(a, w, false, false, os), 1e-5, 1e-4, k->describe()));
+  // Attention scores: both operands are activations; transposed view of K.
+  Tensor q(CGC_DTYPE_FLOAT32, {1, 4, 128, 64}), kk(CGC_DTYPE_FLOAT32, {1, 4, 64, 128}, Layout::Transposed);
+  fillRandom(q, rng, -1, 1);
+  fillRandom(kk, rng, -1, 1);
+  Tensor s(CGC_DTYPE_FLOAT32, {1, 4, 128, 128});
+  auto ks = make(Desc("cgc_op.matmul").in(q).in(kk).out(s));
+  runKernel(*ks, {&q, &kk}, {&s}, pool3());
+  EXPECT_TRUE(closeTo(s, matmulOracle(q, kk, false, false, os), 1e-5, 1e-4, ks->describe()));
+}
+
+TEST(Gemm, AlphaBetaAndBroadcastC) {
+  std::mt19937 rng(52);
+  struct G {
+    std::vector<int64_t> c;
+    double alpha, beta;
+    bool ta, tb;
+  } cases[] = {{{6}, 1, 1, false, true},     {{4, 1}, 0.5, 2, true, false},
+               {{4, 6}, 2, -1, false, false}, {{}, 1, 0.25, true, true},
+               {{1, 6}, 1, 0, false, false},  {{-1}, 3, 1, false, false}};
+  for (const G &g : cases)
+    for (cgc_dtype_t dt : kNumericTypes) {
+      bool isInt = !isFloat(dt);
+      double alpha = isInt ? std::round(g.alpha + 0.5) : g.alpha;
+      double beta = isInt ? std::round(g.beta) : g.beta;
+      if (isUnsignedInt(dt))
+        beta = std::fabs(beta); // a negative result has no unsigned value
+      Tensor a(dt, g.ta ? std::vector<int64_t>{5, 4} : std::vector<int64_t>{4, 5});
+      Tensor b(dt, g.tb ? std::vector<int64_t>{6, 5} : std::vector<int64_t>{5, 6});
+      bool hasC = g.c.empty() || g.c[0] != -1;
+      Tensor c(dt, hasC ? g.c : std::vector<int64_t>{1});
+      double lo = isUnsignedInt(dt) ? 0 : -2;
+      fillRandom(a, rng, lo, 2);
+      fillRandom(b, rng, lo, 2);
+      fillRandom(c, rng, lo, 2);
+      Tensor y(dt, {4, 6});
+      Desc d("cgc_op.gemm");
+      d.in(a).in(b);
+      if (hasC)
+        d.in(c);
+      d.out(y).f("alpha", alpha).f("beta", beta).b("transpose_a", g.ta).b("transpose_b", g.tb);
+      auto k = make(d);
+      if (!k)
+        continue;
+      if (dt == CGC_DTYPE_FLOAT32 || dt == CGC_DTYPE_BFLOAT16)
+        EXPECT_NE(k->describe().find("oneDNN"), std::string::npos) << k->describe();
+      std::vector<const Tensor *> ins = {&a, &b};
+      if (hasC)
+        ins.push_back(&c);
+      runKernel(*k, ins, {&y}, pool1());
+      std::vector<double> e;
+      for (int64_t i = 0; i < 4; ++i)
+        for (int64_t j = 0; j < 6; ++j) {
+          double acc = 0;
+          for (int64_t p = 0; p < 5; ++p)
+            acc += a.get(g.ta ? p * 4 + i : i * 5 + p) * b.get(g.tb ? j * 5 + p : p * 6 + j);
+          double cv = hasC ? c.get(broadcastIndex({i, j}, g.c)) : 0;
+          double r = alpha * acc + beta * cv;
+          e.push_back(isInt ? wrapTo(dt, std::trunc(r)) : r);
+        }
+      EXPECT_TRUE(closeTo(y, e, relTol(dt) * 4, isInt ? 0 : convAbsTol(dt) / 2,
+                          "gemm " + dtypeStr(dt) + " [" + k->describe() + "]"));
+    }
+}
+
+TEST(MatMul, RejectsBadDescriptors) {
+  Tensor a(CGC_DTYPE_FLOAT32, {3, 4}), b(CGC_DTYPE_FLOAT32, {5, 6}), y(CGC_DTYPE_FLOAT32, {3, 6});
+  EXPECT_NE(makeError(Desc("cgc_op.matmul").in(a).in(b).out(y)).find("contraction"),
+            std::string::npos);
+  Tensor c(CGC_DTYPE_FLOAT32, {4, 6}), yy(CGC_DTYPE_FLOAT32, {3, 7});
+  EXPECT_NE(makeError(Desc("cgc_op.matmul").in(a).in(c).out(yy)).find("shape"), std::string::npos);
+  Tensor b3(CGC_DTYPE_FLOAT32, {2, 4, 6});
+  EXPECT_NE(makeError(Desc("cgc_op.gemm").in(a).in(b3).out(y)).find("2-D"), std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,336 @@
+//===- FusionTest.cpp - Fused anchors vs the same ops one by one ----------===//
+//
+// Each chain runs twice: as one fused kernel, and as separate kernels
+// (createKernel per op, intermediate tensors in between). The results must
+// agree; fusions oneDNN cannot express must be refused with a reason.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelTestUtil.h"
+
+#include <thread>
+
+using namespace cgc;
+using namespace cgc::ref;
+using namespace cgc::ref::test;
+
+namespace {
+
+/// One epilogue step: an op, its attributes and the shape of its extra
+/// operand (none for unary ops).
+struct Step {
+  std::string op;
+  std::vector<std::pair<std::string, AttrValue>> attrs = {};
+  std::optional<std::vector<int64_t>> extraShape = std::nullopt;
+};
+
+struct FusedRun {
+  std::vector<double> fused, unfused;
+  std::string reason, description;
+};
+
+/// Builds anchor + chain, runs fused and unfused.
+FusedRun runChain(const Desc &anchorDesc, std::vector<const Tensor *> anchorIns,
+                  const std::vector<int64_t> &outShape, const std::vector<Step> &chain,
+                  std::mt19937 &rng, const KernelOptions &options = {}) {
+  FusedRun r;
+  cgc_dtype_t dt = CGC_DTYPE_FLOAT32;
+  // Unfused: anchor into t0, each step into t_{i+1}.
+  std::vector<Tensor> values;
+  values.emplace_back(dt, outShape);
+  std::vector<Tensor> extras;
+  extras.reserve(chain.size());
+  std::vector<KernelDesc> epilogue;
+  Desc anchor = anchorDesc;
+  // The anchor's own output operand is the first intermediate.
+  KernelDesc a = anchor.get();
+  a.outputs = {values[0].operand()};
+  auto ka = make(a, options);
+  if (!ka)
+    return r;
+  std::vector<Tensor *> out0 = {&values[0]};
+  runKernel(*ka, anchorIns, out0, pool3());
+  for (const Step &s : chain) {
+    Desc d(s.op);
+    d.in(values.back());
+    const Tensor *extra = nullptr;
+    if (s.extraShape) {
+      extras.emplace_back(dt, *s.extraShape);
+      fillRandom(extras.back(), rng, s.op == "cgc_op.div" ? 0.5 : -1, 2);
+      extra = &extras.back();
+      d.in(*extra);
+    }
+    for (const auto &[k, v] : s.attrs)
+      d.attr(k, v);
+    Tensor next(dt, outShape);
+    d.out(next);
+    epilogue.push_back(d.get());
+    auto k = make(d);
+    if (!k)
+      return r;
+    std::vector<const Tensor *> ins = {&values.back()};
+    if (extra)
+      ins.push_back(extra);
+    runKernel(*k, ins, {&next}, pool3());
+    values.push_back(std::move(next));
+  }
+  r.unfused = values.back().values();
+  // Fused.
+  Tensor out(dt, outShape);
+  epilogue.back().outputs = {out.operand()};
+  std::unique_ptr<Kernel> fused = createFusedKernel(anchor.get(), epilogue, options, r.reason);
+  if (!fused)
+    return r;
+  r.description = fused->describe();
+  std::vector<const Tensor *> ins = anchorIns;
+  for (const Tensor &e : extras)
+    ins.push_back(&e);
+  runKernel(*fused, ins, {&out}, pool3());
+  r.fused = out.values();
+  return r;
+}
+
+Desc convDesc(const Tensor &x, const Tensor &w, const Tensor *b, const Tensor &y,
+              std::vector<int64_t> pads, int64_t groups = 1) {
+  Desc d("cgc_op.convolution");
+  d.in(x).in(w);
+  if (b)
+    d.in(*b);
+  d.out(y).ints("strides", {1, 1}).ints("dilations", {1, 1}).ints("start_padding", pads)
+      .ints("end_padding", pads).i("groups", groups);
+  return d;
+}
+
+AttrValue F(double v) { return AttrValue::ofFloat(v); }
+
+std::vector<std::vector<Step>> chains(const std::vector<int64_t> &out, int64_t channels) {
+  std::vector<int64_t> perChannel = {channels, 1, 1};
+  return {
+      {{"cgc_op.relu"}},
+      {{"cgc_op.add", {}, out}, {"cgc_op.relu"}},              // residual + relu
+      {{"cgc_op.clip", {{"min", F(0)}, {"max", F(6)}}}},       // relu6
+      {{"cgc_op.mul", {}, perChannel}, {"cgc_op.add", {}, perChannel}, {"cgc_op.sigmoid"}},
+      {{"cgc_op.hard_swish"}},
+      {{"cgc_op.gelu"}},
+      {{"cgc_op.gelu", {{"approximate", AttrValue::ofString("tanh")}}}},
+      {{"cgc_op.leaky_relu", {{"alpha", F(0.1)}}}, {"cgc_op.sub", {}, std::vector<int64_t>{1}}},
+      {{"cgc_op.elu", {{"alpha", F(0.7)}}}, {"cgc_op.tanh"}},
+      {{"cgc_op.hard_sigmoid", {{"alpha", F(0.3)}, {"beta", F(0.4)}}}},
+      {{"cgc_op.selu"}, {"cgc_op.abs"}, {"cgc_op.neg"}},
+      {{"cgc_op.celu", {{"alpha", F(1.5)}}}, {"cgc_op.max", {}, perChannel}},
+      {{"cgc_op.relu"}, {"cgc_op.sqrt"}, {"cgc_op.min", {}, out}},
+      {{"cgc_op.softplus"}, {"cgc_op.log"}, {"cgc_op.exp"}},
+      {{"cgc_op.div", {}, perChannel}, {"cgc_op.mish"}, {"cgc_op.identity"}},
+      {{"cgc_op.relu"}, {"cgc_op.add", {}, std::vector<int64_t>{1}}, {"cgc_op.reciprocal"}},
+      {{"cgc_op.round"}},
+  };
+}
+
+TEST(Fusion, ConvolutionChainsMatchUnfused) {
+  std::mt19937 rng(70);
+  for (Layout layout : {Layout::Contiguous, Layout::ChannelsLast})
+    for (int64_t groups : {1, 8})
+      for (int64_t k : {1, 3}) {
+        Tensor x(CGC_DTYPE_FLOAT32, {1, 8, 10, 9}, layout);
+        Tensor w(CGC_DTYPE_FLOAT32, {16, 8 / groups, k, k}), b(CGC_DTYPE_FLOAT32, {16});
+        fillRandom(x, rng, -1, 1);
+        fillRandom(w, rng, -0.5, 0.5);
+        fillRandom(b, rng, -0.5, 0.5);
+        std::vector<int64_t> out = {1, 16, 10, 9};
+        Tensor y(CGC_DTYPE_FLOAT32, out);
+        int64_t p = k / 2;
+        for (const auto &chain : chains(out, 16)) {
+          KernelOptions options;
+          options.constantInputs = {false, true, true};
+          FusedRun r = runChain(convDesc(x, w, &b, y, {p, p}, groups), {&x, &w, &b}, out, chain, rng,
+                                options);
+          std::string name;
+          for (const Step &s : chain)
+            name += " " + s.op;
+          ASSERT_FALSE(r.fused.empty()) << "not fused:" << name << ": " << r.reason;
+          Tensor t(CGC_DTYPE_FLOAT32, out);
+          t.setValues(r.fused);
+          EXPECT_TRUE(closeTo(t, r.unfused, 1e-4, 1e-4, "conv" + name + " [" + r.description + "]"));
+        }
+      }
+}
+
+TEST(Fusion, MatMulAndGemmChainsMatchUnfused) {
+  std::mt19937 rng(71);
+  // BERT feed-forward: matmul + bias + gelu, and a residual add.
+  Tensor a(CGC_DTYPE_FLOAT32, {1, 16, 48}), w(CGC_DTYPE_FLOAT32, {48, 64});
+  fillRandom(a, rng, -1, 1);
+  fillRandom(w, rng, -0.3, 0.3);
+  std::vector<int64_t> out = {1, 16, 64};
+  Tensor y(CGC_DTYPE_FLOAT32, out);
+  std::vector<std::vector<Step>> mmChains = {
+      {{"cgc_op.add", {}, std::vector<int64_t>{64}}, {"cgc_op.gelu"}},
+      {{"cgc_op.add", {}, out}},
+      {{"cgc_op.mul", {}, std::vector<int64_t>{1}}, {"cgc_op.tanh"}},
+      {{"cgc_op.add", {}, std::vector<int64_t>{16, 1}}, {"cgc_op.relu"}},
+  };
+  for (bool constant : {false, true})
+    for (const auto &chain : mmChains) {
+      KernelOptions options;
+      options.constantInputs = {false, constant};
+      FusedRun r = runChain(Desc("cgc_op.matmul").in(a).in(w).out(y), {&a, &w}, out, chain, rng,
+                            options);
+      ASSERT_FALSE(r.fused.empty()) << "matmul not fused: " << r.reason;
+      Tensor t(CGC_DTYPE_FLOAT32, out);
+      t.setValues(r.fused);
+      EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "matmul chain [" + r.description + "]"));
+    }
+  Tensor ga(CGC_DTYPE_FLOAT32, {12, 20}), gb(CGC_DTYPE_FLOAT32, {30, 20}), gc(CGC_DTYPE_FLOAT32, {30});
+  fillRandom(ga, rng, -1, 1);
+  fillRandom(gb, rng, -1, 1);
+  fillRandom(gc, rng, -1, 1);
+  Tensor gy(CGC_DTYPE_FLOAT32, {12, 30});
+  FusedRun r = runChain(Desc("cgc_op.gemm").in(ga).in(gb).in(gc).out(gy).b("transpose_b", true)
+                            .f("alpha", 0.5).f("beta", 2.0),
+                        {&ga, &gb, &gc}, {12, 30}, {{"cgc_op.relu"}, {"cgc_op.add", {}, std::vector<int64_t>{12, 30}}},
+                        rng);
+  ASSERT_FALSE(r.fused.empty()) << "gemm not fused: " << r.reason;
+  Tensor t(CGC_DTYPE_FLOAT32, {12, 30});
+  t.setValues(r.fused);
+  EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "gemm chain [" + r.description + "]"));
+}
+
+TEST(Fusion, RefusesWhatItCannotFuseWithAReason) {
+  std::mt19937 rng(72);
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 4, 6, 6}), w(CGC_DTYPE_FLOAT32, {4, 4, 3, 3});
+  Tensor y(CGC_DTYPE_FLOAT32, {1, 4, 6, 6});
+  Desc conv = convDesc(x, w, nullptr, y, {1, 1});
+  auto reasonFor = [&](const KernelDesc &step) {
+    std::string reason;
+    auto k = createFusedKernel(conv.get(), {step}, reason);
+    EXPECT_EQ(k, nullptr);
+    return reason;
+  };
+  Tensor yb(CGC_DTYPE_BOOL, {1, 4, 6, 6}), yi(CGC_DTYPE_INT32, {1, 4, 6, 6});
+  EXPECT_NE(reasonFor(Desc("cgc_op.cast").in(y).out(yi).attr("to", AttrValue::ofDType(CGC_DTYPE_INT32))),
+            "");
+  EXPECT_NE(reasonFor(Desc("cgc_op.isnan").in(y).out(yb)).find("isnan"), std::string::npos);
+  Tensor e(CGC_DTYPE_FLOAT32, {1});
+  EXPECT_NE(reasonFor(Desc("cgc_op.pow").in(y).in(e).out(y)).find("pow"), std::string::npos);
+  // An extra operand that would broadcast the result to a larger shape.
+  Tensor big(CGC_DTYPE_FLOAT32, {2, 4, 6, 6});
+  EXPECT_NE(reasonFor(Desc("cgc_op.add").in(y).in(big).out(big)).find("cgc_op.add"),
+            std::string::npos);
+  std::string reason;
+  EXPECT_EQ(createFusedKernel(Desc("cgc_op.relu").in(y).out(y).get(), {Desc("cgc_op.relu").in(y).out(y).get()},
+                              reason),
+            nullptr);
+  EXPECT_NE(reason.find("anchor"), std::string::npos) << reason;
+  // float64 convolutions run on the generic path, which does not fuse.
+  Tensor xd(CGC_DTYPE_FLOAT64, {1, 4, 6, 6}), wd(CGC_DTYPE_FLOAT64, {4, 4, 3, 3}),
+      yd(CGC_DTYPE_FLOAT64, {1, 4, 6, 6});
+  EXPECT_EQ(createFusedKernel(convDesc(xd, wd, nullptr, yd, {1, 1}).get(),
+                              {Desc("cgc_op.relu").in(yd).out(yd).get()}, reason),
+            nullptr);
+  EXPECT_NE(reason.find("float64"), std::string::npos) << reason;
+}
+
+//===----------------------------------------------------------------------===//
+// Concurrency
+//===----------------------------------------------------------------------===//
+
+TEST(Concurrency, RunFromManyThreadsOnDifferentOperands) {
+  std::mt19937 rng(80);
+  // A fused conv with constant weights (shared cache), a matmul and an
+  // elementwise kernel, each run by 4 threads at once on their own
+  // operands, with pools of their own and one shared pool.
+  Tensor w(CGC_DTYPE_FLOAT32, {16, 8, 3, 3}), b(CGC_DTYPE_FLOAT32, {16});
+  fillRandom(w, rng, -0.5, 0.5);
+  fillRandom(b, rng, -0.5, 0.5);
+  Tensor x0(CGC_DTYPE_FLOAT32, {1, 8, 12, 12}), y0(CGC_DTYPE_FLOAT32, {1, 16, 12, 12});
+  Desc conv = convDesc(x0, w, &b, y0, {1, 1});
+  KernelDesc relu = Desc("cgc_op.relu").in(y0).out(y0).get();
+  KernelOptions options;
+  options.constantInputs = {false, true, true};
+  std::string reason;
+  std::unique_ptr<Kernel> fused = createFusedKernel(conv.get(), {relu}, options, reason);
+  ASSERT_TRUE(fused) << reason;
+  Tensor a0(CGC_DTYPE_FLOAT32, {64, 96}), bm(CGC_DTYPE_FLOAT32, {96, 80}), c0(CGC_DTYPE_FLOAT32, {64, 80});
+  fillRandom(bm, rng, -1, 1);
+  auto mm = make(Desc("cgc_op.matmul").in(a0).in(bm).out(c0));
+  auto ew = make(Desc("cgc_op.sigmoid").in(c0).out(c0));
+
+  constexpr int kThreads = 4;
+  std::vector<Tensor> xs, ys, as, cs, ss;
+  std::vector<std::vector<double>> yRef, cRef, sRef;
+  for (int t = 0; t < kThreads; ++t) {
+    xs.emplace_back(CGC_DTYPE_FLOAT32, x0.shape());
+    fillRandom(xs.back(), rng, -1, 1);
+    as.emplace_back(CGC_DTYPE_FLOAT32, a0.shape());
+    fillRandom(as.back(), rng, -1, 1);
+    ys.emplace_back(CGC_DTYPE_FLOAT32, y0.shape());
+    cs.emplace_back(CGC_DTYPE_FLOAT32, c0.shape());
+    ss.emplace_back(CGC_DTYPE_FLOAT32, c0.shape());
+  }
+  // References, one at a time.
+  for (int t = 0; t < kThreads; ++t) {
+    runKernel(*fused, {&xs[size_t(t)], &w, &b}, {&ys[size_t(t)]}, pool1());
+    yRef.push_back(ys[size_t(t)].values());
+    runKernel(*mm, {&as[size_t(t)], &bm}, {&cs[size_t(t)]}, pool1());
+    cRef.push_back(cs[size_t(t)].values());
+    runKernel(*ew, {&cs[size_t(t)]}, {&ss[size_t(t)]}, pool1());
+    sRef.push_back(ss[size_t(t)].values());
+  }
+  ThreadPool shared(2);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      ThreadPool own(2);
+      for (int rep = 0; rep < 20; ++rep) {
+        ThreadPool &pool = (rep % 2) ? own : shared;
+        Tensor y(CGC_DTYPE_FLOAT32, y0.shape()), c(CGC_DTYPE_FLOAT32, c0.shape()),
+            s(CGC_DTYPE_FLOAT32, c0.shape());
+        runKernel(*fused, {&xs[size_t(t)], &w, &b}, {&y}, pool);
+        runKernel(*mm, {&as[size_t(t)], &bm}, {&c}, pool);
+        runKernel(*ew, {&c}, {&s}, pool);
+        // Thread counts differ from the references' (1): allow for a
+        // different summation order, nothing more.
+        if (!closeTo(y, yRef[size_t(t)], 1e-5, 1e-5) || !closeTo(c, cRef[size_t(t)], 1e-5, 1e-5) ||
+            !closeTo(s, sRef[size_t(t)], 1e-5, 1e-6))
+          ++failures;
+      }
+    });
+  for (std::thread &th : threads)
+    th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(Concurrency, KernelsInsidePoolTasks) {
+  // The executor runs independent dispatches with runAll; kernels inside
+  // those tasks (nested parallelFor, oneDNN with one thread) must finish and
+  // agree with a lone run.
+  std::mt19937 rng(81);
+  Tensor a(CGC_DTYPE_FLOAT32, {128, 256}), bm(CGC_DTYPE_FLOAT32, {256, 64});
+  fillRandom(a, rng, -1, 1);
+  fillRandom(bm, rng, -1, 1);
+  Tensor ref(CGC_DTYPE_FLOAT32, {128, 64});
+  auto mm = make(Desc("cgc_op.matmul").in(a).in(bm).out(ref));
+  runKernel(*mm, {&a, &bm}, {&ref}, pool3());
+  auto ew = make(Desc("cgc_op.exp").in(a).out(a));
+  Tensor eref(CGC_DTYPE_FLOAT32, {128, 256});
+  runKernel(*ew, {&a}, {&eref}, pool3());
+  std::vector<Tensor> outs, eouts;
+  for (int i = 0; i < 6; ++i) {
+    outs.emplace_back(CGC_DTYPE_FLOAT32, ref.shape());
+    eouts.emplace_back(CGC_DTYPE_FLOAT32, eref.shape());
+  }
+  std::vector<std::function<void()>> tasks;
+  for (int i = 0; i < 6; ++i)
+    tasks.push_back([&, i] {
+      runKernel(*mm, {&a, &bm}, {&outs[size_t(i)]}, pool3());
+      runKernel(*ew, {&a}, {&eouts[size_t(i)]}, pool3());
+    });
+  pool3().runAll(tasks);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_TRUE(closeTo(outs[size_t(i)], ref.values(), 1e-6, 1e-6, "matmul in task"));
+    EXPECT_TRUE(closeTo(eouts[size_t(i)], eref.values(), 0, 0, "exp in task"));
+  }
+}
+
+} // namespace

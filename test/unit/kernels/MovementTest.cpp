@@ -1,0 +1,294 @@
+//===- MovementTest.cpp - Data movement ops and resize --------------------===//
+
+#include "KernelTestUtil.h"
+
+using namespace cgc;
+using namespace cgc::ref;
+using namespace cgc::ref::test;
+
+namespace {
+
+/// Runs `d` on `x` (one input) into `y` and compares with `expected`.
+void expectOp(const Desc &d, const Tensor &x, Tensor &y, const std::vector<double> &expected,
+              const std::string &what) {
+  auto k = make(d);
+  if (!k)
+    return;
+  runKernel(*k, {&x}, {&y}, pool3());
+  EXPECT_TRUE(closeTo(y, expected, 0, 0, what + " [" + k->describe() + "]"));
+}
+
+const std::vector<Layout> kLayouts = {Layout::Contiguous, Layout::Padded, Layout::Transposed,
+                                      Layout::Reversed};
+
+TEST(Movement, ReshapeTransposeEveryDtypeLayout) {
+  std::mt19937 rng(60);
+  for (cgc_dtype_t dt : kAllTypes)
+    for (Layout in : kLayouts)
+      for (Layout out : {Layout::Contiguous, Layout::Padded}) {
+        Tensor x(dt, {2, 3, 4}, in);
+        fillRandom(x, rng, 0, 100);
+        Tensor r(dt, {4, 6}, out);
+        expectOp(Desc("cgc_op.reshape").in(x).out(r).ints("shape", {4, 6}), x, r, x.values(),
+                 "reshape " + dtypeStr(dt));
+        Tensor t(dt, {4, 2, 3}, out);
+        std::vector<double> e;
+        for (int64_t i = 0; i < 24; ++i) {
+          std::vector<int64_t> c = coords(i, {4, 2, 3});
+          e.push_back(x.get(linear({c[1], c[2], c[0]}, {2, 3, 4})));
+        }
+        expectOp(Desc("cgc_op.transpose").in(x).out(t).ints("perm", {2, 0, 1}), x, t, e,
+                 "transpose " + dtypeStr(dt) + " " + layoutName(in) + "->" + layoutName(out));
+      }
+}
+
+TEST(Movement, LargeTransposeSplitsAcrossThreads) {
+  std::mt19937 rng(61);
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 128, 12, 64});
+  fillRandom(x, rng, -1, 1);
+  Tensor y(CGC_DTYPE_FLOAT32, {1, 12, 64, 128});
+  std::vector<double> e;
+  for (int64_t i = 0; i < y.size(); ++i) {
+    std::vector<int64_t> c = coords(i, y.shape());
+    e.push_back(x.get(linear({c[0], c[3], c[1], c[2]}, x.shape())));
+  }
+  expectOp(Desc("cgc_op.transpose").in(x).out(y).ints("perm", {0, 2, 3, 1}), x, y, e,
+           "bert key transpose");
+}
+
+TEST(Movement, ConcatSplit) {
+  std::mt19937 rng(62);
+  for (cgc_dtype_t dt : {CGC_DTYPE_FLOAT32, CGC_DTYPE_INT8, CGC_DTYPE_BOOL, CGC_DTYPE_FLOAT16,
+                         CGC_DTYPE_INT64})
+    for (int64_t axis : {0, 1, 2}) {
+      std::vector<Tensor> parts;
+      std::vector<int64_t> sizes = {2, 0, 3, 1};
+      std::vector<int64_t> outShape = {4, 5, 6};
+      outShape[size_t(axis)] = 6;
+      Desc d("cgc_op.concat");
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        std::vector<int64_t> s = {4, 5, 6};
+        s[size_t(axis)] = sizes[i];
+        parts.emplace_back(dt, s, i % 2 ? Layout::Transposed : Layout::Padded);
+        fillRandom(parts.back(), rng, 0, 100);
+      }
+      for (const Tensor &p : parts)
+        d.in(p);
+      Tensor y(dt, outShape);
+      d.out(y).i("axis", axis);
+      auto k = make(d);
+      std::vector<const Tensor *> ins;
+      for (const Tensor &p : parts)
+        ins.push_back(&p);
+      runKernel(*k, ins, {&y}, pool3());
+      std::vector<double> e;
+      for (int64_t i = 0; i < y.size(); ++i) {
+        std::vector<int64_t> c = coords(i, outShape);
+        int64_t at = c[size_t(axis)];
+        size_t part = 0;
+        while (at >= sizes[part]) {
+          at -= sizes[part];
+          ++part;
+        }
+        c[size_t(axis)] = at;
+        e.push_back(parts[part].get(linear(c, parts[part].shape())));
+      }
+      EXPECT_TRUE(closeTo(y, e, 0, 0, "concat " + dtypeStr(dt)));
+      // Split the result back.
+      Desc s("cgc_op.split");
+      s.in(y).i("axis", axis).ints("sizes", sizes);
+      std::vector<Tensor> outs;
+      for (size_t i = 0; i < sizes.size(); ++i)
+        outs.emplace_back(dt, parts[i].shape(), i % 2 ? Layout::Padded : Layout::Contiguous);
+      for (const Tensor &o : outs)
+        s.out(o);
+      auto ks = make(s);
+      std::vector<Tensor *> outPtrs;
+      for (Tensor &o : outs)
+        outPtrs.push_back(&o);
+      runKernel(*ks, {&y}, outPtrs, pool3());
+      for (size_t i = 0; i < sizes.size(); ++i)
+        EXPECT_TRUE(closeTo(outs[i], parts[i].values(), 0, 0, "split " + dtypeStr(dt)));
+    }
+}
+
+TEST(Movement, SliceForwardAndReverse) {
+  std::mt19937 rng(63);
+  struct S {
+    std::vector<int64_t> starts, ends, steps;
+  } cases[] = {{{0, 1, 0}, {2, 4, 5}, {1, 2, 1}},
+               {{1, 3, 4}, {-1, -1, 0}, {-1, -2, -3}},
+               {{0, 2, 1}, {2, 2, 5}, {1, 1, 2}},      // empty
+               {{1, 0, 4}, {2, 4, -1}, {1, 3, -1}}};
+  for (const S &s : cases)
+    for (Layout layout : kLayouts) {
+      Tensor x(CGC_DTYPE_INT32, {2, 4, 5}, layout);
+      fillRandom(x, rng, -1000, 1000);
+      std::vector<int64_t> shape;
+      for (size_t d = 0; d < 3; ++d) {
+        int64_t st = s.starts[d], en = s.ends[d], sp = s.steps[d];
+        shape.push_back(sp > 0 ? std::max<int64_t>(0, (en - st + sp - 1) / sp)
+                               : std::max<int64_t>(0, (st - en + (-sp) - 1) / (-sp)));
+      }
+      Tensor y(CGC_DTYPE_INT32, shape);
+      std::vector<double> e;
+      for (int64_t i = 0; i < y.size(); ++i) {
+        std::vector<int64_t> c = coords(i, shape);
+        for (size_t d = 0; d < 3; ++d)
+          c[d] = s.starts[d] + c[d] * s.steps[d];
+        e.push_back(x.get(linear(c, x.shape())));
+      }
+      expectOp(Desc("cgc_op.slice").in(x).out(y).ints("starts", s.starts).ints("ends", s.ends)
+                   .ints("steps", s.steps),
+               x, y, e, std::string("slice ") + layoutName(layout));
+    }
+}
+
+TEST(Movement, ExpandTileDepthSpace) {
+  std::mt19937 rng(64);
+  Tensor x(CGC_DTYPE_FLOAT16, {3, 1}, Layout::Padded);
+  fillRandom(x, rng, -5, 5);
+  Tensor y(CGC_DTYPE_FLOAT16, {2, 3, 4});
+  std::vector<double> e;
+  for (int64_t i = 0; i < 24; ++i)
+    e.push_back(x.get(coords(i, {2, 3, 4})[1]));
+  expectOp(Desc("cgc_op.expand").in(x).out(y).ints("shape", {2, 1, 4}), x, y, e, "expand");
+
+  Tensor t(CGC_DTYPE_UINT16, {2, 3}, Layout::Transposed);
+  fillRandom(t, rng, 0, 1000);
+  Tensor ty(CGC_DTYPE_UINT16, {4, 9});
+  e.clear();
+  for (int64_t i = 0; i < 36; ++i) {
+    std::vector<int64_t> c = coords(i, {4, 9});
+    e.push_back(t.get(linear({c[0] % 2, c[1] % 3}, {2, 3})));
+  }
+  expectOp(Desc("cgc_op.tile").in(t).out(ty).ints("repeats", {2, 3}), t, ty, e, "tile");
+
+  for (const char *mode : {"DCR", "CRD"}) {
+    int64_t b = 2;
+    Tensor d(CGC_DTYPE_FLOAT32, {2, 8, 3, 2}, Layout::Padded);
+    fillRandom(d, rng, -5, 5);
+    Tensor dy(CGC_DTYPE_FLOAT32, {2, 2, 6, 4});
+    e.clear();
+    for (int64_t i = 0; i < dy.size(); ++i) {
+      std::vector<int64_t> c = coords(i, dy.shape());
+      int64_t bi = c[2] % b, bj = c[3] % b;
+      int64_t ch = std::string(mode) == "DCR" ? (bi * b + bj) * 2 + c[1] : c[1] * b * b + bi * b + bj;
+      e.push_back(d.get(linear({c[0], ch, c[2] / b, c[3] / b}, d.shape())));
+    }
+    expectOp(Desc("cgc_op.depth_to_space").in(d).out(dy).i("blocksize", b).s("mode", mode), d, dy,
+             e, std::string("depth_to_space ") + mode);
+    // space_to_depth inverts DCR.
+    if (std::string(mode) == "DCR") {
+      Tensor back(CGC_DTYPE_FLOAT32, {2, 8, 3, 2});
+      expectOp(Desc("cgc_op.space_to_depth").in(dy).out(back).i("blocksize", b), dy, back,
+               d.values(), "space_to_depth");
+    }
+  }
+}
+
+TEST(Movement, PadEveryMode) {
+  std::mt19937 rng(65);
+  for (const char *mode : {"constant", "reflect", "edge"})
+    for (std::vector<int64_t> pads : {std::vector<int64_t>{1, 2, 2, 0}, {0, -1, 1, 2}, {2, 0, 0, 1}})
+      for (cgc_dtype_t dt : {CGC_DTYPE_FLOAT32, CGC_DTYPE_INT64, CGC_DTYPE_BFLOAT16}) {
+        Tensor x(dt, {3, 4}, Layout::Transposed);
+        fillRandom(x, rng, -20, 20);
+        std::vector<int64_t> shape = {3 + pads[0] + pads[2], 4 + pads[1] + pads[3]};
+        Tensor y(dt, shape);
+        std::vector<double> e;
+        for (int64_t i = 0; i < y.size(); ++i) {
+          std::vector<int64_t> c = coords(i, shape);
+          bool pad = false;
+          for (size_t d = 0; d < 2; ++d) {
+            int64_t n = x.shape()[d], v = c[d] - pads[d];
+            if (v < 0 || v >= n) {
+              if (std::string(mode) == "constant")
+                pad = true;
+              else if (std::string(mode) == "edge")
+                v = std::clamp<int64_t>(v, 0, n - 1);
+              else
+                v = v < 0 ? -v : 2 * (n - 1) - v;
+            }
+            c[d] = v;
+          }
+          e.push_back(pad ? roundTo(dt, 1.5) : x.get(linear(c, x.shape())));
+        }
+        expectOp(Desc("cgc_op.pad").in(x).out(y).ints("pads", pads).s("mode", mode).f("value", 1.5),
+                 x, y, e, std::string("pad ") + mode + " " + dtypeStr(dt));
+      }
+}
+
+TEST(Movement, GatherAndGatherElements) {
+  std::mt19937 rng(66);
+  for (cgc_dtype_t it : {CGC_DTYPE_INT32, CGC_DTYPE_INT64})
+    for (int64_t axis : {0, 1, 2}) {
+      Tensor data(CGC_DTYPE_FLOAT32, {5, 4, 3}, Layout::Padded);
+      fillRandom(data, rng, -10, 10);
+      int64_t len = data.shape()[size_t(axis)];
+      Tensor idx(it, {2, 3});
+      fillRandom(idx, rng, -len, len - 1); // negative indices wrap
+      std::vector<int64_t> shape(data.shape().begin(), data.shape().begin() + axis);
+      shape.insert(shape.end(), {2, 3});
+      shape.insert(shape.end(), data.shape().begin() + axis + 1, data.shape().end());
+      Tensor y(CGC_DTYPE_FLOAT32, shape);
+      std::vector<double> e;
+      for (int64_t i = 0; i < y.size(); ++i) {
+        std::vector<int64_t> c = coords(i, shape);
+        int64_t k = int64_t(idx.get(linear({c[size_t(axis)], c[size_t(axis) + 1]}, {2, 3})));
+        if (k < 0)
+          k += len;
+        std::vector<int64_t> dc(c.begin(), c.begin() + axis);
+        dc.push_back(k);
+        dc.insert(dc.end(), c.begin() + axis + 2, c.end());
+        e.push_back(data.get(linear(dc, data.shape())));
+      }
+      auto k = make(Desc("cgc_op.gather").in(data).in(idx).out(y).i("axis", axis));
+      runKernel(*k, {&data, &idx}, {&y}, pool3());
+      EXPECT_TRUE(closeTo(y, e, 0, 0, "gather axis " + std::to_string(axis)));
+
+      Tensor ei(it, {5, 4, 3});
+      fillRandom(ei, rng, -len, len - 1);
+      Tensor ey(CGC_DTYPE_FLOAT32, {5, 4, 3});
+      e.clear();
+      for (int64_t i = 0; i < ey.size(); ++i) {
+        std::vector<int64_t> c = coords(i, ey.shape());
+        int64_t kk = int64_t(ei.get(i));
+        c[size_t(axis)] = kk < 0 ? kk + len : kk;
+        e.push_back(data.get(linear(c, data.shape())));
+      }
+      auto ke = make(Desc("cgc_op.gather_elements").in(data).in(ei).out(ey).i("axis", axis));
+      runKernel(*ke, {&data, &ei}, {&ey}, pool3());
+      EXPECT_TRUE(closeTo(ey, e, 0, 0, "gather_elements axis " + std::to_string(axis)));
+    }
+}
+
+TEST(Movement, GatherOutOfRangeIndexReadsZero) {
+  Tensor data(CGC_DTYPE_FLOAT32, {3, 2}), idx(CGC_DTYPE_INT64, {2}), y(CGC_DTYPE_FLOAT32, {2, 2});
+  data.setValues({1, 2, 3, 4, 5, 6});
+  idx.setValues({7, 1});
+  auto k = make(Desc("cgc_op.gather").in(data).in(idx).out(y));
+  runKernel(*k, {&data, &idx}, {&y}, pool1());
+  EXPECT_TRUE(closeTo(y, {0, 0, 3, 4}, 0, 0, "out-of-range gather"));
+}
+
+TEST(Movement, RejectsBadDescriptors) {
+  Tensor x(CGC_DTYPE_FLOAT32, {2, 3}), y(CGC_DTYPE_FLOAT32, {7});
+  EXPECT_NE(makeError(Desc("cgc_op.reshape").in(x).out(y).ints("shape", {7})).find("cannot reshape"),
+            std::string::npos);
+  EXPECT_NE(makeError(Desc("cgc_op.transpose").in(x).out(x).ints("perm", {0, 0})).find("permutation"),
+            std::string::npos);
+  Tensor s(CGC_DTYPE_FLOAT32, {2, 3});
+  EXPECT_NE(makeError(Desc("cgc_op.slice").in(x).out(s).ints("starts", {0, 0}).ints("ends", {2, 9})
+                          .ints("steps", {1, 1}))
+                .find("normalized"),
+            std::string::npos);
+  Tensor f(CGC_DTYPE_FLOAT32, {2});
+  EXPECT_NE(makeError(Desc("cgc_op.gather").in(x).in(f).out(x)).find("int32 or int64"),
+            std::string::npos);
+  EXPECT_NE(makeError(Desc("cgc_op.pad").in(x).out(x).ints("pads", {0, 3, 0, 3}).s("mode", "reflect"))
+                .find("reflect"),
+            std::string::npos);
+}
+
+} // namespace

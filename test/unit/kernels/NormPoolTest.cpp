@@ -1,0 +1,286 @@
+//===- NormPoolTest.cpp - Normalizations and pooling ----------------------===//
+
+#include "KernelTestUtil.h"
+
+#include <limits>
+
+using namespace cgc;
+using namespace cgc::ref;
+using namespace cgc::ref::test;
+
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+
+TEST(Normalization, BatchNormEveryFloatTypeAndLayout) {
+  std::mt19937 rng(30);
+  for (cgc_dtype_t dt : kFloatTypes)
+    for (Layout layout : {Layout::Contiguous, Layout::ChannelsLast, Layout::Padded})
+      for (std::vector<int64_t> shape : {std::vector<int64_t>{2, 5, 4, 3}, {3, 5}, {1, 5, 7}}) {
+        Tensor x(dt, shape, layout);
+        fillRandom(x, rng, -3, 3);
+        Tensor s(dt, {5}), b(dt, {5}), m(dt, {5}), v(dt, {5});
+        fillRandom(s, rng, -2, 2);
+        fillRandom(b, rng, -1, 1);
+        fillRandom(m, rng, -1, 1);
+        fillRandom(v, rng, 0.1, 3);
+        Tensor y(dt, shape, layout == Layout::Padded ? Layout::Contiguous : layout);
+        auto k = make(Desc("cgc_op.batch_norm").in(x).in(s).in(b).in(m).in(v).out(y).f("epsilon", 1e-3));
+        runKernel(*k, {&x, &s, &b, &m, &v}, {&y}, pool3());
+        std::vector<double> e;
+        for (int64_t i = 0; i < x.size(); ++i) {
+          int64_t c = coords(i, shape)[1];
+          e.push_back(s.get(c) * (x.get(i) - m.get(c)) / std::sqrt(v.get(c) + 1e-3) + b.get(c));
+        }
+        EXPECT_TRUE(closeTo(y, e, relTol(dt) * 2, absTol(dt) * 4,
+                            "batch_norm " + dtypeStr(dt) + " " + layoutName(layout)));
+      }
+}
+
+TEST(Normalization, LayerNormAxesBroadcastScaleOptionalBias) {
+  std::mt19937 rng(31);
+  for (cgc_dtype_t dt : kFloatTypes)
+    for (int64_t axis : {1, 2})
+      for (bool bias : {true, false})
+        for (bool broadcastScale : {false, true}) {
+          std::vector<int64_t> shape = {2, 6, 40};
+          Tensor x(dt, shape, Layout::Transposed);
+          fillRandom(x, rng, -4, 4);
+          std::vector<int64_t> norm(shape.begin() + axis, shape.end());
+          std::vector<int64_t> scaleShape = norm;
+          if (broadcastScale)
+            scaleShape = {norm.back()};
+          Tensor g(dt, scaleShape), bb(dt, norm);
+          fillRandom(g, rng, 0.5, 2);
+          fillRandom(bb, rng, -1, 1);
+          Tensor y(dt, shape);
+          Desc d("cgc_op.layer_norm");
+          d.in(x).in(g);
+          if (bias)
+            d.in(bb);
+          d.out(y).i("axis", axis).f("epsilon", 1e-5);
+          auto k = make(d);
+          std::vector<const Tensor *> ins = {&x, &g};
+          if (bias)
+            ins.push_back(&bb);
+          runKernel(*k, ins, {&y}, pool3());
+          int64_t len = count(norm), rows = x.size() / len;
+          std::vector<double> e;
+          for (int64_t r = 0; r < rows; ++r) {
+            double mean = 0, var = 0;
+            for (int64_t j = 0; j < len; ++j)
+              mean += x.get(r * len + j);
+            mean /= double(len);
+            for (int64_t j = 0; j < len; ++j)
+              var += std::pow(x.get(r * len + j) - mean, 2);
+            var /= double(len);
+            for (int64_t j = 0; j < len; ++j) {
+              std::vector<int64_t> c = coords(j, norm);
+              double gv = g.get(broadcastIndex(c, scaleShape));
+              double v = (x.get(r * len + j) - mean) / std::sqrt(var + 1e-5) * gv;
+              if (bias)
+                v += bb.get(j);
+              e.push_back(v);
+            }
+          }
+          EXPECT_TRUE(closeTo(y, e, relTol(dt) * 4, absTol(dt) * 8,
+                              "layer_norm " + dtypeStr(dt) + " axis " + std::to_string(axis)));
+        }
+}
+
+TEST(Normalization, InstanceNorm) {
+  std::mt19937 rng(32);
+  for (cgc_dtype_t dt : kFloatTypes) {
+    Tensor x(dt, {2, 3, 5, 6}, Layout::Padded), s(dt, {3}), b(dt, {3});
+    fillRandom(x, rng, -3, 3);
+    fillRandom(s, rng, -2, 2);
+    fillRandom(b, rng, -1, 1);
+    Tensor y(dt, x.shape());
+    auto k = make(Desc("cgc_op.instance_norm").in(x).in(s).in(b).out(y).f("epsilon", 1e-4));
+    runKernel(*k, {&x, &s, &b}, {&y}, pool3());
+    std::vector<double> e;
+    for (int64_t nc = 0; nc < 6; ++nc) {
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < 30; ++i)
+        mean += x.get(nc * 30 + i);
+      mean /= 30;
+      for (int64_t i = 0; i < 30; ++i)
+        var += std::pow(x.get(nc * 30 + i) - mean, 2);
+      var /= 30;
+      for (int64_t i = 0; i < 30; ++i)
+        e.push_back(s.get(nc % 3) * (x.get(nc * 30 + i) - mean) / std::sqrt(var + 1e-4) +
+                    b.get(nc % 3));
+    }
+    EXPECT_TRUE(closeTo(y, e, relTol(dt) * 4, absTol(dt) * 8, "instance_norm " + dtypeStr(dt)));
+  }
+}
+
+TEST(Normalization, Lrn) {
+  std::mt19937 rng(33);
+  for (cgc_dtype_t dt : kFloatTypes)
+    for (int64_t size : {1, 3, 4}) {
+      Tensor x(dt, {2, 7, 3, 2});
+      fillRandom(x, rng, -3, 3);
+      Tensor y(dt, x.shape());
+      auto k = make(Desc("cgc_op.lrn").in(x).out(y).i("size", size).f("alpha", 0.02).f("beta", 0.6).f("bias", 1.5));
+      runKernel(*k, {&x}, {&y}, pool3());
+      std::vector<double> e;
+      for (int64_t i = 0; i < x.size(); ++i) {
+        std::vector<int64_t> c = coords(i, x.shape());
+        int64_t lo = std::max<int64_t>(0, c[1] - (size - 1) / 2);
+        int64_t hi = std::min<int64_t>(6, c[1] + (size - 1) - (size - 1) / 2);
+        double sq = 0;
+        for (int64_t ch = lo; ch <= hi; ++ch) {
+          std::vector<int64_t> cc = c;
+          cc[1] = ch;
+          sq += std::pow(x.get(linear(cc, x.shape())), 2);
+        }
+        e.push_back(x.get(i) / std::pow(1.5 + 0.02 / double(size) * sq, 0.6));
+      }
+      EXPECT_TRUE(closeTo(y, e, relTol(dt) * 2, absTol(dt) * 2,
+                          "lrn size " + std::to_string(size) + " " + dtypeStr(dt)));
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+struct PoolCase {
+  std::vector<int64_t> shape, kernel, stride, dilation, padB, padE;
+  bool ceil = false, includePad = false;
+};
+
+std::vector<int64_t> poolOutShape(const PoolCase &c) {
+  std::vector<int64_t> out = {c.shape[0], c.shape[1]};
+  for (size_t i = 0; i < c.kernel.size(); ++i) {
+    int64_t in = c.shape[2 + i];
+    int64_t padded = in + c.padB[i] + c.padE[i];
+    int64_t ext = c.dilation[i] * (c.kernel[i] - 1) + 1;
+    int64_t num = padded - ext;
+    int64_t size = (c.ceil ? (num + c.stride[i] - 1) / c.stride[i] : num / c.stride[i]) + 1;
+    if (c.ceil && (size - 1) * c.stride[i] >= in + c.padB[i])
+      --size;
+    out.push_back(size);
+  }
+  return out;
+}
+
+/// Naive pooling: every window tap checked against the data and the
+/// explicit padding.
+std::vector<double> poolOracle(const Tensor &x, const PoolCase &c, const std::string &op,
+                               int64_t p, const std::vector<int64_t> &outShape) {
+  std::vector<double> out;
+  size_t sp = c.kernel.size();
+  for (int64_t o = 0; o < count(outShape); ++o) {
+    std::vector<int64_t> oc = coords(o, outShape);
+    double acc = 0, best = -kInf;
+    int64_t taps = 0, padded = 0;
+    bool nan = false;
+    for (int64_t k = 0; k < count(c.kernel); ++k) {
+      std::vector<int64_t> kc = coords(k, c.kernel);
+      std::vector<int64_t> ic = {oc[0], oc[1]};
+      bool inside = true, inPadded = true;
+      for (size_t d = 0; d < sp; ++d) {
+        int64_t i = oc[2 + d] * c.stride[d] - c.padB[d] + kc[d] * c.dilation[d];
+        inside = inside && i >= 0 && i < c.shape[2 + d];
+        inPadded = inPadded && i >= -c.padB[d] && i < c.shape[2 + d] + c.padE[d];
+        ic.push_back(i);
+      }
+      if (inPadded)
+        ++padded;
+      if (!inside)
+        continue;
+      ++taps;
+      double v = x.get(linear(ic, c.shape));
+      nan = nan || std::isnan(v);
+      best = std::max(best, v);
+      acc += op == "cgc_op.lp_pool" ? std::pow(std::fabs(v), double(p)) : v;
+    }
+    if (op == "cgc_op.max_pool")
+      out.push_back(nan ? std::nan("") : best);
+    else if (op == "cgc_op.avg_pool")
+      out.push_back(acc / double(c.includePad ? padded : taps));
+    else
+      out.push_back(std::pow(acc, 1.0 / double(p)));
+  }
+  return out;
+}
+
+std::vector<PoolCase> poolCases() {
+  return {
+      {{1, 3, 9, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      {{2, 2, 10, 11}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true},           // ceil
+      {{2, 2, 10, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 0}, {0, 1}, true, true},     // ceil + include pad
+      {{1, 2, 12, 12}, {2, 3}, {1, 2}, {2, 1}, {1, 1}, {2, 0}},                 // dilation, asym
+      {{1, 4, 7, 7}, {7, 7}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},                   // global-like
+      {{1, 2, 16}, {4}, {3}, {1}, {2}, {1}, true},                              // 1-D
+      {{1, 2, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}}, // 3-D
+      {{1, 1, 5, 5}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, false, true},
+  };
+}
+
+TEST(Pooling, MaxAvgLpEveryCaseAndDtype) {
+  std::mt19937 rng(34);
+  for (const char *op : {"cgc_op.max_pool", "cgc_op.avg_pool", "cgc_op.lp_pool"})
+    for (const PoolCase &c : poolCases())
+      for (cgc_dtype_t dt : std::string(op) == "cgc_op.max_pool" ? kNumericTypes : kFloatTypes)
+        for (Layout layout : {Layout::Contiguous, Layout::Padded}) {
+          Tensor x(dt, c.shape, layout);
+          fillRandom(x, rng, isUnsignedInt(dt) ? 0 : -5, 5);
+          std::vector<int64_t> outShape = poolOutShape(c);
+          Tensor y(dt, outShape);
+          Desc d(op);
+          d.in(x).out(y).ints("kernel_shape", c.kernel).ints("strides", c.stride).ints(
+              "dilations", c.dilation).ints("start_padding", c.padB).ints("end_padding", c.padE);
+          if (c.ceil)
+            d.b("ceil_mode", true);
+          if (std::string(op) == "cgc_op.avg_pool" && c.includePad)
+            d.b("count_include_pad", true);
+          int64_t p = 2;
+          if (std::string(op) == "cgc_op.lp_pool") {
+            p = 3;
+            d.i("p", p);
+          }
+          PoolCase cc = c;
+          cc.includePad = std::string(op) == "cgc_op.avg_pool" && c.includePad;
+          auto k = make(d);
+          if (!k)
+            continue;
+          runKernel(*k, {&x}, {&y}, pool3());
+          EXPECT_TRUE(closeTo(y, poolOracle(x, cc, op, p, outShape), relTol(dt) * 2,
+                              absTol(dt) * 2,
+                              std::string(op) + " " + dtypeStr(dt) + " " + layoutName(layout) +
+                                  " case " + k->describe()));
+        }
+}
+
+TEST(Pooling, ResNetStemUsesOneDnnAndMatches) {
+  std::mt19937 rng(35);
+  PoolCase c{{1, 64, 112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}};
+  Tensor x(CGC_DTYPE_FLOAT32, c.shape);
+  fillRandom(x, rng, -2, 2);
+  std::vector<int64_t> outShape = poolOutShape(c);
+  Tensor y(CGC_DTYPE_FLOAT32, outShape);
+  auto k = make(Desc("cgc_op.max_pool").in(x).out(y).ints("kernel_shape", c.kernel).ints(
+      "strides", c.stride).ints("dilations", c.dilation).ints("start_padding", c.padB).ints(
+      "end_padding", c.padE));
+  EXPECT_NE(k->describe().find("oneDNN"), std::string::npos) << k->describe();
+  runKernel(*k, {&x}, {&y}, pool3());
+  EXPECT_TRUE(closeTo(y, poolOracle(x, c, "cgc_op.max_pool", 2, outShape), 0, 0, "stem"));
+}
+
+TEST(Pooling, RejectsBadWindows) {
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 1, 4, 4}), y(CGC_DTYPE_FLOAT32, {1, 1, 2, 2});
+  auto d = [&](std::vector<int64_t> k, std::vector<int64_t> s) {
+    return Desc("cgc_op.max_pool").in(x).out(y).ints("kernel_shape", k).ints("strides", s).ints(
+        "dilations", {1, 1}).ints("start_padding", {0, 0}).ints("end_padding", {0, 0});
+  };
+  EXPECT_NE(makeError(d({2}, {2, 2})).find("kernel_shape"), std::string::npos);
+  EXPECT_NE(makeError(d({2, 2}, {0, 2})).find("strides"), std::string::npos);
+  EXPECT_NE(makeError(d({5, 5}, {1, 1})).find("larger"), std::string::npos);
+  EXPECT_NE(makeError(d({1, 1}, {1, 1})).find("shape"), std::string::npos);
+  EXPECT_EQ(makeError(d({2, 2}, {2, 2})), "");
+}
+
+} // namespace
