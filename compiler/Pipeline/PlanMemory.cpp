@@ -32,8 +32,9 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
           << schedule << "'; use 'min-memory' or 'max-concurrency'";
       return signalPassFailure();
     }
-    if (alignment == 0 || (alignment & (alignment - 1))) {
-      module.emitError("alignment must be a power of two, got ") << alignment;
+    uint64_t requested = alignment;
+    if (requested == 0 || (requested & (requested - 1))) {
+      module.emitError("alignment must be a power of two, got ") << requested;
       return signalPassFailure();
     }
     FailureOr<DispatchGraph> dispatch = buildDispatchGraph(entry, inPlace);
@@ -42,7 +43,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
 
     // The subgraphs' patterns may require more alignment than asked for.
     planning::MemoryPlanOptions options;
-    options.alignment = alignment;
+    options.alignment = requested;
     for (SubgraphOp subgraph : module.getBody()->getOps<SubgraphOp>())
       if (auto required = subgraph->getAttrOfType<IntegerAttr>(kAlignmentAttr))
         options.alignment = std::max<uint64_t>(options.alignment,

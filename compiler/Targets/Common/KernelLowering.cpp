@@ -214,13 +214,19 @@ private:
     KernelDesc kernel;
     kernel.op = name.str();
 
-    // Attributes, with omitted defaults made explicit.
+    // The op's own (ODS) attributes, with omitted defaults made explicit;
+    // discardable attributes are not part of the layer's meaning.
+    std::optional<RegisteredOperationName> info = op->getRegisteredInfo();
+    if (!info)
+      return op->emitOpError("cannot be lowered to a kernel program: it is "
+                             "not a registered op");
     NamedAttrList attrs(op->getAttrDictionary());
-    if (std::optional<RegisteredOperationName> info = op->getRegisteredInfo())
-      info->populateDefaultAttrs(attrs);
+    info->populateDefaultAttrs(attrs);
+    ArrayRef<StringAttr> inherent = info->getAttributeNames();
     for (NamedAttribute attr : attrs) {
       StringRef attrName = attr.getName().getValue();
-      if (attrName == "operandSegmentSizes" || attrName == "resultSegmentSizes")
+      if (attrName == "operandSegmentSizes" || attrName == "resultSegmentSizes" ||
+          !llvm::is_contained(inherent, attr.getName()))
         continue;
       std::optional<AttrValue> value = convertKernelAttribute(attr.getValue());
       if (!value)
