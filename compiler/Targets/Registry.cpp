@@ -106,12 +106,16 @@ bool resolveTargets(llvm::ArrayRef<std::string> specs,
     std::optional<TargetHandle> handle = resolveTarget(spec, error);
     if (!handle)
       return false;
+    sawFallback = spec == kFallbackTargetName;
+    if (!sawFallback && handle->name == kFallbackTargetName) {
+      error = "a target other than the fallback is named 'fallback'";
+      return false;
+    }
     if (!names.insert(handle->name).second) {
       error = "two targets are named '" + handle->name +
               "'; the name is the origin of their subgraphs and must be unique";
       return false;
     }
-    sawFallback = handle->name == kFallbackTargetName;
     targets.push_back(std::move(*handle));
   }
   if (!sawFallback) {
@@ -119,10 +123,6 @@ bool resolveTargets(llvm::ArrayRef<std::string> specs,
         resolveTarget(kFallbackTargetName, error);
     if (!fallback)
       return false;
-    if (!names.insert(fallback->name).second) {
-      error = "a target other than the fallback is named 'fallback'";
-      return false;
-    }
     targets.push_back(std::move(*fallback));
   }
   return true;

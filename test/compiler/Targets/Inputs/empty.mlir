@@ -1,0 +1,3 @@
+// A patterns module that declares nothing.
+cgc.module @nothing {
+}
