@@ -101,6 +101,11 @@ std::vector<ConvCase> convCases() {
       {2, 3, 5, 1, {17}, {4}, {2}, {2}, {3}, {1}},                         // 1-D
       {1, 4, 6, 2, {5, 6, 4}, {3, 2, 3}, {1, 2, 1}, {1, 1, 1}, {1, 0, 1}, {1, 1, 0}}, // 3-D
       {1, 3, 4, 1, {7, 7}, {7, 7}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false}, // no bias, 1x1 output
+      // Depthwise on planes large enough for the direct kernel: narrow rows
+      // (flattened), stride 2 with dilation, wide rows.
+      {1, 6, 6, 6, {20, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {2, 4, 4, 4, {17, 150}, {3, 5}, {2, 2}, {1, 2}, {1, 2}, {0, 1}},
+      {1, 3, 3, 3, {30, 140}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, false},
   };
 }
 
@@ -169,6 +174,23 @@ TEST(Convolution, EveryCaseFloatTypesAndLayouts) {
     }
 }
 
+TEST(Convolution, LargeDepthwiseUsesTheDirectKernel) {
+  std::mt19937 rng(44);
+  ConvCase c{1, 8, 8, 8, {40, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 8, 40, 40}), w(CGC_DTYPE_FLOAT32, {8, 1, 3, 3}),
+      b(CGC_DTYPE_FLOAT32, {8});
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w, rng, -1, 1);
+  fillRandom(b, rng, -1, 1);
+  Tensor y(CGC_DTYPE_FLOAT32, {1, 8, 40, 40});
+  auto k = make(Desc("cgc_op.convolution").in(x).in(w).in(b).out(y).ints("strides", c.stride)
+                    .ints("dilations", c.dilation).ints("start_padding", c.padB)
+                    .ints("end_padding", c.padE).i("groups", 8));
+  EXPECT_NE(k->describe().find("direct depthwise"), std::string::npos) << k->describe();
+  runKernel(*k, {&x, &w, &b}, {&y}, pool3());
+  EXPECT_TRUE(closeTo(y, convOracle(x, w, &b, c, y.shape()), 1e-5, 1e-5, "direct depthwise"));
+}
+
 TEST(Convolution, TransposeEveryCase) {
   std::mt19937 rng(41);
   std::vector<ConvCase> cases = {
@@ -211,21 +233,25 @@ TEST(Convolution, CachedWeightsFollowTheAddress) {
     }
 }
 
-TEST(Convolution, ResNetShapesPickBlockedOneDnn) {
+TEST(Convolution, ResNetStyle3x3PicksBlockedOneDnn) {
   std::mt19937 rng(43);
-  ConvCase c{1, 64, 64, 1, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
-  Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 56, 56}), w(CGC_DTYPE_FLOAT32, {64, 64, 3, 3}),
-      b(CGC_DTYPE_FLOAT32, {64});
+  ConvCase c{1, 32, 32, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 32, 28, 28}), w(CGC_DTYPE_FLOAT32, {32, 32, 3, 3}),
+      b(CGC_DTYPE_FLOAT32, {32});
   fillRandom(x, rng, -1, 1);
   fillRandom(w, rng, -0.1, 0.1);
   fillRandom(b, rng, -1, 1);
-  Tensor y(CGC_DTYPE_FLOAT32, {1, 64, 56, 56});
+  Tensor y(CGC_DTYPE_FLOAT32, {1, 32, 28, 28});
+  KernelOptions options;
+  options.constantInputs = {false, true, true};
   auto k = make(Desc("cgc_op.convolution").in(x).in(w).in(b).out(y).ints("strides", c.stride)
                     .ints("dilations", c.dilation).ints("start_padding", c.padB)
-                    .ints("end_padding", c.padE));
+                    .ints("end_padding", c.padE),
+                options);
   EXPECT_NE(k->describe().find("oneDNN"), std::string::npos) << k->describe();
+  EXPECT_NE(k->describe().find("reordered"), std::string::npos) << k->describe();
   runKernel(*k, {&x, &w, &b}, {&y}, pool3());
-  EXPECT_TRUE(closeTo(y, convOracle(x, w, &b, c, y.shape()), 1e-5, 1e-4, "resnet 3x3"));
+  EXPECT_TRUE(closeTo(y, convOracle(x, w, &b, c, y.shape()), 1e-5, 1e-4, "3x3 blocked"));
 }
 
 TEST(Convolution, RejectsBadDescriptors) {

@@ -155,6 +155,33 @@ TEST(Fusion, ConvolutionChainsMatchUnfused) {
       }
 }
 
+TEST(Fusion, DirectDepthwiseTakesAnyElementwiseChain) {
+  // Planes big enough for the direct kernel; chains with ops oneDNN has no
+  // post-op for (floor, sign, pow) fuse there too.
+  std::mt19937 rng(73);
+  Tensor x(CGC_DTYPE_FLOAT32, {2, 6, 20, 24}), w(CGC_DTYPE_FLOAT32, {6, 1, 3, 3}),
+      b(CGC_DTYPE_FLOAT32, {6});
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w, rng, -1, 1);
+  fillRandom(b, rng, -1, 1);
+  std::vector<int64_t> out = {2, 6, 20, 24};
+  Tensor y(CGC_DTYPE_FLOAT32, out);
+  std::vector<std::vector<Step>> extra = chains(out, 6);
+  extra.push_back({{"cgc_op.floor"}, {"cgc_op.sign"}});
+  extra.push_back({{"cgc_op.pow", {}, std::vector<int64_t>{1}}, {"cgc_op.add", {}, out}});
+  for (const auto &chain : extra) {
+    FusedRun r = runChain(convDesc(x, w, &b, y, {1, 1}, 6), {&x, &w, &b}, out, chain, rng);
+    std::string name;
+    for (const Step &s : chain)
+      name += " " + s.op;
+    ASSERT_FALSE(r.fused.empty()) << "not fused:" << name << ": " << r.reason;
+    EXPECT_NE(r.description.find("direct depthwise"), std::string::npos) << r.description;
+    Tensor t(CGC_DTYPE_FLOAT32, out);
+    t.setValues(r.fused);
+    EXPECT_TRUE(closeTo(t, r.unfused, 1e-4, 1e-4, "depthwise" + name + " [" + r.description + "]"));
+  }
+}
+
 TEST(Fusion, MatMulAndGemmChainsMatchUnfused) {
   std::mt19937 rng(71);
   // BERT feed-forward: matmul + bias + gelu, and a residual add.

@@ -375,6 +375,15 @@ CGC_INLINE void unaryBody(const Op &op, char *const *p, const int64_t *s, int64_
   TO *out = reinterpret_cast<TO *>(p[0]);
   const TI *in = reinterpret_cast<const TI *>(p[1]);
   if (s[0] == int64_t(sizeof(TO)) && s[1] == int64_t(sizeof(TI))) {
+    if constexpr (std::is_same_v<TO, TI>) {
+      // In place (epilogues, planner-aliased buffers): one pointer, so the
+      // vectorized loop needs no overlap check (which exact aliasing fails).
+      if (static_cast<const void *>(out) == static_cast<const void *>(in)) {
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = store<TO>(op(load(out[i])));
+        return;
+      }
+    }
     for (int64_t i = 0; i < n; ++i)
       out[i] = store<TO>(op(load(in[i])));
   } else if (s[0] == int64_t(sizeof(TO)) && s[1] == 0) {
@@ -395,15 +404,44 @@ CGC_INLINE void binaryBody(const Op &op, char *const *p, const int64_t *s, int64
   const TA *a = reinterpret_cast<const TA *>(p[1]);
   const TB *b = reinterpret_cast<const TB *>(p[2]);
   const int64_t so = sizeof(TO), sa = sizeof(TA), sb = sizeof(TB);
+  const void *o = out;
   if (s[0] == so && s[1] == sa && s[2] == sb) {
+    if constexpr (std::is_same_v<TO, TA>) {
+      if (o == static_cast<const void *>(a) && o != static_cast<const void *>(b)) {
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = store<TO>(op(load(out[i]), load(b[i])));
+        return;
+      }
+    }
+    if constexpr (std::is_same_v<TO, TB>) {
+      if (o == static_cast<const void *>(b) && o != static_cast<const void *>(a)) {
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = store<TO>(op(load(a[i]), load(out[i])));
+        return;
+      }
+    }
     for (int64_t i = 0; i < n; ++i)
       out[i] = store<TO>(op(load(a[i]), load(b[i])));
   } else if (s[0] == so && s[1] == sa && s[2] == 0) {
     auto bv = load(b[0]);
+    if constexpr (std::is_same_v<TO, TA>) {
+      if (o == static_cast<const void *>(a)) {
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = store<TO>(op(load(out[i]), bv));
+        return;
+      }
+    }
     for (int64_t i = 0; i < n; ++i)
       out[i] = store<TO>(op(load(a[i]), bv));
   } else if (s[0] == so && s[1] == 0 && s[2] == sb) {
     auto av = load(a[0]);
+    if constexpr (std::is_same_v<TO, TB>) {
+      if (o == static_cast<const void *>(b)) {
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = store<TO>(op(av, load(out[i])));
+        return;
+      }
+    }
     for (int64_t i = 0; i < n; ++i)
       out[i] = store<TO>(op(av, load(b[i])));
   } else {

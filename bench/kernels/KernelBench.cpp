@@ -1,0 +1,387 @@
+//===- KernelBench.cpp - GFLOP/s of the reference kernels -----------------===//
+//
+// Times the kernels on the convolution shapes of ResNet-50 (batch 1,
+// 224x224) and the matrix products of one BERT-base encoder layer (sequence
+// 128), at 1 and 2 threads, and prints achieved GFLOP/s per shape and for
+// the whole network (layers weighted by how often they occur). Weights are
+// marked constant, as the driver does for constant memrefs, so they are
+// prepared once. A few memory-bound kernels are reported in GB/s.
+//
+//   bench-kernels [--threads 1,2] [--min-time 0.3] [--filter substring] [--cpu-time]
+//
+// --cpu-time times with the process CPU clock instead of the wall clock: on
+// a shared, loaded machine it measures the time the kernel actually ran
+// (meaningful at 1 thread; at more threads it sums the threads' time).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace cgc;
+using namespace cgc::ref;
+
+namespace {
+
+/// Benches whose name and group do not contain it are not built.
+std::string gFilter;
+/// Measure process CPU time instead of wall time (for comparisons on a
+/// loaded machine at 1 thread: time the process actually ran).
+bool gCpuTime = false;
+
+double now() {
+  if (gCpuTime) {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+bool selected(const std::string &name, const std::string &group) {
+  return gFilter.empty() || name.find(gFilter) != std::string::npos ||
+         group.find(gFilter) != std::string::npos;
+}
+
+struct Buffer {
+  std::vector<float> data;
+  KernelOperand operand;
+};
+
+Buffer buffer(std::vector<int64_t> shape, std::mt19937 &rng, float scale = 1.0f) {
+  Buffer b;
+  b.operand.dtype = CGC_DTYPE_FLOAT32;
+  b.operand.shape = shape;
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  b.data.resize(size_t(n));
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  for (float &v : b.data)
+    v = dist(rng);
+  return b;
+}
+
+struct Bench {
+  std::string name;
+  double flops = 0; // per run (0: report GB/s)
+  double bytes = 0;
+  int count = 1;    // occurrences in the network
+  std::string group;
+  std::unique_ptr<Kernel> kernel;
+  std::vector<Buffer> inputs, outputs;
+};
+
+double timeRuns(const Bench &b, ThreadPool &pool, double minTime) {
+  std::vector<const void *> in;
+  std::vector<void *> out;
+  for (const Buffer &x : b.inputs)
+    in.push_back(x.data.data());
+  for (const Buffer &x : b.outputs)
+    out.push_back(const_cast<float *>(x.data.data()));
+  KernelArgs args{in.data(), out.data()};
+  b.kernel->run(args, pool); // warm up: primitives, prepared weights
+  b.kernel->run(args, pool);
+  // Best of several timed batches (the machine may be shared).
+  double best = 1e30;
+  double start = now();
+  do {
+    int reps = 0;
+    double t0 = now(), elapsed;
+    do {
+      b.kernel->run(args, pool);
+      ++reps;
+      elapsed = now() - t0;
+    } while (elapsed < minTime / 5);
+    best = std::min(best, elapsed / reps);
+  } while (now() - start < minTime);
+  return best;
+}
+
+KernelDesc convDesc(const Buffer &x, const Buffer &w, const Buffer &b, const Buffer &y,
+                    int64_t stride, int64_t pad, int64_t groups) {
+  KernelDesc d;
+  d.op = "cgc_op.convolution";
+  d.inputs = {x.operand, w.operand, b.operand};
+  d.outputs = {y.operand};
+  d.setAttr("strides", AttrValue::ofInts({stride, stride}));
+  d.setAttr("dilations", AttrValue::ofInts({1, 1}));
+  d.setAttr("start_padding", AttrValue::ofInts({pad, pad}));
+  d.setAttr("end_padding", AttrValue::ofInts({pad, pad}));
+  d.setAttr("groups", AttrValue::ofInt(groups));
+  return d;
+}
+
+Bench conv(const std::string &group, int count, int64_t c, int64_t hw, int64_t m, int64_t k,
+           int64_t stride, bool relu, std::mt19937 &rng, int64_t groups = 1) {
+  Bench b;
+  b.group = group;
+  b.count = count;
+  int64_t pad = k / 2;
+  int64_t out = (hw + 2 * pad - k) / stride + 1;
+  b.flops = 2.0 * double(m) * double(c / groups) * double(k * k) * double(out * out);
+  std::ostringstream name;
+  name << "conv " << c << "->" << m << " " << k << "x" << k << " s" << stride << " @" << hw;
+  if (groups > 1)
+    name << " dw";
+  if (relu)
+    name << " +relu";
+  b.name = name.str();
+  if (!selected(b.name, group)) {
+    b.inputs.clear();
+    b.outputs.clear();
+    return b;
+  }
+  b.inputs.push_back(buffer({1, c, hw, hw}, rng));
+  b.inputs.push_back(buffer({m, c / groups, k, k}, rng, 0.1f));
+  b.inputs.push_back(buffer({m}, rng));
+  b.outputs.push_back(buffer({1, m, out, out}, rng));
+  KernelDesc d = convDesc(b.inputs[0], b.inputs[1], b.inputs[2], b.outputs[0], stride, pad, groups);
+  KernelOptions options;
+  options.constantInputs = {false, true, true};
+  std::string error;
+  if (relu) {
+    KernelDesc r;
+    r.op = "cgc_op.relu";
+    r.inputs = {b.outputs[0].operand};
+    r.outputs = {b.outputs[0].operand};
+    b.kernel = createFusedKernel(d, {r}, options, error);
+  } else {
+    b.kernel = createKernel(d, options, error);
+  }
+  if (!b.kernel) {
+    std::fprintf(stderr, "%s: %s\n", b.name.c_str(), error.c_str());
+    std::exit(1);
+  }
+  return b;
+}
+
+Bench matmul(const std::string &group, int count, std::vector<int64_t> a, std::vector<int64_t> w,
+             bool constantB, bool transposeB, const char *epilogue, std::mt19937 &rng,
+             const std::string &label) {
+  Bench b;
+  b.group = group;
+  b.count = count;
+  b.name = label;
+  if (!selected(label, group))
+    return b;
+  b.inputs.push_back(buffer(a, rng));
+  b.inputs.push_back(buffer(w, rng, 0.1f));
+  int64_t k = a.back();
+  int64_t n = transposeB ? w[w.size() - 2] : w.back();
+  std::vector<int64_t> out(a.begin(), a.end() - 1);
+  out.push_back(n);
+  // Batch dims of b broadcast into out.
+  if (w.size() > a.size()) {
+    out.assign(w.begin(), w.end() - 2);
+    out.push_back(a[a.size() - 2]);
+    out.push_back(n);
+  }
+  b.outputs.push_back(buffer(out, rng));
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < out.size(); ++i)
+    rows *= out[i];
+  b.flops = 2.0 * double(rows) * double(n) * double(k);
+  KernelDesc d;
+  d.op = "cgc_op.matmul";
+  d.inputs = {b.inputs[0].operand, b.inputs[1].operand};
+  d.outputs = {b.outputs[0].operand};
+  if (transposeB)
+    d.setAttr("transpose_b", AttrValue::ofBool(true));
+  KernelOptions options;
+  options.constantInputs = {false, constantB};
+  std::string error;
+  if (epilogue) {
+    // + bias (per column) + epilogue
+    b.inputs.push_back(buffer({n}, rng));
+    KernelDesc add;
+    add.op = "cgc_op.add";
+    add.inputs = {b.outputs[0].operand, b.inputs[2].operand};
+    add.outputs = {b.outputs[0].operand};
+    KernelDesc act;
+    act.op = epilogue;
+    act.inputs = {b.outputs[0].operand};
+    act.outputs = {b.outputs[0].operand};
+    options.constantInputs.push_back(true);
+    b.kernel = createFusedKernel(d, {add, act}, options, error);
+  } else {
+    b.kernel = createKernel(d, options, error);
+  }
+  if (!b.kernel) {
+    std::fprintf(stderr, "%s: %s\n", b.name.c_str(), error.c_str());
+    std::exit(1);
+  }
+  return b;
+}
+
+Bench memoryBound(const std::string &op, std::vector<int64_t> shape, std::mt19937 &rng,
+                  const std::string &label) {
+  Bench b;
+  b.group = "memory-bound";
+  b.name = label;
+  if (!selected(label, b.group))
+    return b;
+  b.inputs.push_back(buffer(shape, rng));
+  b.outputs.push_back(buffer(shape, rng));
+  KernelDesc d;
+  d.op = op;
+  d.inputs = {b.inputs[0].operand};
+  d.outputs = {b.outputs[0].operand};
+  if (op == "cgc_op.softmax")
+    d.setAttr("axis", AttrValue::ofInt(int64_t(shape.size()) - 1));
+  if (op == "cgc_op.layer_norm") {
+    b.inputs.push_back(buffer({shape.back()}, rng));
+    b.inputs.push_back(buffer({shape.back()}, rng));
+    d.inputs.push_back(b.inputs[1].operand);
+    d.inputs.push_back(b.inputs[2].operand);
+    d.setAttr("axis", AttrValue::ofInt(int64_t(shape.size()) - 1));
+  }
+  double n = double(b.inputs[0].data.size());
+  b.bytes = 2 * 4 * n;
+  std::string error;
+  b.kernel = createKernel(d, error);
+  if (!b.kernel) {
+    std::fprintf(stderr, "%s: %s\n", label.c_str(), error.c_str());
+    std::exit(1);
+  }
+  return b;
+}
+
+std::vector<Bench> benches(std::mt19937 &rng) {
+  std::vector<Bench> all;
+  // ResNet-50 v1.5 (torchvision), batch 1: every convolution shape with the
+  // number of times it occurs. Bottleneck convs are fused with ReLU as the
+  // driver fuses them (the residual adds are left out).
+  const std::string r = "ResNet-50";
+  all.push_back(conv(r, 1, 3, 224, 64, 7, 2, true, rng));
+  all.push_back(conv(r, 1, 64, 56, 64, 1, 1, true, rng));
+  all.push_back(conv(r, 3, 64, 56, 64, 3, 1, true, rng));
+  all.push_back(conv(r, 4, 64, 56, 256, 1, 1, false, rng)); // 3 expand + 1 downsample
+  all.push_back(conv(r, 2, 256, 56, 64, 1, 1, true, rng));
+  all.push_back(conv(r, 1, 256, 56, 128, 1, 1, true, rng));
+  all.push_back(conv(r, 1, 128, 56, 128, 3, 2, true, rng));
+  all.push_back(conv(r, 4, 128, 28, 512, 1, 1, false, rng));
+  all.push_back(conv(r, 1, 256, 56, 512, 1, 2, false, rng));
+  all.push_back(conv(r, 3, 512, 28, 128, 1, 1, true, rng));
+  all.push_back(conv(r, 3, 128, 28, 128, 3, 1, true, rng));
+  all.push_back(conv(r, 1, 512, 28, 256, 1, 1, true, rng));
+  all.push_back(conv(r, 1, 256, 28, 256, 3, 2, true, rng));
+  all.push_back(conv(r, 6, 256, 14, 1024, 1, 1, false, rng));
+  all.push_back(conv(r, 1, 512, 28, 1024, 1, 2, false, rng));
+  all.push_back(conv(r, 5, 1024, 14, 256, 1, 1, true, rng));
+  all.push_back(conv(r, 5, 256, 14, 256, 3, 1, true, rng));
+  all.push_back(conv(r, 1, 1024, 14, 512, 1, 1, true, rng));
+  all.push_back(conv(r, 1, 512, 14, 512, 3, 2, true, rng));
+  all.push_back(conv(r, 3, 512, 7, 2048, 1, 1, false, rng));
+  all.push_back(conv(r, 1, 1024, 14, 2048, 1, 2, false, rng));
+  all.push_back(conv(r, 2, 2048, 7, 512, 1, 1, true, rng));
+  all.push_back(conv(r, 2, 512, 7, 512, 3, 1, true, rng));
+  all.push_back(matmul(r, 1, {1, 2048}, {1000, 2048}, true, true, nullptr, rng, "fc 2048->1000"));
+  // MobileNetV2-style depthwise and pointwise layers.
+  const std::string mb = "MobileNetV2 (sample)";
+  all.push_back(conv(mb, 1, 32, 112, 32, 3, 1, true, rng, 32));
+  all.push_back(conv(mb, 1, 144, 56, 144, 3, 2, true, rng, 144));
+  all.push_back(conv(mb, 1, 144, 56, 24, 1, 1, false, rng));
+  all.push_back(conv(mb, 1, 960, 7, 960, 3, 1, true, rng, 960));
+  // BERT-base encoder layer, sequence 128 (12 layers in the model).
+  const std::string bt = "BERT-base layer (seq 128)";
+  all.push_back(matmul(bt, 3, {1, 128, 768}, {768, 768}, true, false, nullptr, rng, "q/k/v proj 768x768"));
+  all.push_back(matmul(bt, 1, {1, 12, 128, 64}, {1, 12, 64, 128}, false, false, nullptr, rng,
+                       "scores 12x(128x64 . 64x128)"));
+  all.push_back(matmul(bt, 1, {1, 12, 128, 128}, {1, 12, 128, 64}, false, false, nullptr, rng,
+                       "context 12x(128x128 . 128x64)"));
+  all.push_back(matmul(bt, 1, {1, 128, 768}, {768, 768}, true, false, nullptr, rng, "attn out 768x768"));
+  all.push_back(matmul(bt, 1, {1, 128, 768}, {768, 3072}, true, false, "cgc_op.gelu", rng,
+                       "ffn1 768x3072 +bias+gelu"));
+  all.push_back(matmul(bt, 1, {1, 128, 3072}, {3072, 768}, true, false, nullptr, rng, "ffn2 3072x768"));
+  all.push_back(memoryBound("cgc_op.softmax", {1, 12, 128, 128}, rng, "softmax 12x128x128"));
+  all.push_back(memoryBound("cgc_op.layer_norm", {1, 128, 768}, rng, "layer_norm 128x768"));
+  all.push_back(memoryBound("cgc_op.gelu", {1, 128, 3072}, rng, "gelu 128x3072"));
+  all.push_back(memoryBound("cgc_op.relu", {1, 256, 56, 56}, rng, "relu 256x56x56"));
+  return all;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<int> threads = {1, 2};
+  double minTime = 0.3;
+  std::string filter;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) {
+      threads.clear();
+      std::stringstream ss(argv[++i]);
+      std::string t;
+      while (std::getline(ss, t, ','))
+        threads.push_back(std::atoi(t.c_str()));
+    } else if (a == "--min-time" && i + 1 < argc) {
+      minTime = std::atof(argv[++i]);
+    } else if (a == "--cpu-time") {
+      gCpuTime = true;
+    } else if (a == "--filter" && i + 1 < argc) {
+      filter = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--threads 1,2] [--min-time s] [--filter text] [--cpu-time]\n", argv[0]);
+      return 2;
+    }
+  }
+  std::mt19937 rng(1);
+  gFilter = filter;
+  std::vector<Bench> all = benches(rng);
+  std::printf("%-34s %-8s", "kernel", "count");
+  for (int t : threads)
+    std::printf("  %2d thr: %8s %10s", t, "ms", "GFLOP/s");
+  std::printf("\n");
+  std::string group;
+  std::vector<std::vector<double>> groupTime(threads.size());
+  struct Total {
+    std::string group;
+    std::vector<double> flops, time;
+  };
+  std::vector<Total> totals;
+  for (Bench &b : all) {
+    if (!b.kernel)
+      continue;
+    if (b.group != group) {
+      group = b.group;
+      std::printf("-- %s\n", group.c_str());
+      totals.push_back({group, std::vector<double>(threads.size()), std::vector<double>(threads.size())});
+    }
+    std::printf("%-34s x%-7d", b.name.c_str(), b.count);
+    for (size_t i = 0; i < threads.size(); ++i) {
+      ThreadPool pool(threads[i]);
+      double t = timeRuns(b, pool, minTime);
+      if (b.flops > 0) {
+        std::printf("  %2d thr: %8.3f %10.1f", threads[i], t * 1e3, b.flops / t * 1e-9);
+        totals.back().flops[i] += b.flops * b.count;
+        totals.back().time[i] += t * b.count;
+      } else {
+        std::printf("  %2d thr: %8.3f %7.1f GB/s", threads[i], t * 1e3, b.bytes / t * 1e-9);
+      }
+    }
+    std::printf("   %s\n", b.kernel->describe().c_str());
+  }
+  std::printf("\n");
+  for (const Total &t : totals) {
+    if (t.flops[0] == 0)
+      continue;
+    std::printf("%-34s", (t.group + " total").c_str());
+    for (size_t i = 0; i < threads.size(); ++i)
+      std::printf("  %2d thr: %8.2f ms %7.1f GFLOP/s", threads[i], t.time[i] * 1e3,
+                  t.flops[i] / t.time[i] * 1e-9);
+    std::printf("\n");
+  }
+  return 0;
+}
