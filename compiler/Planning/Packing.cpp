@@ -320,8 +320,11 @@ class ExactSearch {
 public:
   enum Status { Found, Infeasible, Aborted };
 
-  ExactSearch(const Instance &inst, std::vector<int> rank)
-      : inst(inst), rank(std::move(rank)) {}
+  /// `work` counts the items and segments visited, across every search that
+  /// shares it; a search stops when it reaches `workLimit`.
+  ExactSearch(const Instance &inst, std::vector<int> rank, uint64_t &work,
+              uint64_t workLimit)
+      : inst(inst), rank(std::move(rank)), work(work), workLimit(workLimit) {}
 
   /// Looks for a placement within `capacity` spending at most `budget`
   /// nodes; on Found, `out` holds the offsets.
@@ -340,7 +343,9 @@ public:
     placedCount = 0;
     uint64_t nodes = 0;
     Status status = search(budget, nodes);
-    nodesUsed += nodes;
+    // Every run costs at least a node, so callers looping on runs always
+    // make progress through their budget.
+    nodesUsed += std::max<uint64_t>(nodes, 1);
     if (status == Found) {
       out.assign(n, 0);
       for (int i : inst.live)
@@ -367,6 +372,8 @@ private:
   std::vector<int> rank; // lower: tried first
   uint64_t C = 0;
   std::vector<uint64_t> y, sky, minY, rem, m;
+  uint64_t &work;
+  uint64_t workLimit;
   std::vector<uint64_t> refreshed; // epoch of each segment's last refresh
   std::vector<int> raised;         // items whose skyline place() raised
   uint64_t epoch = 0;
@@ -407,6 +414,7 @@ private:
   bool refreshSegments(int a, int b) {
     for (int s = a; s <= b; ++s) {
       uint64_t low = kNone, high = 0;
+      work += inst.segItems[s].size();
       for (int i : inst.segItems[s])
         if (y[i] == kNone) {
           uint64_t e = eff(i);
@@ -518,6 +526,7 @@ private:
     int bestSeg = -1;
     uint64_t bestSlack = kNone;
     size_t bestCount = 0;
+    work += rem.size() + inst.live.size();
     for (size_t sIdx = 0; sIdx < rem.size(); ++sIdx) {
       if (rem[sIdx] == 0)
         continue;
@@ -530,6 +539,7 @@ private:
       if (slack > bestSlack)
         continue;
       size_t count = 0;
+      work += inst.segItems[sIdx].size();
       for (int i : inst.segItems[sIdx])
         count += y[i] == kNone && sky[i] == o && sky[i] >= minY[i];
       if (count == 0)
@@ -580,7 +590,7 @@ private:
     for (;;) {
       if (placedCount == inst.live.size())
         return Found;
-      if (nodes >= budget)
+      if (nodes >= budget || work >= workLimit)
         return Aborted;
       ++nodes;
       int k;
@@ -606,6 +616,9 @@ private:
     }
   }
 };
+
+/// Items and segments the exact search may visit per node of its budget.
+constexpr uint64_t kWorkPerNode = 256;
 
 /// Luby's restart sequence: 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ... (i >= 1).
 uint64_t luby(uint64_t i) {
@@ -715,6 +728,10 @@ PackResult packIntervals(const std::vector<PackItem> &items,
       rankSize[orders[0].order[r]] = int(r);
 
     uint64_t spent = 0, budget = options.searchBudget;
+    // A second limit on the items and segments the searches visit, so that
+    // a budget of nodes costs about the same time on large instances as on
+    // small ones.
+    uint64_t work = 0, workLimit = budget * kWorkPerNode;
     std::vector<uint64_t> found;
     // The lower bound itself first, with restarts: node limits growing as
     // Luby's sequence (unit 256: 256, 256, 512, 256, 256, 512, 1024, ...)
@@ -723,7 +740,9 @@ PackResult packIntervals(const std::vector<PackItem> &items,
     // are costly, and restarting escapes them; a run that ends without
     // running out of nodes is still a proof.
     const uint64_t phase1 = budget * 3 / 4, unit = 256;
-    for (uint32_t r = 0; best > inst.lowerBound && spent < phase1; ++r) {
+    for (uint32_t r = 0;
+         best > inst.lowerBound && spent < phase1 && work < workLimit * 3 / 4;
+         ++r) {
       std::vector<int> rank = r % 2 == 0 ? rankSize : rankOffset;
       if (r >= 2) {
         Rng rng(0xfeed0000ULL + r);
@@ -739,7 +758,7 @@ PackResult packIntervals(const std::vector<PackItem> &items,
         for (size_t x = 0; x < order.size(); ++x)
           rank[order[x]] = int(x);
       }
-      ExactSearch search(inst, rank);
+      ExactSearch search(inst, rank, work, workLimit);
       ExactSearch::Status s = search.run(
           inst.lowerBound, std::min(phase1 - spent, unit * luby(r + 1)),
           found, spent);
@@ -755,9 +774,9 @@ PackResult packIntervals(const std::vector<PackItem> &items,
     // Then bisect between what is proven (or given up on) and the best
     // footprint: each capacity gets a share of the nodes left; a capacity
     // that runs out is given up on and the probe moves up.
-    ExactSearch search(inst, rankOffset);
+    ExactSearch search(inst, rankOffset, work, workLimit);
     uint64_t low = proven; // capacities below are infeasible or given up
-    while (best > low && spent < budget) {
+    while (best > low && spent < budget && work < workLimit) {
       uint64_t g = inst.granule;
       uint64_t capacity = (low + (best - low) / 2) / g * g;
       if (capacity < low)
