@@ -62,6 +62,66 @@ Timed run(const Graph &graph, const MemoryPlanOptions &options, int reps) {
   return out;
 }
 
+/// The baseline most runtimes use (TensorFlow Lite's greedy-by-size): the
+/// same lifetimes and in-place pairs as `plan`, tensors by decreasing size,
+/// each in the smallest gap that fits among the tensors live with it, else
+/// on top. Returns its footprint.
+uint64_t baselineGreedyBestFit(const Graph &graph, const MemoryPlan &plan) {
+  struct Item {
+    int32_t first, last;
+    uint64_t size, offset;
+  };
+  std::vector<Item> items;
+  std::vector<int32_t> itemOf(graph.tensors.size(), -1);
+  for (size_t t = 0; t < graph.tensors.size(); ++t) {
+    if (plan.offsets[t] == UINT64_MAX)
+      continue;
+    int32_t root = int32_t(t);
+    while (plan.inPlaceOf[root] >= 0)
+      root = plan.inPlaceOf[root];
+    int32_t first = plan.stepGroup[plan.firstStep[t]];
+    int32_t last = plan.stepGroup[plan.lastStep[t]];
+    uint64_t size = alignUp(graph.tensors[t].bytes, plan.alignment);
+    if (itemOf[root] < 0) {
+      itemOf[root] = int32_t(items.size());
+      items.push_back({first, last, size, 0});
+    }
+    Item &it = items[itemOf[root]];
+    it.first = std::min(it.first, first);
+    it.last = std::max(it.last, last);
+    it.size = std::max(it.size, size);
+  }
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return items[a].size != items[b].size ? items[a].size > items[b].size
+                                          : a < b;
+  });
+  std::vector<size_t> placed;
+  uint64_t footprint = 0;
+  for (size_t i : order) {
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    for (size_t j : placed)
+      if (items[j].first <= items[i].last && items[i].first <= items[j].last)
+        busy.push_back({items[j].offset, items[j].offset + items[j].size});
+    std::sort(busy.begin(), busy.end());
+    uint64_t cursor = 0, best = UINT64_MAX, bestGap = UINT64_MAX;
+    for (auto &b : busy) {
+      if (b.first > cursor && b.first - cursor >= items[i].size &&
+          b.first - cursor < bestGap) {
+        bestGap = b.first - cursor;
+        best = cursor;
+      }
+      cursor = std::max(cursor, b.second);
+    }
+    items[i].offset = best == UINT64_MAX ? cursor : best;
+    footprint = std::max(footprint, items[i].offset + items[i].size);
+    placed.push_back(i);
+  }
+  return footprint;
+}
+
 std::string sanitize(std::string s) {
   for (char &c : s)
     if (!isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-')
@@ -111,11 +171,11 @@ int main(int argc, char **argv) {
               "budget %llu, median of %d runs\n",
               (unsigned long long)base.alignment,
               (unsigned long long)base.searchBudget, reps);
-  std::printf("%-28s %-15s %5s %6s %12s %12s %12s %8s %8s %8s %8s %6s %6s  "
-              "%s\n",
+  std::printf("%-28s %-15s %5s %6s %12s %12s %12s %8s %8s %8s %8s %8s %6s "
+              "%6s  %s\n",
               "graph", "mode", "nodes", "tensors", "footprint", "lower bound",
-              "naive", "fp/lb", "fp/naive", "order ms", "plan ms", "groups",
-              "barrs", "placed by");
+              "naive", "fp/lb", "fp/naive", "tflite/lb", "order ms",
+              "plan ms", "groups", "barrs", "placed by");
   for (const auto &entry : synthetic::modelZoo()) {
     std::string error;
     if (!validateGraph(entry.graph, error)) {
@@ -140,7 +200,7 @@ int main(int argc, char **argv) {
       for (uint64_t o : t.plan.offsets)
         tensors += o != UINT64_MAX;
       std::printf("%-28s %-15s %5zu %6zu %12llu %12llu %12llu %8.4f %8.4f "
-                  "%8.3f %8.3f %6d %6u  %s\n",
+                  "%8.4f %8.3f %8.3f %6d %6u  %s\n",
                   entry.name.c_str(), scheduleModeName(mode),
                   entry.graph.nodes.size(), tensors,
                   (unsigned long long)t.plan.footprint,
@@ -148,6 +208,8 @@ int main(int argc, char **argv) {
                   (unsigned long long)t.plan.naiveSum,
                   double(t.plan.footprint) / double(t.plan.lowerBound),
                   double(t.plan.footprint) / double(t.plan.naiveSum),
+                  double(baselineGreedyBestFit(entry.graph, t.plan)) /
+                      double(t.plan.lowerBound),
                   t.orderMs, t.planMs,
                   t.plan.stepGroup.empty() ? 0 : t.plan.stepGroup.back() + 1,
                   barriers.barrierCount, t.plan.strategy.c_str());
@@ -173,7 +235,8 @@ int main(int argc, char **argv) {
     for (ScheduleMode mode :
          {ScheduleMode::MinMemory, ScheduleMode::MaxConcurrency}) {
       double sumRatio = 0, maxRatio = 0, sumNaive = 0, sumMs = 0, maxMs = 0;
-      int atBound = 0;
+      double sumBase = 0, maxBase = 0;
+      int atBound = 0, baseAtBound = 0;
       for (int i = 0; i < randomCount; ++i) {
         Graph graph = synthetic::randomGraph(seed + uint64_t(i), ro);
         MemoryPlanOptions options = base;
@@ -194,6 +257,13 @@ int main(int argc, char **argv) {
                         ? double(t.plan.footprint) / double(t.plan.naiveSum)
                         : 1.0;
         atBound += t.plan.footprint == t.plan.lowerBound;
+        uint64_t base = baselineGreedyBestFit(graph, t.plan);
+        double rb = t.plan.lowerBound
+                        ? double(base) / double(t.plan.lowerBound)
+                        : 1.0;
+        sumBase += rb;
+        maxBase = std::max(maxBase, rb);
+        baseAtBound += base == t.plan.lowerBound;
         double ms = t.orderMs + t.planMs;
         sumMs += ms;
         maxMs = std::max(maxMs, ms);
@@ -204,6 +274,10 @@ int main(int argc, char **argv) {
                   scheduleModeName(mode), sumRatio / randomCount, maxRatio,
                   atBound, randomCount, sumNaive / randomCount,
                   sumMs / randomCount, maxMs);
+      std::printf("%-15s baseline greedy-by-size best fit: footprint/lower "
+                  "bound mean %.4f max %.4f; at the bound %d/%d\n",
+                  "", sumBase / randomCount, maxBase, baseAtBound,
+                  randomCount);
     }
   }
   return ok ? 0 : 1;

@@ -25,7 +25,8 @@ struct PackItem {
 
 struct PackOptions {
   /// Search nodes the exact search may spend when no heuristic reaches the
-  /// lower bound (0: heuristics only).
+  /// lower bound (0: heuristics only); it also stops after 256 item and
+  /// segment visits per node of this budget.
   uint64_t searchBudget = 20000;
   /// Randomised re-runs of the best greedy ordering (deterministic seeds).
   uint32_t randomRestarts = 16;
@@ -50,11 +51,12 @@ uint64_t packLowerBound(const std::vector<PackItem> &items);
 
 /// Assigns offsets: a portfolio of greedy strategies (item orders by size,
 /// lifetime, area, breadth of the busiest step they cross, chronology; each
-/// with first-fit and best-fit), randomised restarts, then, if the best is
-/// above the lower bound, an exact branch-and-bound search over
-/// bottom-left-justified placements that tightens the capacity until it
-/// reaches the lower bound or runs out of budget. Offsets are sums of item
-/// sizes, so they keep any alignment the sizes share.
+/// with first-fit and best-fit, then gravity), randomised restarts, then, if
+/// the best is above the lower bound, an exact branch-and-bound search over
+/// bottom-left-justified placements: at the lower bound with restarts, then
+/// bisecting between the bound and the best footprint, until it reaches the
+/// bound or runs out of budget. Offsets are sums of item sizes, so they keep
+/// any alignment the sizes share. Deterministic.
 PackResult packIntervals(const std::vector<PackItem> &items,
                          const PackOptions &options);
 
