@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace cgc::planning {
@@ -77,7 +78,18 @@ ShadowMap::iterator cover(ShadowMap &map, uint64_t a, uint64_t b) {
   return first;
 }
 
+/// The buffers some dispatch writes; accesses to the others never conflict.
+std::set<BufferKey> writtenBuffers(const std::vector<DispatchAccesses> &ds) {
+  std::set<BufferKey> written;
+  for (const DispatchAccesses &d : ds)
+    for (const Access &acc : d.accesses)
+      if (acc.write && acc.range.bytes)
+        written.insert(keyOf(acc.range));
+  return written;
+}
+
 std::vector<Hazard> findHazards(const std::vector<DispatchAccesses> &ds) {
+  std::set<BufferKey> written = writtenBuffers(ds);
   std::map<BufferKey, ShadowMap> shadow;
   std::vector<Hazard> hazards;
   auto add = [&](int32_t i, int32_t j, const Range &like, uint64_t a,
@@ -94,7 +106,8 @@ std::vector<Hazard> findHazards(const std::vector<DispatchAccesses> &ds) {
                                // writing the same bytes conflicts with
                                // nobody but earlier dispatches
       for (const Access &acc : ds[jj].accesses) {
-        if (acc.write != writes || acc.range.bytes == 0)
+        if (acc.write != writes || acc.range.bytes == 0 ||
+            !written.count(keyOf(acc.range)))
           continue;
         ShadowMap &map = shadow[keyOf(acc.range)];
         uint64_t a = acc.range.offset, b = a + acc.range.bytes;
@@ -141,46 +154,6 @@ std::vector<Range> mergeRanges(std::vector<Range> ranges) {
   return out;
 }
 
-bool overlap(const Range &x, const Range &y, uint64_t &a, uint64_t &b) {
-  if (keyOf(x) != keyOf(y))
-    return false;
-  a = std::max(x.offset, y.offset);
-  b = std::min(x.offset + x.bytes, y.offset + y.bytes);
-  return a < b;
-}
-
-/// True when the union of `cover` (ranges of the same buffer) holds [a, b).
-bool covered(std::vector<std::pair<uint64_t, uint64_t>> &cover, uint64_t a,
-             uint64_t b) {
-  std::sort(cover.begin(), cover.end());
-  uint64_t at = a;
-  for (auto &c : cover) {
-    if (c.first > at)
-      break;
-    at = std::max(at, c.second);
-    if (at >= b)
-      return true;
-  }
-  return at >= b;
-}
-
-/// Removes [a, b) from a set of disjoint intervals.
-void subtract(std::vector<std::pair<uint64_t, uint64_t>> &set, uint64_t a,
-              uint64_t b) {
-  std::vector<std::pair<uint64_t, uint64_t>> out;
-  for (auto &u : set) {
-    if (u.second <= a || b <= u.first) {
-      out.push_back(u);
-      continue;
-    }
-    if (u.first < a)
-      out.push_back({u.first, a});
-    if (b < u.second)
-      out.push_back({b, u.second});
-  }
-  set.swap(out);
-}
-
 std::string describe(const Range &r) {
   return std::string(bufferKindName(r.buffer)) + "#" +
          std::to_string(r.index) + " [" + std::to_string(r.offset) + ", " +
@@ -220,6 +193,50 @@ scheduleBarriers(const std::vector<DispatchAccesses> &dispatches) {
   return schedule;
 }
 
+namespace {
+
+using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;
+
+/// Sorts and merges overlapping or touching intervals.
+Intervals normalize(Intervals v) {
+  std::sort(v.begin(), v.end());
+  Intervals out;
+  for (auto &x : v) {
+    if (x.first >= x.second)
+      continue;
+    if (!out.empty() && x.first <= out.back().second)
+      out.back().second = std::max(out.back().second, x.second);
+    else
+      out.push_back(x);
+  }
+  return out;
+}
+
+/// The intersection of two normalized lists.
+Intervals intersect(const Intervals &x, const Intervals &y) {
+  Intervals out;
+  size_t i = 0, j = 0;
+  while (i < x.size() && j < y.size()) {
+    uint64_t a = std::max(x[i].first, y[j].first);
+    uint64_t b = std::min(x[i].second, y[j].second);
+    if (a < b)
+      out.push_back({a, b});
+    if (x[i].second < y[j].second)
+      ++i;
+    else
+      ++j;
+  }
+  return out;
+}
+
+const char *hazardKind(bool earlierWrites, bool laterWrites) {
+  return earlierWrites && laterWrites ? "write-after-write"
+         : earlierWrites              ? "read-after-write"
+                                      : "write-after-read";
+}
+
+} // namespace
+
 bool verifyBarriers(const std::vector<DispatchAccesses> &dispatches,
                     const BarrierSchedule &schedule, std::string &error) {
   size_t D = dispatches.size();
@@ -237,40 +254,73 @@ bool verifyBarriers(const std::vector<DispatchAccesses> &dispatches,
             " but " + std::to_string(count) + " dispatches have a barrier";
     return false;
   }
-  // Every pair of conflicting accesses, by brute force.
-  std::vector<Hazard> hazards;
-  std::vector<std::pair<uint64_t, uint64_t>> cover, uncovered;
-  for (size_t j = 0; j < D; ++j)
-    for (const Access &y : dispatches[j].accesses)
-      for (size_t i = 0; i < j; ++i)
-        for (const Access &x : dispatches[i].accesses) {
-          uint64_t a, b;
-          if (!(x.write || y.write) || !overlap(x.range, y.range, a, b))
-            continue;
-          Range common = x.range;
-          common.offset = a;
-          common.bytes = b - a;
-          hazards.push_back({int32_t(i), int32_t(j), common});
-          // Subtract the barriers in (i, j] from the common bytes.
-          uncovered.assign(1, {a, b});
-          for (size_t p = i + 1; p <= j && !uncovered.empty(); ++p)
-            for (const Range &r : schedule.barrierBefore[p]) {
-              uint64_t ca, cb;
-              if (overlap(r, common, ca, cb))
-                subtract(uncovered, ca, cb);
-            }
-          if (!uncovered.empty()) {
-            const char *kind = x.write && y.write ? "write-after-write"
-                               : x.write          ? "read-after-write"
-                                                  : "write-after-read";
-            error = std::string(kind) + " hazard on " + describe(common) +
-                    " between dispatch " + std::to_string(i) +
-                    " and dispatch " + std::to_string(j) +
-                    " is not covered by a barrier";
-            return false;
-          }
+
+  // Coverage, by simulation: every access stays pending (per byte) until a
+  // barrier covers its bytes; an access conflicting with a pending one of
+  // an earlier dispatch is an uncovered hazard.
+  struct Piece {
+    uint64_t a, b;
+    int32_t dispatch;
+    bool write;
+  };
+  std::set<BufferKey> written = writtenBuffers(dispatches);
+  std::map<BufferKey, std::vector<Piece>> pending;
+  for (size_t p = 0; p < D; ++p) {
+    for (const Range &r : schedule.barrierBefore[p]) {
+      auto it = pending.find(keyOf(r));
+      if (it == pending.end())
+        continue;
+      std::vector<Piece> kept;
+      uint64_t a = r.offset, b = r.offset + r.bytes;
+      for (const Piece &x : it->second) {
+        if (x.b <= a || b <= x.a) {
+          kept.push_back(x);
+          continue;
         }
-  // Every byte a barrier lists belongs to a hazard it resolves.
+        if (x.a < a)
+          kept.push_back({x.a, a, x.dispatch, x.write});
+        if (b < x.b)
+          kept.push_back({b, x.b, x.dispatch, x.write});
+      }
+      it->second.swap(kept);
+    }
+    for (const Access &acc : dispatches[p].accesses) {
+      if (acc.range.bytes == 0 || !written.count(keyOf(acc.range)))
+        continue;
+      uint64_t a = acc.range.offset, b = a + acc.range.bytes;
+      for (const Piece &x : pending[keyOf(acc.range)]) {
+        if (!(acc.write || x.write) || x.b <= a || b <= x.a)
+          continue;
+        Range common = acc.range;
+        common.offset = std::max(a, x.a);
+        common.bytes = std::min(b, x.b) - common.offset;
+        error = std::string(hazardKind(x.write, acc.write)) + " hazard on " +
+                describe(common) + " between dispatch " +
+                std::to_string(x.dispatch) + " and dispatch " +
+                std::to_string(p) + " is not covered by a barrier";
+        return false;
+      }
+    }
+    for (const Access &acc : dispatches[p].accesses)
+      if (acc.range.bytes && written.count(keyOf(acc.range)))
+        pending[keyOf(acc.range)].push_back(
+            {acc.range.offset, acc.range.offset + acc.range.bytes, int32_t(p),
+             acc.write});
+  }
+
+  // Every byte a barrier lists is one where an access before it and an
+  // access at or after it conflict: a write before and any access after,
+  // or any access before and a write after.
+  struct Located {
+    int32_t dispatch;
+    const Access *access;
+  };
+  std::map<BufferKey, std::vector<Located>> byBuffer;
+  for (size_t q = 0; q < D; ++q)
+    for (const Access &acc : dispatches[q].accesses)
+      if (written.count(keyOf(acc.range)))
+        byBuffer[keyOf(acc.range)].push_back({int32_t(q), &acc});
+  static const std::vector<Located> none;
   for (size_t p = 0; p < D; ++p)
     for (const Range &r : schedule.barrierBefore[p]) {
       if (r.bytes == 0) {
@@ -278,14 +328,25 @@ bool verifyBarriers(const std::vector<DispatchAccesses> &dispatches,
                 " lists an empty range";
         return false;
       }
-      cover.clear();
-      for (const Hazard &h : hazards) {
-        uint64_t a, b;
-        if (h.before < int32_t(p) && int32_t(p) <= h.after &&
-            overlap(h.range, r, a, b))
-          cover.push_back({a, b});
+      uint64_t a = r.offset, b = r.offset + r.bytes;
+      Intervals writesBefore, before, writesAfter, after;
+      auto found = byBuffer.find(keyOf(r));
+      for (const Located &l : found == byBuffer.end() ? none : found->second) {
+        const Access &acc = *l.access;
+        uint64_t x = std::max(a, acc.range.offset);
+        uint64_t y = std::min(b, acc.range.offset + acc.range.bytes);
+        if (x >= y)
+          continue;
+        bool early = size_t(l.dispatch) < p;
+        (early ? before : after).push_back({x, y});
+        if (acc.write)
+          (early ? writesBefore : writesAfter).push_back({x, y});
       }
-      if (!covered(cover, r.offset, r.offset + r.bytes)) {
+      Intervals needed = intersect(normalize(writesBefore), normalize(after));
+      Intervals war = intersect(normalize(before), normalize(writesAfter));
+      needed.insert(needed.end(), war.begin(), war.end());
+      needed = normalize(needed);
+      if (needed.size() != 1 || needed[0].first != a || needed[0].second != b) {
         error = "the barrier before dispatch " + std::to_string(p) +
                 " covers " + describe(r) +
                 ", where no access before it conflicts with one after";
