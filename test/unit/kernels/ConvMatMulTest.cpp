@@ -101,6 +101,10 @@ std::vector<ConvCase> convCases() {
       {2, 3, 5, 1, {17}, {4}, {2}, {2}, {3}, {1}},                         // 1-D
       {1, 4, 6, 2, {5, 6, 4}, {3, 2, 3}, {1, 2, 1}, {1, 1, 1}, {1, 0, 1}, {1, 1, 0}}, // 3-D
       {1, 3, 4, 1, {7, 7}, {7, 7}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false}, // no bias, 1x1 output
+      // 1x1 stride 2 on NCHW (subsampled, then GEMM) and 1x1 on a small
+      // plane (blocked).
+      {1, 6, 10, 1, {24, 22}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
+      {2, 16, 24, 1, {5, 6}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
       // Depthwise on planes large enough for the direct kernel: narrow rows
       // (flattened), stride 2 with dilation, wide rows.
       {1, 6, 6, 6, {20, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
