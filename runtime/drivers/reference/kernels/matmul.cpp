@@ -93,6 +93,17 @@ MatGeom matmulGeometry(const DescReader &r, const KernelOperand &a, const Kernel
   return g;
 }
 
+/// gemm's C as a binary post-op operand. Patterns oneDNN's matmul has no
+/// optimized kernel for (C varying along M only) are expanded to the full
+/// M x N result shape into scratch on every run.
+struct GemmC {
+  int arg = 0;
+  dnnl::memory::desc desc;
+  bool expand = false;
+  CopyPlan plan; // C -> dense [M, N]
+  size_t bytes = 0;
+};
+
 /// Canonical strides for size-1 dims so descriptors stay plain.
 void fillUnitStrides(const std::vector<int64_t> &dims, std::vector<int64_t> &strides) {
   int64_t dense = 1;
@@ -115,7 +126,7 @@ class DnnlMatMulKernel final : public KernelBase {
 public:
   /// `prefix` are post-ops of gemm (alpha, C, beta); `post` the fused chain.
   DnnlMatMulKernel(const MatGeom &g, dt type, bool constantB, onednn::PostOps post,
-                   std::vector<std::pair<int, dnnl::memory::desc>> gemmC, float outputScale,
+                   std::vector<GemmC> gemmC, float outputScale,
                    std::string what)
       : constantB_(constantB), post_(std::move(post)), gemmC_(std::move(gemmC)),
         outputScale_(outputScale) {
@@ -137,6 +148,11 @@ public:
     (void)rank;
     // Validate now (and build the primitive for the default thread count).
     implName_ = prepared(int(std::max(1u, std::thread::hardware_concurrency()))).pd.impl_info_str();
+    // oneDNN falls back to its reference matmul for some post-op broadcast
+    // patterns (a [M, 1] binary operand: 0.2 GFLOP/s measured); that is no
+    // implementation for us.
+    if (implName_.rfind("ref", 0) == 0)
+      throw dnnl::error(dnnl_unimplemented, "only oneDNN's reference matmul applies");
     description_ = cat(what, " ", shapeStr(g.batch), "x", g.m, "x", g.k, "x", g.n,
                        post_.summary, " (oneDNN ", implName_, constantB ? ", packed B" : "", ")");
   }
@@ -163,8 +179,16 @@ public:
     } else {
       margs[DNNL_ARG_WEIGHTS] = onednn::wrap(bDesc_, args.inputs[1]);
     }
-    for (const auto &[arg, desc] : gemmC_)
-      margs[arg] = onednn::wrap(desc, args.inputs[2]);
+    Scratch expandedC;
+    for (const GemmC &c : gemmC_) {
+      if (c.expand) {
+        expandedC.allocate(c.bytes);
+        c.plan.run(pool, expandedC.data(), args.inputs[2]);
+        margs[c.arg] = onednn::wrap(c.desc, expandedC.data());
+      } else {
+        margs[c.arg] = onednn::wrap(c.desc, args.inputs[2]);
+      }
+    }
     for (size_t i = 0; i < post_.extraArgs.size(); ++i)
       margs[post_.extraArgs[i]] = onednn::wrap(post_.extraDescs[i], args.inputs[firstExtra_ + i]);
     onednn::execute(p.prim, p.scratchpad, margs);
@@ -219,7 +243,7 @@ private:
 
   bool constantB_;
   onednn::PostOps post_;
-  std::vector<std::pair<int, dnnl::memory::desc>> gemmC_;
+  std::vector<GemmC> gemmC_;
   float outputScale_ = 1.0f;
   size_t firstExtra_ = 0;
   dnnl::memory::desc aDesc_, bDesc_, cDesc_;
@@ -364,8 +388,8 @@ bool useDnnl(const Parsed &p) {
 }
 
 /// gemm's alpha, beta and C as leading post-ops.
-void gemmPrefix(const Parsed &p, onednn::PostOps &prefix,
-                std::vector<std::pair<int, dnnl::memory::desc>> &cArgs, float &outputScale) {
+void gemmPrefix(const Parsed &p, onednn::PostOps &prefix, std::vector<GemmC> &cArgs,
+                float &outputScale) {
   using A = dnnl::algorithm;
   dt type;
   onednn::dataType(p.dtype, type);
@@ -374,6 +398,7 @@ void gemmPrefix(const Parsed &p, onednn::PostOps &prefix,
   // applied before the post-ops.
   outputScale = float(withC ? p.alpha / p.beta : p.alpha);
   if (withC) {
+    GemmC c;
     std::vector<int64_t> dims(p.geom.batch.size() + 2, 1), strides(dims.size(), 0);
     std::vector<int64_t> own = p.c->effectiveStrides();
     size_t off = dims.size() - p.c->shape.size();
@@ -381,11 +406,21 @@ void gemmPrefix(const Parsed &p, onednn::PostOps &prefix,
       dims[off + i] = p.c->shape[i];
       strides[off + i] = own[i];
     }
+    bool alongMOnly = dims[dims.size() - 2] != 1 && dims.back() == 1;
+    if (alongMOnly) {
+      std::vector<int64_t> mn = {p.geom.m, p.geom.n};
+      c.expand = true;
+      c.plan = CopyPlan(mn, cgc_dtype_size(p.dtype), contiguousStrides(mn),
+                        broadcastStrides(*p.c, mn));
+      c.bytes = size_t(p.geom.m * p.geom.n) * cgc_dtype_size(p.dtype);
+      dims = {p.geom.m, p.geom.n};
+      strides = contiguousStrides(dims);
+    }
     fillUnitStrides(dims, strides);
-    dnnl::memory::desc desc = onednn::plainDesc(dims, strides, type);
-    int index = prefix.ops.len();
-    prefix.ops.append_binary(A::binary_add, desc);
-    cArgs.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, desc});
+    c.desc = onednn::plainDesc(dims, strides, type);
+    c.arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(prefix.ops.len()) | DNNL_ARG_SRC_1;
+    prefix.ops.append_binary(A::binary_add, c.desc);
+    cArgs.push_back(std::move(c));
     if (p.beta != 1.0) {
       std::string unused;
       prefix.appendEltwise(A::eltwise_linear, float(p.beta), 0.f, unused);
@@ -398,7 +433,7 @@ std::unique_ptr<Kernel> makeMatMul(const KernelDesc &desc, const KernelOptions &
   std::string what = desc.op.substr(7) + " " + dtypeName(p.dtype);
   if (useDnnl(p)) {
     onednn::PostOps prefix;
-    std::vector<std::pair<int, dnnl::memory::desc>> cArgs;
+    std::vector<GemmC> cArgs;
     float scale = 1.0f;
     if (p.gemm)
       gemmPrefix(p, prefix, cArgs, scale);
@@ -439,7 +474,7 @@ std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
     return nullptr;
   }
   onednn::PostOps post;
-  std::vector<std::pair<int, dnnl::memory::desc>> cArgs;
+  std::vector<GemmC> cArgs;
   float scale = 1.0f;
   if (p.gemm)
     gemmPrefix(p, post, cArgs, scale);

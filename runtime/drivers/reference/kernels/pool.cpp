@@ -258,7 +258,10 @@ public:
       padEnd_.push_back(pr);
     }
     const Prepared &p = prepared(int(std::max(1u, std::thread::hardware_concurrency())));
-    description_ = poolText(g) + cat(" (oneDNN ", p.pd.impl_info_str(), ")");
+    std::string impl = p.pd.impl_info_str();
+    if (impl.rfind("ref", 0) == 0)
+      throw dnnl::error(dnnl_unimplemented, "only oneDNN's reference pooling applies");
+    description_ = poolText(g) + cat(" (oneDNN ", impl, ")");
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
