@@ -424,7 +424,7 @@ static void signalEvent(HANDLE event) {
 }
 
 Fence::Fence(Device *device, UINT64 initialValue, D3D12_FENCE_FLAGS flags)
-    : value_(initialValue), flags_(flags) {
+    : localValue_(initialValue), flags_(flags) {
   device_ = device;
 }
 
@@ -448,10 +448,20 @@ HRESULT Fence::QueryInterface(REFIID riid, void **ppv) {
 void Fence::notImplemented(const char *what) { device_->notImplemented(what); }
 
 void Fence::signal(uint64_t value) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    value_->store(value);
+  }
+  if (shared_)
+    wakeSharedWaiters(shared_);
+  changed_.notify_all();
+  fireEvents(value);
+}
+
+void Fence::fireEvents(uint64_t value) {
   std::vector<HANDLE> ready;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    value_.store(value);
     for (auto it = events_.begin(); it != events_.end();) {
       if (it->first <= value) {
         ready.push_back(it->second);
@@ -461,14 +471,15 @@ void Fence::signal(uint64_t value) {
       }
     }
   }
-  changed_.notify_all();
   for (HANDLE event : ready)
     signalEvent(event);
 }
 
 bool Fence::waitFor(uint64_t value, const std::atomic<bool> *abort) {
+  if (shared_)
+    return waitShared(shared_, *value_, value, abort);
   std::unique_lock<std::mutex> lock(mutex_);
-  while (value_.load() < value) {
+  while (value_->load() < value) {
     if (abort && abort->load())
       return false;
     if (abort)
@@ -486,8 +497,15 @@ HRESULT Fence::SetEventOnCompletion(UINT64 Value, HANDLE hEvent) {
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (value_.load() < Value) {
+    if (value_->load() < Value) {
       events_.push_back({Value, hEvent});
+      // Another process may signal a shared fence: a watcher thread sees it.
+      if (shared_ && !watching_) {
+        if (watcher_.joinable())
+          watcher_.join();
+        watching_ = true;
+        watcher_ = std::thread([this] { watchShared(); });
+      }
       return S_OK;
     }
   }

@@ -313,6 +313,17 @@ HRESULT Device::createHeapImpl(const D3D12_HEAP_DESC &desc, const void *existing
   return S_OK;
 }
 
+HRESULT Device::createSharedHeapImpl(const D3D12_HEAP_DESC &desc, SharedMemory *shared,
+                               ComPtr<Heap> &heap) {
+  D3D12_HEAP_DESC sized = desc;
+  sized.SizeInBytes = shared->size;
+  if (HRESULT hr = createHeapImpl(sized, static_cast<const void *>(shared->mapping), heap);
+      FAILED(hr))
+    return hr;
+  heap->adoptSharedMemory(std::move(*shared));
+  return S_OK;
+}
+
 static bool validHeapProperties(const D3D12_HEAP_PROPERTIES &p) {
   switch (p.Type) {
   case D3D12_HEAP_TYPE_DEFAULT:
@@ -346,8 +357,17 @@ HRESULT Device::CreateCommittedResource(const D3D12_HEAP_PROPERTIES *pHeapProper
   heapDesc.Alignment = kPlacementAlignment;
   heapDesc.Flags = HeapFlags;
   ComPtr<Heap> heap;
-  if (HRESULT hr = createHeapImpl(heapDesc, nullptr, heap); FAILED(hr))
+  if (HeapFlags & D3D12_HEAP_FLAG_SHARED) {
+    // Cross-process: the memory is a memfd (shared.cpp).
+    SharedMemory memory;
+    std::string error;
+    if (!createSharedHeapMemory(heapDesc, pDesc->Width, memory, error))
+      return fail(E_OUTOFMEMORY, "CreateCommittedResource(D3D12_HEAP_FLAG_SHARED): " + error);
+    if (HRESULT hr = createSharedHeapImpl(heapDesc, &memory, heap); FAILED(hr))
+      return hr;
+  } else if (HRESULT hr = createHeapImpl(heapDesc, nullptr, heap); FAILED(hr)) {
     return hr;
+  }
   ComPtr<Resource> resource;
   resource.Attach(new Resource(this, heap, 0, *pDesc, true));
   return resource->QueryInterface(riid, ppvResource);
@@ -375,8 +395,17 @@ HRESULT Device::CreateHeap(const D3D12_HEAP_DESC *pDesc, REFIID riid, void **ppv
     return S_FALSE;
   *ppvHeap = nullptr;
   ComPtr<Heap> heap;
-  if (HRESULT hr = createHeapImpl(*pDesc, nullptr, heap); FAILED(hr))
+  if (pDesc->Flags & D3D12_HEAP_FLAG_SHARED) {
+    // Cross-process: the memory is a memfd (shared.cpp).
+    SharedMemory memory;
+    std::string error;
+    if (!createSharedHeapMemory(*pDesc, 0, memory, error))
+      return fail(E_OUTOFMEMORY, "CreateHeap(D3D12_HEAP_FLAG_SHARED): " + error);
+    if (HRESULT hr = createSharedHeapImpl(*pDesc, &memory, heap); FAILED(hr))
+      return hr;
+  } else if (HRESULT hr = createHeapImpl(*pDesc, nullptr, heap); FAILED(hr)) {
     return hr;
+  }
   return heap->QueryInterface(riid, ppvHeap);
 }
 
@@ -472,17 +501,6 @@ HRESULT Device::OpenExistingHeapFromAddress1(const void *pAddress, SIZE_T size, 
   return heap->QueryInterface(riid, ppvHeap);
 }
 
-HRESULT Device::CreateSharedHandle(ID3D12DeviceChild *, const SECURITY_ATTRIBUTES *, DWORD, LPCWSTR,
-                                   HANDLE *) {
-  return fail(E_NOTIMPL, "CreateSharedHandle: cross-process sharing of heaps and fences (memfd, "
-                         "shared fence values) is not implemented yet (docs/d3d12.md)");
-}
-
-HRESULT Device::OpenSharedHandle(HANDLE, REFIID, void **) {
-  return fail(E_NOTIMPL, "OpenSharedHandle: cross-process sharing of heaps and fences is not "
-                         "implemented yet (docs/d3d12.md)");
-}
-
 //===----------------------------------------------------------------------===//
 // Fences, queues, lists
 //===----------------------------------------------------------------------===//
@@ -496,7 +514,13 @@ HRESULT Device::CreateFence(UINT64 InitialValue, D3D12_FENCE_FLAGS Flags, REFIID
     return S_FALSE;
   *ppFence = nullptr;
   ComPtr<Fence> fence;
-  fence.Attach(new Fence(this, InitialValue, Flags));
+  if (Flags & D3D12_FENCE_FLAG_SHARED) {
+    // A cross-process timeline in a shared page (shared.cpp).
+    if (HRESULT hr = createSharedFence(InitialValue, Flags, fence); FAILED(hr))
+      return hr;
+  } else {
+    fence.Attach(new Fence(this, InitialValue, Flags));
+  }
   return fence->QueryInterface(riid, ppFence);
 }
 

@@ -218,6 +218,21 @@ private:
 // Memory
 //===----------------------------------------------------------------------===//
 
+/// A file mapped MAP_SHARED: the memory of a shared heap (shared.cpp). On
+/// Linux a shared HANDLE is a file descriptor (CGCHandleFromFd).
+struct SharedMemory {
+  int fd = -1;
+  void *mapping = nullptr;
+  uint64_t size = 0;
+  SharedMemory() = default;
+  SharedMemory(SharedMemory &&other) noexcept { *this = std::move(other); }
+  SharedMemory &operator=(SharedMemory &&other) noexcept;
+  SharedMemory(const SharedMemory &) = delete;
+  SharedMemory &operator=(const SharedMemory &) = delete;
+  ~SharedMemory();
+  bool valid() const { return fd >= 0; }
+};
+
 class Heap final : public ID3D12Heap1 {
   CGC_D3D12_REFCOUNT
   CGC_D3D12_DEVICE_CHILD
@@ -234,11 +249,18 @@ public:
   uint8_t *cpu() const { return cpu_; }
   uint64_t gpu() const { return gpu_; }
 
+  /// Shared heaps (D3D12_HEAP_FLAG_SHARED, or opened with OpenSharedHandle)
+  /// live in a mapped file (a memfd): the heap owns the descriptor and the
+  /// mapping and releases both after the driver let go of the memory.
+  void adoptSharedMemory(SharedMemory memory) { shared_ = std::move(memory); }
+  const SharedMemory &sharedMemory() const { return shared_; }
+
 private:
   D3D12_HEAP_DESC desc_;
   D3D12DDI_HHEAP handle_;
   uint8_t *cpu_;
   uint64_t gpu_;
+  SharedMemory shared_;
 };
 
 class Resource final : public ID3D12Resource2 {
@@ -262,6 +284,8 @@ public:
 
   uint64_t gpu() const { return gpu_; }
   uint64_t size() const { return desc_.Width; }
+  Heap *heap() const { return heap_.Get(); }
+  bool committed() const { return committed_; }
 
 private:
   ComPtr<Heap> heap_;
@@ -457,8 +481,9 @@ class Fence final : public ID3D12Fence1 {
   CGC_D3D12_DEVICE_CHILD
 public:
   Fence(Device *device, UINT64 initialValue, D3D12_FENCE_FLAGS flags);
+  ~Fence();
   HRESULT STDMETHODCALLTYPE QueryInterface(REFIID riid, void **ppv) override;
-  UINT64 STDMETHODCALLTYPE GetCompletedValue() override { return value_.load(); }
+  UINT64 STDMETHODCALLTYPE GetCompletedValue() override { return value_->load(); }
   HRESULT STDMETHODCALLTYPE SetEventOnCompletion(UINT64 Value, HANDLE hEvent) override;
   HRESULT STDMETHODCALLTYPE Signal(UINT64 Value) override;
   D3D12_FENCE_FLAGS STDMETHODCALLTYPE GetCreationFlags() override { return flags_; }
@@ -469,12 +494,37 @@ public:
   /// Blocks until the value is reached; false if `abort` became true first.
   bool waitFor(uint64_t value, const std::atomic<bool> *abort);
 
+  /// Shared fences (D3D12_FENCE_FLAG_SHARED, or opened with
+  /// OpenSharedHandle) keep their value in a shared page of a memfd: a
+  /// cross-process timeline; waits sleep on a futex in that page and events
+  /// are signaled by a watcher thread (shared.cpp). Returns false with a
+  /// message if `memory` is not a fence page.
+  bool makeShared(SharedMemory memory, bool initialize, std::string &error);
+  bool isShared() const { return shared_ != nullptr; }
+  const SharedMemory &sharedMemory() const { return sharedMemory_; }
+
+  /// The layout of a shared fence's page.
+  struct SharedPage;
+
 private:
-  std::atomic<uint64_t> value_;
+  void fireEvents(uint64_t value);
+  void watchShared();
+  static void wakeSharedWaiters(SharedPage *page);
+  static bool waitShared(SharedPage *page, std::atomic<uint64_t> &value, uint64_t target,
+                         const std::atomic<bool> *abort);
+
+  std::atomic<uint64_t> localValue_;
+  std::atomic<uint64_t> *value_ = &localValue_;
   D3D12_FENCE_FLAGS flags_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<std::pair<uint64_t, HANDLE>> events_;
+  // Shared fences only.
+  SharedMemory sharedMemory_;
+  SharedPage *shared_ = nullptr;
+  std::thread watcher_;
+  bool watching_ = false;
+  bool stopWatching_ = false;
 };
 
 class CommandQueue final : public ID3D12CommandQueue {
@@ -622,6 +672,14 @@ private:
   Device(Driver *driver, bool debug, bool developerMode);
   HRESULT createHeapImpl(const D3D12_HEAP_DESC &desc, const void *existing,
                          ComPtr<Heap> &heap);
+  /// A heap over shared memory (shared.cpp), which the heap then owns.
+  HRESULT createSharedHeapImpl(const D3D12_HEAP_DESC &desc, SharedMemory *shared,
+                         ComPtr<Heap> &heap);
+  /// The memfd of a D3D12_HEAP_FLAG_SHARED heap (of a committed resource of
+  /// `resourceWidth` bytes, or 0 for a heap).
+  bool createSharedHeapMemory(const D3D12_HEAP_DESC &desc, uint64_t resourceWidth,
+                              SharedMemory &memory, std::string &error);
+  HRESULT createSharedFence(UINT64 initialValue, D3D12_FENCE_FLAGS flags, ComPtr<Fence> &fence);
   HRESULT checkBufferDesc(const D3D12_RESOURCE_DESC *pDesc, const char *method);
   HRESULT makeStateObject(const D3D12_STATE_OBJECT_DESC *pDesc, StateObject *grownFrom,
                           REFIID riid, void **ppStateObject);

@@ -226,8 +226,10 @@ TEST(Queue, CommandListErrors) {
   D3D12_DESCRIPTOR_HEAP_DESC dh = {D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV, 4};
   ComPtr<ID3D12DescriptorHeap> heap;
   EXPECT_EQ(device->CreateDescriptorHeap(&dh, IID_PPV_ARGS(&heap)), E_NOTIMPL);
+  // Sharing needs D3D12_HEAP_FLAG_SHARED (SharedHandleTest.cpp).
   HANDLE h = nullptr;
-  EXPECT_EQ(device->CreateSharedHandle(a.Get(), nullptr, 0x10000000, nullptr, &h), E_NOTIMPL);
+  EXPECT_EQ(device->CreateSharedHandle(a.Get(), nullptr, 0x10000000, nullptr, &h), E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"CreateSharedHandle", "D3D12_HEAP_FLAG_SHARED"}));
 }
 
 TEST(Fence, CpuAndQueueTimelines) {

@@ -410,4 +410,20 @@ CGC_D3D12_API HANDLE CGCCreateEvent();
 CGC_D3D12_API HRESULT CGCWaitForEvent(HANDLE hEvent, UINT32 Milliseconds);
 CGC_D3D12_API void CGCCloseEvent(HANDLE hEvent);
 
+/// On Linux a HANDLE is a file descriptor. CreateSharedHandle returns a new
+/// descriptor for a heap or committed resource created with
+/// D3D12_HEAP_FLAG_SHARED (a memfd), or for a fence created with
+/// D3D12_FENCE_FLAG_SHARED (a cross-process timeline: its value lives in a
+/// shared page, waits sleep on a futex). The descriptor is close-on-exec
+/// unless SECURITY_ATTRIBUTES::bInheritHandle is TRUE; send it to another
+/// process (inheritance, SCM_RIGHTS) and OpenSharedHandle it there as
+/// ID3D12Heap, ID3D12Resource or ID3D12Fence. OpenSharedHandle also opens any
+/// mappable file (a memfd or /dev/shm file the application made) as a heap.
+/// The caller owns handles and closes them with CGCCloseHandle; objects opened
+/// from a handle keep their own descriptor.
+CGC_D3D12_API HANDLE CGCHandleFromFd(int fd);
+/// The descriptor of a handle (not duplicated), or -1 for a null handle.
+CGC_D3D12_API int CGCFdFromHandle(HANDLE handle);
+CGC_D3D12_API void CGCCloseHandle(HANDLE handle);
+
 #endif // CGC_D3D12_MLIR_H
