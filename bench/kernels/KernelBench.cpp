@@ -240,6 +240,15 @@ Bench memoryBound(const std::string &op, std::vector<int64_t> shape, std::mt1993
   d.outputs = {b.outputs[0].operand};
   if (op == "cgc_op.softmax")
     d.setAttr("axis", AttrValue::ofInt(int64_t(shape.size()) - 1));
+  if (op == "cgc_op.transpose") {
+    // [1, 128, 12, 64] -> [1, 12, 64, 128] (BERT keys, transposed for Q.K^T)
+    d.setAttr("perm", AttrValue::ofInts({0, 2, 3, 1}));
+    d.outputs[0].shape = {shape[0], shape[2], shape[3], shape[1]};
+  }
+  if (op == "cgc_op.add") {
+    b.inputs.push_back(buffer({shape.back()}, rng));
+    d.inputs.push_back(b.inputs[1].operand);
+  }
   if (op == "cgc_op.layer_norm") {
     b.inputs.push_back(buffer({shape.back()}, rng));
     b.inputs.push_back(buffer({shape.back()}, rng));
@@ -309,6 +318,8 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   all.push_back(memoryBound("cgc_op.layer_norm", {1, 128, 768}, rng, "layer_norm 128x768"));
   all.push_back(memoryBound("cgc_op.gelu", {1, 128, 3072}, rng, "gelu 128x3072"));
   all.push_back(memoryBound("cgc_op.relu", {1, 256, 56, 56}, rng, "relu 256x56x56"));
+  all.push_back(memoryBound("cgc_op.add", {1, 128, 3072}, rng, "add bias 128x3072"));
+  all.push_back(memoryBound("cgc_op.transpose", {1, 128, 12, 64}, rng, "transpose 0,2,3,1 128x12x64"));
   return all;
 }
 

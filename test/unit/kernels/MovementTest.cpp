@@ -56,6 +56,23 @@ TEST(Movement, LargeTransposeSplitsAcrossThreads) {
            "bert key transpose");
 }
 
+TEST(Movement, TiledTransposeEdgesEveryElementSize) {
+  std::mt19937 rng(67);
+  for (cgc_dtype_t dt : {CGC_DTYPE_UINT8, CGC_DTYPE_FLOAT16, CGC_DTYPE_FLOAT32, CGC_DTYPE_INT64})
+    for (Layout out : {Layout::Contiguous, Layout::Padded}) {
+      Tensor x(dt, {3, 37, 45});
+      fillRandom(x, rng, 0, 100);
+      Tensor y(dt, {3, 45, 37}, out);
+      std::vector<double> e;
+      for (int64_t i = 0; i < y.size(); ++i) {
+        std::vector<int64_t> c = coords(i, y.shape());
+        e.push_back(x.get(linear({c[0], c[2], c[1]}, x.shape())));
+      }
+      expectOp(Desc("cgc_op.transpose").in(x).out(y).ints("perm", {0, 2, 1}), x, y, e,
+               "tiled transpose " + dtypeStr(dt) + " " + layoutName(out));
+    }
+}
+
 TEST(Movement, ConcatSplit) {
   std::mt19937 rng(62);
   for (cgc_dtype_t dt : {CGC_DTYPE_FLOAT32, CGC_DTYPE_INT8, CGC_DTYPE_BOOL, CGC_DTYPE_FLOAT16,

@@ -602,65 +602,86 @@ std::unique_ptr<Kernel> makeArgReduction(const KernelDesc &desc, const KernelOpt
 
 enum class SoftKind { Softmax, LogSoftmax, Hardmax };
 
-/// One contiguous float row: softmax / log-softmax in place from `in` to
-/// `out` (which may alias).
+/// One contiguous row: softmax / log-softmax from `in` to `out` (which may
+/// alias). Reductions keep 16 independent lanes so the loops vectorize
+/// without reassociation flags; float rows use the vectorizable exp.
+template <class C> CGC_INLINE C expOfC(C x) {
+  if constexpr (std::is_same_v<C, float>)
+    return fastmath::expf(x);
+  else
+    return std::exp(x);
+}
+
 template <class C>
 CGC_INLINE void softRowBody(SoftKind kind, const C *in, C *out, int64_t n) {
-  C m = -std::numeric_limits<C>::infinity();
-  for (int64_t i = 0; i < n; ++i)
-    m = in[i] > m ? in[i] : m;
+  constexpr int L = 16;
+  const C inf = std::numeric_limits<C>::infinity();
+  C lanes[L];
+  for (int l = 0; l < L; ++l)
+    lanes[l] = -inf;
   bool nan = false;
-  for (int64_t i = 0; i < n; ++i)
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l) {
+      C v = in[i + l];
+      nan |= v != v;
+      lanes[l] = v > lanes[l] ? v : lanes[l];
+    }
+  C m = -inf;
+  for (; i < n; ++i) {
     nan |= in[i] != in[i];
-  if (nan) {
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = std::numeric_limits<C>::quiet_NaN();
+    m = in[i] > m ? in[i] : m;
+  }
+  for (int l = 0; l < L; ++l)
+    m = lanes[l] > m ? lanes[l] : m;
+  if (nan || m == inf) {
+    // NaN in, or inf - inf: NaN out, as the formula gives.
+    for (int64_t k = 0; k < n; ++k)
+      out[k] = std::numeric_limits<C>::quiet_NaN();
     return;
   }
-  if (m == -std::numeric_limits<C>::infinity())
-    m = 0; // all -inf: exp gives 0s; the sum is 0 (NaN results, as numpy)
-  if (m == std::numeric_limits<C>::infinity()) {
-    // inf - inf = NaN, as the reference formula gives.
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = std::numeric_limits<C>::quiet_NaN();
-    return;
-  }
+  if (m == -inf)
+    m = 0; // all -inf: exp gives zeros, the sum is 0 and the result NaN
+  // exp(x - m) into out (softmax) or just summed (log-softmax).
+  C sums[L] = {};
+  i = 0;
   if (kind == SoftKind::Softmax) {
-    double sum = 0;
-    C s = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      C e;
-      if constexpr (std::is_same_v<C, float>)
-        e = fastmath::expf(in[i] - m);
-      else
-        e = std::exp(in[i] - m);
+    for (; i + L <= n; i += L)
+      for (int l = 0; l < L; ++l) {
+        C e = expOfC<C>(in[i + l] - m);
+        out[i + l] = e;
+        sums[l] += e;
+      }
+    for (; i < n; ++i) {
+      C e = expOfC<C>(in[i] - m);
       out[i] = e;
-      s += e;
+      sums[0] += e;
     }
-    sum = double(s);
-    C inv = C(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i)
-      out[i] *= inv;
   } else {
-    C s = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_same_v<C, float>)
-        s += fastmath::expf(in[i] - m);
-      else
-        s += std::exp(in[i] - m);
-    }
-    C shift = m + C(std::log(double(s)));
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = in[i] - shift;
+    for (; i + L <= n; i += L)
+      for (int l = 0; l < L; ++l)
+        sums[l] += expOfC<C>(in[i + l] - m);
+    for (; i < n; ++i)
+      sums[0] += expOfC<C>(in[i] - m);
+  }
+  double total = 0;
+  for (int l = 0; l < L; ++l)
+    total += double(sums[l]);
+  if (kind == SoftKind::Softmax) {
+    C inv = C(1.0 / total);
+    for (int64_t k = 0; k < n; ++k)
+      out[k] *= inv;
+  } else {
+    C shift = m + C(std::log(total));
+    for (int64_t k = 0; k < n; ++k)
+      out[k] = in[k] - shift;
   }
 }
 
 CGC_TARGET_AVX512 void softRowFloatAvx512(SoftKind kind, const float *in, float *out, int64_t n) {
-#pragma clang fp reassociate(on)
   softRowBody<float>(kind, in, out, n);
 }
 void softRowFloatBase(SoftKind kind, const float *in, float *out, int64_t n) {
-#pragma clang fp reassociate(on)
   softRowBody<float>(kind, in, out, n);
 }
 

@@ -111,13 +111,88 @@ RowFn copyRowFor(size_t elemSize) {
   }
 }
 
+constexpr int64_t kTile = 16;
+
 CopyPlan::CopyPlan(const std::vector<int64_t> &shape, size_t elemSize,
                    const std::vector<int64_t> &dstStrides,
                    const std::vector<int64_t> &srcStrides)
     : plan_(shape, {dstStrides, srcStrides}, {elemSize, elemSize}),
-      row_(copyRowFor(elemSize)), elemSize_(elemSize) {}
+      row_(copyRowFor(elemSize)), elemSize_(elemSize) {
+  size_t rank = plan_.rank();
+  const int64_t e = int64_t(elemSize);
+  if (rank >= 2 && (elemSize == 1 || elemSize == 2 || elemSize == 4 || elemSize == 8) &&
+      plan_.stride(rank - 1, 0) == e && plan_.stride(rank - 1, 1) != e &&
+      plan_.shape()[rank - 1] >= kTile) {
+    for (size_t d = 0; d + 1 < rank; ++d)
+      if (plan_.stride(d, 1) == e && plan_.shape()[d] >= kTile) {
+        tiled_ = true;
+        inner_ = rank - 1;
+        across_ = d;
+      }
+    if (tiled_) {
+      tilesAcross_ = (plan_.shape()[across_] + kTile - 1) / kTile;
+      tilesInner_ = (plan_.shape()[inner_] + kTile - 1) / kTile;
+    }
+  }
+}
+
+namespace {
+template <class T>
+void tile(char *dst, const char *src, int64_t na, int64_t nb, int64_t dA, int64_t sB) {
+  // dst[a][b] (b contiguous) = src[b][a] (a contiguous); a < na, b < nb.
+  T t[kTile][kTile];
+  for (int64_t b = 0; b < nb; ++b) {
+    const T *s = reinterpret_cast<const T *>(src + b * sB);
+    for (int64_t a = 0; a < na; ++a)
+      t[a][b] = s[a];
+  }
+  for (int64_t a = 0; a < na; ++a)
+    std::memcpy(dst + a * dA, t[a], size_t(nb) * sizeof(T));
+}
+} // namespace
+
+void CopyPlan::runTiles(void *dst, const void *src, int64_t begin, int64_t end) const {
+  // Work items: (position over the other dims, tile row along `across_`).
+  const size_t rank = plan_.rank();
+  const int64_t na = plan_.shape()[across_], nb = plan_.shape()[inner_];
+  const int64_t dA = plan_.stride(across_, 0), sB = plan_.stride(inner_, 1);
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t rest = item / tilesAcross_, ta = item % tilesAcross_;
+    char *d = static_cast<char *>(dst);
+    const char *s = static_cast<const char *>(src);
+    for (size_t k = rank; k-- > 0;) {
+      if (k == across_ || k == inner_)
+        continue;
+      int64_t idx = rest % plan_.shape()[k];
+      rest /= plan_.shape()[k];
+      d += idx * plan_.stride(k, 0);
+      s += idx * plan_.stride(k, 1);
+    }
+    int64_t a0 = ta * kTile, an = std::min(kTile, na - a0);
+    d += a0 * dA;
+    s += a0 * int64_t(elemSize_);
+    for (int64_t b0 = 0; b0 < nb; b0 += kTile) {
+      int64_t bn = std::min(kTile, nb - b0);
+      char *dd = d + b0 * int64_t(elemSize_);
+      const char *ss = s + b0 * sB;
+      switch (elemSize_) {
+      case 1: tile<uint8_t>(dd, ss, an, bn, dA, sB); break;
+      case 2: tile<uint16_t>(dd, ss, an, bn, dA, sB); break;
+      case 4: tile<uint32_t>(dd, ss, an, bn, dA, sB); break;
+      default: tile<uint64_t>(dd, ss, an, bn, dA, sB); break;
+      }
+    }
+  }
+}
 
 void CopyPlan::run(ThreadPool &pool, void *dst, const void *src) const {
+  if (tiled_) {
+    int64_t items = plan_.total() / (plan_.shape()[across_] * plan_.shape()[inner_]) * tilesAcross_;
+    int64_t perItem = kTile * plan_.shape()[inner_];
+    pool.parallelFor(items, std::max<int64_t>(1, 65536 / perItem),
+                     [&](int64_t b, int64_t e) { runTiles(dst, src, b, e); });
+    return;
+  }
   char *bases[2] = {static_cast<char *>(dst), const_cast<char *>(static_cast<const char *>(src))};
   plan_.run(pool, bases, row_, &elemSize_, 65536);
 }

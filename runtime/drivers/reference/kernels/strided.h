@@ -79,9 +79,17 @@ public:
   int64_t total() const { return plan_.total(); }
 
 private:
+  void runTiles(void *dst, const void *src, int64_t begin, int64_t end) const;
+
   LoopPlan plan_;
   RowFn row_ = nullptr;
   size_t elemSize_ = 0;
+  // A transposing copy (dst contiguous along dimension `inner_`, src
+  // contiguous along `across_`) runs in square tiles so both sides are read
+  // and written a cache line at a time.
+  bool tiled_ = false;
+  size_t inner_ = 0, across_ = 0;
+  int64_t tilesAcross_ = 0, tilesInner_ = 0;
 };
 
 template <class Body>
