@@ -26,5 +26,6 @@ config.substitutions.append(("%cgc_src_root", config.cgc_src_root))
 config.substitutions.append(("%cgc_obj_root", config.cgc_obj_root))
 config.substitutions.append(("%python", config.python_executable))
 
-tools = [ToolSubst("cgc-opt", unresolved="fatal")]
+tools = [ToolSubst("cgc-opt", unresolved="fatal"),
+         ToolSubst("cgc-compile", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, [config.cgc_tools_dir])

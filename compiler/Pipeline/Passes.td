@@ -106,9 +106,10 @@ def PlanMemory : Pass<"cgc-plan-memory", "::cgc::ModuleOp"> {
            "Let all-elementwise dispatches write over a dying input">,
     Option<"schedule", "schedule", "std::string", "\"min-memory\"",
            "min-memory or max-concurrency">,
-    Option<"report", "report", "std::string", "\"\"",
-           "Also write the plan as a report to this file: a table "
-           "(.txt, or - for stdout), an SVG timeline (.svg) or both (.html)">,
+    ListOption<"report", "report", "std::string",
+               "Also write the plan as a report to these files: a table "
+               "(.txt, or - for stdout), an SVG timeline (.svg) or both "
+               "(.html)">,
   ];
 }
 
@@ -123,7 +124,13 @@ def ScheduleBarriers : Pass<"cgc-schedule-barriers", "::cgc::ModuleOp"> {
     the conflicting ranges. Dispatches between two barriers may run
     concurrently. The first call of each dispatch that needs one gets
     `cgc.barrier_before`; the entry point gets `cgc.schedule` with the counts.
+    With `verify`, the schedule is checked against every pair of accesses
+    (quadratic: for tests and debugging).
   }];
+  let options = [
+    Option<"verify", "verify", "bool", "false",
+           "Check every hazard is covered (brute force, for tests)">,
+  ];
 }
 
 def BuildProgram : Pass<"cgc-build-program", "::cgc::ModuleOp"> {

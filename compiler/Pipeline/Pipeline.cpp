@@ -28,8 +28,11 @@ void buildLowerToOutputIRPipeline(OpPassManager &pm,
   plan.alignment = options.alignment;
   plan.inPlace = options.inPlace;
   plan.schedule = options.schedule;
+  plan.report.assign(options.memoryReport.begin(), options.memoryReport.end());
   pm.addPass(createPlanMemory(plan));
-  pm.addPass(createScheduleBarriers());
+  ScheduleBarriersOptions barriers;
+  barriers.verify = options.verify;
+  pm.addPass(createScheduleBarriers(barriers));
   pm.addPass(createBuildProgram());
 }
 

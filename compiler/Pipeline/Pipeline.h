@@ -39,6 +39,15 @@ struct LowerToOutputIROptions
       *this, "schedule",
       llvm::cl::desc("min-memory or max-concurrency"),
       llvm::cl::init("min-memory")};
+  ListOption<std::string> memoryReport{
+      *this, "memory-report",
+      llvm::cl::desc("Write the memory plan to these files (.txt, .svg, "
+                     ".html; - for stdout)")};
+  Option<bool> verify{
+      *this, "verify",
+      llvm::cl::desc("Check the barrier schedule against every hazard "
+                     "(quadratic)"),
+      llvm::cl::init(false)};
 };
 
 /// Match, specialize, partition, plan memory, schedule barriers, build the

@@ -94,14 +94,14 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
                 builder.getStringAttr(planning::scheduleModeName(*mode))),
         }));
 
-    if (!report.empty() && failed(writeReport(graph, plan)))
-      return signalPassFailure();
+    for (const std::string &path : report)
+      if (failed(writeReport(path, graph, plan)))
+        return signalPassFailure();
   }
 
-  LogicalResult writeReport(const planning::Graph &graph,
+  LogicalResult writeReport(StringRef path, const planning::Graph &graph,
                             const planning::MemoryPlan &plan) {
     std::string text;
-    StringRef path = report;
     if (path.ends_with(".svg"))
       text = planning::renderMemoryReportSVG(graph, plan);
     else if (path.ends_with(".html") || path.ends_with(".htm"))

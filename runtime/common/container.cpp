@@ -3,6 +3,7 @@
 #include "cgc/container.h"
 #include "cgc/dtype.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -179,50 +180,120 @@ void ContainerWriter::addAlignedPart(uint32_t fourCC, const void *data,
                     alignment ? alignment : 1});
 }
 
-std::vector<uint8_t> ContainerWriter::finish(std::string *error) const {
-  // Lay out: header, offset table, then each part (header + payload).
+void ContainerWriter::addAlignedPartRef(uint32_t fourCC,
+                                        std::vector<ByteView> segments,
+                                        size_t alignment) {
+  Part part{fourCC, {}, alignment ? alignment : 1, std::move(segments)};
+  parts_.push_back(std::move(part));
+}
+
+size_t ContainerWriter::Part::payloadSize() const {
+  if (refs.empty())
+    return data.size();
+  size_t size = 0;
+  for (const ByteView &ref : refs)
+    size += ref.size;
+  return size;
+}
+
+struct ContainerWriter::Layout {
+  size_t size = 0;
+  std::vector<size_t> offsets, paddings, payloads;
+};
+
+bool ContainerWriter::layout(Layout &out, std::string *error) const {
+  // Header, offset table, then each part (header + payload).
   size_t offset = kContainerHeaderSize + 4 * parts_.size();
-  std::vector<size_t> offsets, paddings;
   for (const Part &part : parts_) {
-    offsets.push_back(offset);
-    size_t payload = part.data.size();
+    out.offsets.push_back(offset);
+    size_t payload = part.payloadSize();
     size_t padding = 0;
     if (part.alignment) {
       size_t dataStart = offset + 8 + 4;
       padding = (part.alignment - dataStart % part.alignment) % part.alignment;
       payload += 4 + padding;
     }
-    paddings.push_back(padding);
+    out.paddings.push_back(padding);
+    out.payloads.push_back(payload);
     offset += 8 + payload;
   }
   if (offset > UINT32_MAX) {
     if (error)
       *error = "container of " + std::to_string(offset) +
                " bytes exceeds the 4 GiB limit of the DX container format";
-    return {};
+    return false;
   }
-  std::vector<uint8_t> out(offset, 0);
-  put32(out.data(), kContainerFourCC);
-  put16(out.data() + 20, kContainerMajor);
-  put16(out.data() + 22, kContainerMinor);
-  put32(out.data() + 24, uint32_t(offset));
-  put32(out.data() + 28, uint32_t(parts_.size()));
+  out.size = offset;
+  return true;
+}
+
+bool ContainerWriter::writeTo(
+    const std::function<bool(const void *, size_t)> &sink,
+    std::string *error) const {
+  Layout l;
+  if (!layout(l, error))
+    return false;
+  // The header and offset table, then per part its header (and padding)
+  // and payload pieces: hashed first, then written.
+  std::vector<uint8_t> head(kContainerHeaderSize + 4 * parts_.size(), 0);
+  put32(head.data(), kContainerFourCC);
+  put16(head.data() + 20, kContainerMajor);
+  put16(head.data() + 22, kContainerMinor);
+  put32(head.data() + 24, uint32_t(l.size));
+  put32(head.data() + 28, uint32_t(parts_.size()));
+  std::vector<std::vector<uint8_t>> partHeads(parts_.size());
   for (size_t i = 0; i < parts_.size(); ++i) {
     const Part &part = parts_[i];
-    uint8_t *p = out.data() + offsets[i];
-    put32(out.data() + kContainerHeaderSize + 4 * i, uint32_t(offsets[i]));
-    size_t payload = part.data.size() + (part.alignment ? 4 + paddings[i] : 0);
-    put32(p, part.fourCC);
-    put32(p + 4, uint32_t(payload));
-    p += 8;
-    if (part.alignment) {
-      put32(p, uint32_t(paddings[i]));
-      p += 4 + paddings[i];
-    }
-    if (!part.data.empty())
-      std::memcpy(p, part.data.data(), part.data.size());
+    put32(head.data() + kContainerHeaderSize + 4 * i, uint32_t(l.offsets[i]));
+    std::vector<uint8_t> &h = partHeads[i];
+    h.assign(8 + (part.alignment ? 4 + l.paddings[i] : 0), 0);
+    put32(h.data(), part.fourCC);
+    put32(h.data() + 4, uint32_t(l.payloads[i]));
+    if (part.alignment)
+      put32(h.data() + 8, uint32_t(l.paddings[i]));
   }
-  md5(out.data() + 20, out.size() - 20, out.data() + 4);
+  auto forEachPiece = [&](const std::function<bool(const uint8_t *, size_t)> &fn) {
+    for (size_t i = 0; i < parts_.size(); ++i) {
+      const Part &part = parts_[i];
+      if (!fn(partHeads[i].data(), partHeads[i].size()))
+        return false;
+      if (part.refs.empty()) {
+        if (!part.data.empty() && !fn(part.data.data(), part.data.size()))
+          return false;
+      } else {
+        for (const ByteView &ref : part.refs)
+          if (ref.size && !fn(ref.data, ref.size))
+            return false;
+      }
+    }
+    return true;
+  };
+  MD5Hasher hasher;
+  hasher.update(head.data() + 20, head.size() - 20);
+  forEachPiece([&](const uint8_t *data, size_t size) {
+    hasher.update(data, size);
+    return true;
+  });
+  hasher.final(head.data() + 4);
+  if (!sink(head.data(), head.size()))
+    return false;
+  return forEachPiece(
+      [&](const uint8_t *data, size_t size) { return sink(data, size); });
+}
+
+std::vector<uint8_t> ContainerWriter::finish(std::string *error) const {
+  Layout l;
+  if (!layout(l, error))
+    return {};
+  std::vector<uint8_t> out;
+  out.reserve(l.size);
+  writeTo(
+      [&](const void *data, size_t size) {
+        const uint8_t *bytes = static_cast<const uint8_t *>(data);
+        out.insert(out.end(), bytes, bytes + size);
+        return true;
+      },
+      error);
   return out;
 }
 
@@ -362,83 +433,138 @@ bool ContainerReader::alignedPayload(const Part &part, ByteView &payload,
 //===----------------------------------------------------------------------===//
 
 namespace {
-struct MD5State {
-  uint32_t a = 0x67452301, b = 0xefcdab89, c = 0x98badcfe, d = 0x10325476;
+inline uint32_t rotl32(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
 
-  static uint32_t rotl(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
-
-  void block(const uint8_t *p) {
-    static const uint32_t k[64] = {
-        0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a,
-        0xa8304613, 0xfd469501, 0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be,
-        0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821, 0xf61e2562, 0xc040b340,
-        0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
-        0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8,
-        0x676f02d9, 0x8d2a4c8a, 0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c,
-        0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70, 0x289b7ec6, 0xeaa127fa,
-        0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
-        0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92,
-        0xffeff47d, 0x85845dd1, 0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1,
-        0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391};
-    static const int r[64] = {7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7,
-                              12, 17, 22, 5, 9,  14, 20, 5, 9,  14, 20, 5, 9,
-                              14, 20, 5, 9,  14, 20, 4, 11, 16, 23, 4, 11, 16,
-                              23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10, 15, 21,
-                              6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21};
-    uint32_t m[16];
-    for (int i = 0; i < 16; ++i)
-      m[i] = get32(p + 4 * i);
-    uint32_t A = a, B = b, C = c, D = d;
-    for (int i = 0; i < 64; ++i) {
-      uint32_t f;
-      int g;
-      if (i < 16) {
-        f = (B & C) | (~B & D);
-        g = i;
-      } else if (i < 32) {
-        f = (D & B) | (~D & C);
-        g = (5 * i + 1) % 16;
-      } else if (i < 48) {
-        f = B ^ C ^ D;
-        g = (3 * i + 5) % 16;
-      } else {
-        f = C ^ (B | ~D);
-        g = (7 * i) % 16;
-      }
-      uint32_t next = D;
-      D = C;
-      C = B;
-      B = B + rotl(A + f + k[i] + m[g], r[i]);
-      A = next;
-    }
-    a += A;
-    b += B;
-    c += C;
-    d += D;
-  }
-};
+/// One 64-byte block, the four rounds unrolled (RFC 1321).
+void md5Block(uint32_t state[4], const uint8_t *p) {
+  uint32_t m[16];
+  for (int i = 0; i < 16; ++i)
+    m[i] = get32(p + 4 * i);
+  uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+#define CGC_MD5_STEP(f, w, x, y, z, k, s)                                      \
+  w += f(x, y, z) + (k);                                                       \
+  w = rotl32(w, s) + x;
+#define CGC_MD5_F(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
+#define CGC_MD5_G(x, y, z) ((y) ^ ((z) & ((x) ^ (y))))
+#define CGC_MD5_H(x, y, z) ((x) ^ (y) ^ (z))
+#define CGC_MD5_I(x, y, z) ((y) ^ ((x) | ~(z)))
+  CGC_MD5_STEP(CGC_MD5_F, a, b, c, d, m[0] + 0xd76aa478, 7)
+  CGC_MD5_STEP(CGC_MD5_F, d, a, b, c, m[1] + 0xe8c7b756, 12)
+  CGC_MD5_STEP(CGC_MD5_F, c, d, a, b, m[2] + 0x242070db, 17)
+  CGC_MD5_STEP(CGC_MD5_F, b, c, d, a, m[3] + 0xc1bdceee, 22)
+  CGC_MD5_STEP(CGC_MD5_F, a, b, c, d, m[4] + 0xf57c0faf, 7)
+  CGC_MD5_STEP(CGC_MD5_F, d, a, b, c, m[5] + 0x4787c62a, 12)
+  CGC_MD5_STEP(CGC_MD5_F, c, d, a, b, m[6] + 0xa8304613, 17)
+  CGC_MD5_STEP(CGC_MD5_F, b, c, d, a, m[7] + 0xfd469501, 22)
+  CGC_MD5_STEP(CGC_MD5_F, a, b, c, d, m[8] + 0x698098d8, 7)
+  CGC_MD5_STEP(CGC_MD5_F, d, a, b, c, m[9] + 0x8b44f7af, 12)
+  CGC_MD5_STEP(CGC_MD5_F, c, d, a, b, m[10] + 0xffff5bb1, 17)
+  CGC_MD5_STEP(CGC_MD5_F, b, c, d, a, m[11] + 0x895cd7be, 22)
+  CGC_MD5_STEP(CGC_MD5_F, a, b, c, d, m[12] + 0x6b901122, 7)
+  CGC_MD5_STEP(CGC_MD5_F, d, a, b, c, m[13] + 0xfd987193, 12)
+  CGC_MD5_STEP(CGC_MD5_F, c, d, a, b, m[14] + 0xa679438e, 17)
+  CGC_MD5_STEP(CGC_MD5_F, b, c, d, a, m[15] + 0x49b40821, 22)
+  CGC_MD5_STEP(CGC_MD5_G, a, b, c, d, m[1] + 0xf61e2562, 5)
+  CGC_MD5_STEP(CGC_MD5_G, d, a, b, c, m[6] + 0xc040b340, 9)
+  CGC_MD5_STEP(CGC_MD5_G, c, d, a, b, m[11] + 0x265e5a51, 14)
+  CGC_MD5_STEP(CGC_MD5_G, b, c, d, a, m[0] + 0xe9b6c7aa, 20)
+  CGC_MD5_STEP(CGC_MD5_G, a, b, c, d, m[5] + 0xd62f105d, 5)
+  CGC_MD5_STEP(CGC_MD5_G, d, a, b, c, m[10] + 0x02441453, 9)
+  CGC_MD5_STEP(CGC_MD5_G, c, d, a, b, m[15] + 0xd8a1e681, 14)
+  CGC_MD5_STEP(CGC_MD5_G, b, c, d, a, m[4] + 0xe7d3fbc8, 20)
+  CGC_MD5_STEP(CGC_MD5_G, a, b, c, d, m[9] + 0x21e1cde6, 5)
+  CGC_MD5_STEP(CGC_MD5_G, d, a, b, c, m[14] + 0xc33707d6, 9)
+  CGC_MD5_STEP(CGC_MD5_G, c, d, a, b, m[3] + 0xf4d50d87, 14)
+  CGC_MD5_STEP(CGC_MD5_G, b, c, d, a, m[8] + 0x455a14ed, 20)
+  CGC_MD5_STEP(CGC_MD5_G, a, b, c, d, m[13] + 0xa9e3e905, 5)
+  CGC_MD5_STEP(CGC_MD5_G, d, a, b, c, m[2] + 0xfcefa3f8, 9)
+  CGC_MD5_STEP(CGC_MD5_G, c, d, a, b, m[7] + 0x676f02d9, 14)
+  CGC_MD5_STEP(CGC_MD5_G, b, c, d, a, m[12] + 0x8d2a4c8a, 20)
+  CGC_MD5_STEP(CGC_MD5_H, a, b, c, d, m[5] + 0xfffa3942, 4)
+  CGC_MD5_STEP(CGC_MD5_H, d, a, b, c, m[8] + 0x8771f681, 11)
+  CGC_MD5_STEP(CGC_MD5_H, c, d, a, b, m[11] + 0x6d9d6122, 16)
+  CGC_MD5_STEP(CGC_MD5_H, b, c, d, a, m[14] + 0xfde5380c, 23)
+  CGC_MD5_STEP(CGC_MD5_H, a, b, c, d, m[1] + 0xa4beea44, 4)
+  CGC_MD5_STEP(CGC_MD5_H, d, a, b, c, m[4] + 0x4bdecfa9, 11)
+  CGC_MD5_STEP(CGC_MD5_H, c, d, a, b, m[7] + 0xf6bb4b60, 16)
+  CGC_MD5_STEP(CGC_MD5_H, b, c, d, a, m[10] + 0xbebfbc70, 23)
+  CGC_MD5_STEP(CGC_MD5_H, a, b, c, d, m[13] + 0x289b7ec6, 4)
+  CGC_MD5_STEP(CGC_MD5_H, d, a, b, c, m[0] + 0xeaa127fa, 11)
+  CGC_MD5_STEP(CGC_MD5_H, c, d, a, b, m[3] + 0xd4ef3085, 16)
+  CGC_MD5_STEP(CGC_MD5_H, b, c, d, a, m[6] + 0x04881d05, 23)
+  CGC_MD5_STEP(CGC_MD5_H, a, b, c, d, m[9] + 0xd9d4d039, 4)
+  CGC_MD5_STEP(CGC_MD5_H, d, a, b, c, m[12] + 0xe6db99e5, 11)
+  CGC_MD5_STEP(CGC_MD5_H, c, d, a, b, m[15] + 0x1fa27cf8, 16)
+  CGC_MD5_STEP(CGC_MD5_H, b, c, d, a, m[2] + 0xc4ac5665, 23)
+  CGC_MD5_STEP(CGC_MD5_I, a, b, c, d, m[0] + 0xf4292244, 6)
+  CGC_MD5_STEP(CGC_MD5_I, d, a, b, c, m[7] + 0x432aff97, 10)
+  CGC_MD5_STEP(CGC_MD5_I, c, d, a, b, m[14] + 0xab9423a7, 15)
+  CGC_MD5_STEP(CGC_MD5_I, b, c, d, a, m[5] + 0xfc93a039, 21)
+  CGC_MD5_STEP(CGC_MD5_I, a, b, c, d, m[12] + 0x655b59c3, 6)
+  CGC_MD5_STEP(CGC_MD5_I, d, a, b, c, m[3] + 0x8f0ccc92, 10)
+  CGC_MD5_STEP(CGC_MD5_I, c, d, a, b, m[10] + 0xffeff47d, 15)
+  CGC_MD5_STEP(CGC_MD5_I, b, c, d, a, m[1] + 0x85845dd1, 21)
+  CGC_MD5_STEP(CGC_MD5_I, a, b, c, d, m[8] + 0x6fa87e4f, 6)
+  CGC_MD5_STEP(CGC_MD5_I, d, a, b, c, m[15] + 0xfe2ce6e0, 10)
+  CGC_MD5_STEP(CGC_MD5_I, c, d, a, b, m[6] + 0xa3014314, 15)
+  CGC_MD5_STEP(CGC_MD5_I, b, c, d, a, m[13] + 0x4e0811a1, 21)
+  CGC_MD5_STEP(CGC_MD5_I, a, b, c, d, m[4] + 0xf7537e82, 6)
+  CGC_MD5_STEP(CGC_MD5_I, d, a, b, c, m[11] + 0xbd3af235, 10)
+  CGC_MD5_STEP(CGC_MD5_I, c, d, a, b, m[2] + 0x2ad7d2bb, 15)
+  CGC_MD5_STEP(CGC_MD5_I, b, c, d, a, m[9] + 0xeb86d391, 21)
+#undef CGC_MD5_STEP
+#undef CGC_MD5_F
+#undef CGC_MD5_G
+#undef CGC_MD5_H
+#undef CGC_MD5_I
+  state[0] += a;
+  state[1] += b;
+  state[2] += c;
+  state[3] += d;
+}
 } // namespace
 
-void md5(const void *data, size_t size, uint8_t digest[16]) {
+MD5Hasher::MD5Hasher()
+    : state_{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476} {}
+
+void MD5Hasher::update(const void *data, size_t size) {
   const uint8_t *p = static_cast<const uint8_t *>(data);
-  MD5State state;
-  size_t full = size / 64 * 64;
-  for (size_t i = 0; i < full; i += 64)
-    state.block(p + i);
+  total_ += size;
+  if (buffered_) {
+    size_t take = std::min(size, sizeof(buffer_) - buffered_);
+    std::memcpy(buffer_ + buffered_, p, take);
+    buffered_ += take;
+    p += take;
+    size -= take;
+    if (buffered_ < sizeof(buffer_))
+      return;
+    md5Block(state_, buffer_);
+    buffered_ = 0;
+  }
+  for (; size >= 64; p += 64, size -= 64)
+    md5Block(state_, p);
+  std::memcpy(buffer_, p, size);
+  buffered_ = size;
+}
+
+void MD5Hasher::final(uint8_t digest[16]) {
+  uint64_t bits = total_ * 8;
   uint8_t tail[128] = {};
-  size_t rest = size - full;
-  std::memcpy(tail, p + full, rest);
-  tail[rest] = 0x80;
-  size_t tailSize = rest + 1 + 8 <= 64 ? 64 : 128;
-  uint64_t bits = uint64_t(size) * 8;
+  std::memcpy(tail, buffer_, buffered_);
+  tail[buffered_] = 0x80;
+  size_t tailSize = buffered_ + 1 + 8 <= 64 ? 64 : 128;
   for (int i = 0; i < 8; ++i)
     tail[tailSize - 8 + i] = uint8_t(bits >> (8 * i));
   for (size_t i = 0; i < tailSize; i += 64)
-    state.block(tail + i);
-  put32(digest, state.a);
-  put32(digest + 4, state.b);
-  put32(digest + 8, state.c);
-  put32(digest + 12, state.d);
+    md5Block(state_, tail + i);
+  for (int i = 0; i < 4; ++i)
+    put32(digest + 4 * i, state_[i]);
+}
+
+void md5(const void *data, size_t size, uint8_t digest[16]) {
+  MD5Hasher hasher;
+  hasher.update(data, size);
+  hasher.final(digest);
 }
 
 } // namespace cgc

@@ -87,10 +87,25 @@ int Driver::run(int argc, char **argv) {
   std::string stageHelp = "What to produce:";
   for (const EmitStage &stage : stages) {
     names.push_back(stage.name);
-    stageHelp += "\n  " + stage.name + ": " + stage.help;
+    stageHelp += "\n  " + stage.name + (stage.takesValue ? "=N" : "") + ": " +
+                 stage.help;
   }
+  auto findStage = [this](const std::string &emit) -> const EmitStage * {
+    for (const EmitStage &stage : stages) {
+      if (!stage.takesValue && emit == stage.name)
+        return &stage;
+      if (stage.takesValue && emit.rfind(stage.name + "=", 0) == 0 &&
+          emit.size() > stage.name.size() + 1)
+        return &stage;
+    }
+    return nullptr;
+  };
   app.add_option("--emit", session.emit, stageHelp)
-      ->check(CLI::IsMember(names))
+      ->check(CLI::Validator(
+          [&](std::string &value) -> std::string {
+            return findStage(value) ? "" : "unknown stage '" + value + "'";
+          },
+          "STAGE"))
       ->default_str(session.emit);
   app.add_flag("--emit-bytecode", session.emitBytecode,
                "Write MLIR bytecode instead of text");
@@ -114,10 +129,12 @@ int Driver::run(int argc, char **argv) {
 
   // Every diagnostic names the ONNX node (or the file) it is about.
   ONNXDiagnosticHandler handler(&session.getContext());
-  for (const EmitStage &stage : stages)
-    if (stage.name == session.emit)
-      return failed(stage.run(session)) ? 1 : 0;
-  return 1;
+  const EmitStage *stage = findStage(session.emit);
+  if (!stage)
+    return 1;
+  if (stage->takesValue)
+    session.emitValue = session.emit.substr(stage->name.size() + 1);
+  return failed(stage->run(session)) ? 1 : 0;
 }
 
 } // namespace cgc::tool

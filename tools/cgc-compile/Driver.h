@@ -39,7 +39,9 @@ public:
   /// The positional model path, `-o` (`-` for stdout) and the emit stage.
   std::string inputPath;
   std::string outputPath = "-";
-  std::string emit = "input-ir";
+  std::string emit = "model";
+  /// The value of a stage that takes one (`--emit=partition=2` -> "2").
+  std::string emitValue;
   /// Write MLIR bytecode instead of text where a stage writes IR.
   bool emitBytecode = false;
   /// Print locations (the ONNX node of every op) with text IR.
@@ -67,6 +69,8 @@ struct EmitStage {
   std::string name;
   std::string help;
   std::function<mlir::LogicalResult(Session &)> run;
+  /// Written `--emit=<name>=<value>` (the value lands in Session::emitValue).
+  bool takesValue = false;
 };
 
 /// Flags added to the command line, checked after parsing.
@@ -93,6 +97,11 @@ private:
 /// The importer's flags (--input-shape, --freeze-input) and the stages
 /// `input-ir` and `constants` (ImportStage.cpp).
 void registerImportStages(Driver &driver);
+
+/// The lowering pipeline's flags (--target, --partition-granularity,
+/// --memory-report, --mlir-timing, ...) and the stages `output-ir`,
+/// `partition=N`, `plan` and `model` (LowerStage.cpp).
+void registerLowerStages(Driver &driver);
 
 } // namespace cgc::tool
 

@@ -9,5 +9,6 @@
 int main(int argc, char **argv) {
   cgc::tool::Driver driver;
   cgc::tool::registerImportStages(driver);
+  cgc::tool::registerLowerStages(driver);
   return driver.run(argc, argv);
 }

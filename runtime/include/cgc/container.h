@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -112,16 +113,34 @@ public:
   void addAlignedPart(uint32_t fourCC, const void *data, size_t size,
                       size_t alignment);
 
+  /// Like addAlignedPart, but the payload is the concatenation of
+  /// `segments`, which the writer references instead of copying: they must
+  /// stay alive until finish() or writeTo() returns. For large payloads
+  /// (a model's weights) gathered from where they already are.
+  void addAlignedPartRef(uint32_t fourCC, std::vector<ByteView> segments,
+                         size_t alignment);
+
   /// Lays the parts out, computes the digest and returns the container; the
   /// error string is set (and the result empty) if it would exceed 4 GiB.
   std::vector<uint8_t> finish(std::string *error = nullptr) const;
+
+  /// The same bytes as finish(), streamed to `sink` in consecutive chunks
+  /// without building the container in memory (the digest is computed
+  /// first). Returns false if the container would exceed 4 GiB (error set)
+  /// or `sink` returns false.
+  bool writeTo(const std::function<bool(const void *data, size_t size)> &sink,
+               std::string *error = nullptr) const;
 
 private:
   struct Part {
     uint32_t fourCC;
     std::vector<uint8_t> data;
     size_t alignment = 0; // 0: plain part
+    std::vector<ByteView> refs; // payload by reference (data empty)
+    size_t payloadSize() const;
   };
+  struct Layout;
+  bool layout(Layout &out, std::string *error) const;
   std::vector<Part> parts_;
 };
 
@@ -164,6 +183,20 @@ private:
 
 /// MD5 (RFC 1321) of `size` bytes.
 void md5(const void *data, size_t size, uint8_t digest[16]);
+
+/// Incremental MD5: update() with consecutive pieces, then final().
+class MD5Hasher {
+public:
+  MD5Hasher();
+  void update(const void *data, size_t size);
+  void final(uint8_t digest[16]);
+
+private:
+  uint32_t state_[4];
+  uint8_t buffer_[64];
+  size_t buffered_ = 0;
+  uint64_t total_ = 0;
+};
 
 } // namespace cgc
 

@@ -1,6 +1,6 @@
 // cgc-schedule-barriers: barriers only where dispatches' byte ranges overlap.
 //
-// RUN: cgc-opt %s -split-input-file --cgc-match-subgraphs="targets=patterns:%S/Inputs/driver-conv-relu-add.mlir" --cgc-partition --cgc-plan-memory="schedule=max-concurrency" --cgc-schedule-barriers | FileCheck %s
+// RUN: cgc-opt %s -split-input-file --cgc-match-subgraphs="targets=patterns:%S/Inputs/driver-conv-relu-add.mlir" --cgc-partition --cgc-plan-memory="schedule=max-concurrency" --cgc-schedule-barriers="verify=true" | FileCheck %s
 // RUN: not cgc-opt %s -split-input-file --cgc-match-subgraphs --cgc-partition --cgc-schedule-barriers 2>&1 | FileCheck %s --check-prefix=UNPLANNED
 
 // The spec's network: the upsample reads what the driver partition wrote to
