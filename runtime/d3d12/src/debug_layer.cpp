@@ -142,11 +142,9 @@ std::vector<std::string> validateDispatch(Device &device, const PipelineState *p
       errors.push_back(target + ": only " + std::to_string(usable) +
                        " bytes remain in the resource from " + hex(address));
   }
-  if (views.size() > bindings.size())
-    for (size_t i = bindings.size(); i < views.size(); ++i)
-      if (views[i])
-        errors.push_back("Dispatch: root UAV " + std::to_string(i) + " is set but the kernel "
-                         "program has only " + std::to_string(bindings.size()) + " bindings");
+  // Root UAVs past the program's bindings are not an error: as on D3D12, root
+  // arguments persist across SetPipelineState, so a pipeline with fewer
+  // bindings than the previous one sees stale ones it does not use.
   return errors;
 }
 

@@ -1,0 +1,401 @@
+/*===- cgc/runtime.h - The DXCGC runtime: C API -----------------------------===*
+ *
+ * Loads a compiled model (`cgc-compile model.onnx -o model.cgc`), compiles
+ * each of its partitions into a D3D12 state object (or compute pipeline) in
+ * parallel, maps its constants in place, records the command list once and
+ * replays it on every run; imports application buffers and timeline
+ * semaphores shared as file descriptors (zero copy). No MLIR is needed.
+ *
+ * Conventions (docs/runtime.md):
+ *   - Every fallible function returns a cgc_status_t: NULL means success;
+ *     otherwise the caller owns the status and frees it with
+ *     cgc_status_free. Messages name the thing (file, input, bind point).
+ *   - Objects are created by `cgc_<type>_create` / `_load` / `_allocate` /
+ *     `_import` and released by `cgc_<type>_release`, which drops the
+ *     caller's reference. Objects keep what they depend on alive (a context
+ *     its model, a model its device), so they may be released in any order.
+ *     Release functions accept NULL.
+ *   - Threading: a device, model, importer or stream may be used from many
+ *     threads at once; one context is used by one thread at a time (make one
+ *     context per concurrent run: each has its own scratch memory).
+ *   - Bad input never crashes: a truncated or corrupt file, a newer major
+ *     version, a wrong shape, dtype or count, a buffer too small are errors.
+ *   - Linux: external handles are file descriptors.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef CGC_RUNTIME_H
+#define CGC_RUNTIME_H
+
+#include "cgc/dtype.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define CGC_RUNTIME_API __attribute__((visibility("default")))
+#else
+#define CGC_RUNTIME_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Status
+ *===----------------------------------------------------------------------===*/
+
+typedef enum cgc_status_code_t {
+  CGC_STATUS_OK = 0,
+  /* A bad argument: a null pointer, a wrong shape, dtype or count. */
+  CGC_STATUS_INVALID_ARGUMENT = 1,
+  /* A file, an input or output name that does not exist. */
+  CGC_STATUS_NOT_FOUND = 2,
+  /* An index out of range, a buffer too small for a tensor. */
+  CGC_STATUS_OUT_OF_RANGE = 3,
+  /* A truncated or corrupt compiled model. */
+  CGC_STATUS_DATA_LOSS = 4,
+  /* A compiled model from a newer major version (of the container or IR). */
+  CGC_STATUS_INCOMPATIBLE = 5,
+  /* A capability this runtime or device does not have (a handle type). */
+  CGC_STATUS_UNIMPLEMENTED = 6,
+  /* The object is not in a state for the call (read-only memory bound as an
+   * output). */
+  CGC_STATUS_FAILED_PRECONDITION = 7,
+  CGC_STATUS_RESOURCE_EXHAUSTED = 8,
+  /* A wait timed out. */
+  CGC_STATUS_DEADLINE_EXCEEDED = 9,
+  /* The device failed while executing (its removed reason is in the
+   * message). */
+  CGC_STATUS_DEVICE_LOST = 10,
+  /* The driver refused a partition or a command list. */
+  CGC_STATUS_INTERNAL = 11,
+} cgc_status_code_t;
+
+typedef struct cgc_status_s *cgc_status_t;
+
+CGC_RUNTIME_API cgc_status_code_t cgc_status_code(cgc_status_t status);
+/* The message ("" for NULL); valid until the status is freed. */
+CGC_RUNTIME_API const char *cgc_status_message(cgc_status_t status);
+/* "OK", "INVALID_ARGUMENT", ... */
+CGC_RUNTIME_API const char *cgc_status_code_name(cgc_status_code_t code);
+CGC_RUNTIME_API void cgc_status_free(cgc_status_t status);
+
+/* The runtime's version, "0.1.0". */
+CGC_RUNTIME_API const char *cgc_runtime_version(void);
+
+/*===----------------------------------------------------------------------===*
+ * Devices
+ *===----------------------------------------------------------------------===*/
+
+typedef struct cgc_device_s cgc_device_t;
+
+typedef struct cgc_device_options_t {
+  /* The D3D12 driver: a name ("reference") or a path; NULL: the default
+   * ($CGC_D3D12_DRIVER, else "reference"). */
+  const char *driver;
+  /* Validate every dispatch with the D3D12 debug layer. */
+  bool debug_layer;
+  /* Threads compiling partitions while a model loads; 0: one per core. */
+  uint32_t compile_threads;
+  /* Worker threads of the reference driver; 0: its default (one per core,
+   * or $CGC_REFERENCE_THREADS). */
+  uint32_t device_threads;
+} cgc_device_options_t;
+
+CGC_RUNTIME_API void cgc_device_options_init(cgc_device_options_t *options);
+/* options may be NULL for the defaults. */
+CGC_RUNTIME_API cgc_status_t cgc_device_create(const cgc_device_options_t *options,
+                                               cgc_device_t **out_device);
+CGC_RUNTIME_API void cgc_device_release(cgc_device_t *device);
+/* The ID3D12Device the runtime uses (borrowed), to share memory and fences
+ * with D3D12 code of the application. */
+CGC_RUNTIME_API void *cgc_device_d3d12(cgc_device_t *device);
+
+/*===----------------------------------------------------------------------===*
+ * Streams: an in-order queue of runs, waits and signals (a D3D12 command
+ * queue). Work on different streams may run concurrently.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct cgc_stream_s cgc_stream_t;
+
+CGC_RUNTIME_API cgc_status_t cgc_stream_create(cgc_device_t *device, cgc_stream_t **out_stream);
+CGC_RUNTIME_API void cgc_stream_release(cgc_stream_t *stream);
+/* Blocks until everything submitted so far has executed; timeout in
+ * milliseconds (UINT32_MAX: forever). */
+CGC_RUNTIME_API cgc_status_t cgc_stream_synchronize(cgc_stream_t *stream, uint32_t timeout_ms);
+
+/*===----------------------------------------------------------------------===*
+ * Models
+ *===----------------------------------------------------------------------===*/
+
+typedef struct cgc_model_s cgc_model_t;
+
+typedef struct cgc_model_options_t {
+  /* Called after each partition is compiled (from the compiling threads,
+   * one call at a time): `done` of `total`, and the partition's name. */
+  void (*progress)(void *user_data, uint32_t done, uint32_t total, const char *program);
+  void *progress_user_data;
+} cgc_model_options_t;
+
+/* Maps the file, validates it (digest, versions, plan), compiles every
+ * partition in parallel and maps the constants in place. options may be
+ * NULL. */
+CGC_RUNTIME_API cgc_status_t cgc_model_load_file(cgc_device_t *device, const char *path,
+                                                 const cgc_model_options_t *options,
+                                                 cgc_model_t **out_model);
+/* The same from bytes in memory (copied once into page-aligned memory, which
+ * the constants are then used from). */
+CGC_RUNTIME_API cgc_status_t cgc_model_load_memory(cgc_device_t *device, const void *data,
+                                                   size_t size,
+                                                   const cgc_model_options_t *options,
+                                                   cgc_model_t **out_model);
+CGC_RUNTIME_API void cgc_model_release(cgc_model_t *model);
+
+/* A model input or output. Pointers are valid while the model lives. */
+typedef struct cgc_tensor_info_t {
+  const char *name;
+  cgc_dtype_t dtype;
+  size_t rank;
+  const int64_t *shape;
+  uint64_t bytes;
+} cgc_tensor_info_t;
+
+CGC_RUNTIME_API size_t cgc_model_input_count(const cgc_model_t *model);
+CGC_RUNTIME_API size_t cgc_model_output_count(const cgc_model_t *model);
+CGC_RUNTIME_API cgc_status_t cgc_model_input_info(const cgc_model_t *model, size_t index,
+                                                  cgc_tensor_info_t *out_info);
+CGC_RUNTIME_API cgc_status_t cgc_model_output_info(const cgc_model_t *model, size_t index,
+                                                   cgc_tensor_info_t *out_info);
+CGC_RUNTIME_API cgc_status_t cgc_model_find_input(const cgc_model_t *model, const char *name,
+                                                  size_t *out_index);
+CGC_RUNTIME_API cgc_status_t cgc_model_find_output(const cgc_model_t *model, const char *name,
+                                                   size_t *out_index);
+
+typedef struct cgc_model_stats_t {
+  uint64_t load_ns;     /* the whole cgc_model_load_* call */
+  uint64_t compile_ns;  /* compiling the partitions (wall clock) */
+  uint32_t mlir_programs;   /* state objects (CreateStateObject) */
+  uint32_t kernel_programs; /* compute pipelines (fallback kernels) */
+  uint32_t dispatches;
+  uint32_t barriers;
+  uint64_t scratch_bytes;   /* per context */
+  uint64_t constants_bytes;
+  /* True when the constants are used in place from the mapped file
+   * (OpenExistingHeapFromAddress), without a copy. */
+  bool constants_in_place;
+  uint64_t constants_address; /* GPU virtual address of the constants */
+} cgc_model_stats_t;
+
+CGC_RUNTIME_API void cgc_model_stats(const cgc_model_t *model, cgc_model_stats_t *out_stats);
+
+/*===----------------------------------------------------------------------===*
+ * Tensors: typed views of device memory (runtime-allocated, application
+ * memory, a D3D12 resource, or imported external memory).
+ *===----------------------------------------------------------------------===*/
+
+typedef struct cgc_tensor_s cgc_tensor_t;
+
+typedef struct cgc_tensor_desc_t {
+  cgc_dtype_t dtype;
+  size_t rank;
+  const int64_t *shape;
+} cgc_tensor_desc_t;
+
+/* Zeroed device memory the CPU can access (the device is cache-coherent
+ * UMA). */
+CGC_RUNTIME_API cgc_status_t cgc_tensor_allocate(cgc_device_t *device,
+                                                 const cgc_tensor_desc_t *desc,
+                                                 cgc_tensor_t **out_tensor);
+/* A view of application memory (no copy); `data` must stay valid while the
+ * tensor (and any run using it) lives. `size` must hold the tensor. */
+CGC_RUNTIME_API cgc_status_t cgc_tensor_wrap_host(cgc_device_t *device,
+                                                  const cgc_tensor_desc_t *desc, void *data,
+                                                  size_t size, cgc_tensor_t **out_tensor);
+/* A view of a buffer the application created on cgc_device_d3d12(device)
+ * (an ID3D12Resource*), at a byte offset. */
+CGC_RUNTIME_API cgc_status_t cgc_tensor_wrap_d3d12_resource(cgc_device_t *device,
+                                                            const cgc_tensor_desc_t *desc,
+                                                            void *resource, uint64_t offset,
+                                                            cgc_tensor_t **out_tensor);
+CGC_RUNTIME_API void cgc_tensor_release(cgc_tensor_t *tensor);
+
+CGC_RUNTIME_API cgc_dtype_t cgc_tensor_dtype(const cgc_tensor_t *tensor);
+CGC_RUNTIME_API size_t cgc_tensor_rank(const cgc_tensor_t *tensor);
+CGC_RUNTIME_API const int64_t *cgc_tensor_shape(const cgc_tensor_t *tensor);
+CGC_RUNTIME_API uint64_t cgc_tensor_bytes(const cgc_tensor_t *tensor);
+/* The CPU address of the first element (NULL if the CPU cannot access it). */
+CGC_RUNTIME_API void *cgc_tensor_data(cgc_tensor_t *tensor);
+/* The GPU virtual address of the first element: what runs bind. */
+CGC_RUNTIME_API uint64_t cgc_tensor_gpu_address(const cgc_tensor_t *tensor);
+
+/*===----------------------------------------------------------------------===*
+ * Contexts: one model's bindings, scratch memory and recorded command list.
+ * One run of a context executes at a time (runs submitted to its stream
+ * execute in order); make several contexts for concurrent runs.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct cgc_context_s cgc_context_t;
+
+/* stream: where runs are submitted; NULL: a stream of the context's own. */
+CGC_RUNTIME_API cgc_status_t cgc_context_create(cgc_model_t *model, cgc_stream_t *stream,
+                                                cgc_context_t **out_context);
+/* Waits for the context's runs, then releases it. */
+CGC_RUNTIME_API void cgc_context_release(cgc_context_t *context);
+/* The stream runs are submitted to (borrowed). */
+CGC_RUNTIME_API cgc_stream_t *cgc_context_stream(cgc_context_t *context);
+
+/* Binds application memory to an input or output: runs read (write) it in
+ * place. Its dtype and shape must equal the model's. NULL restores the
+ * context's own buffer. The command list is recorded again on the next run
+ * only if a bound address changed. */
+CGC_RUNTIME_API cgc_status_t cgc_context_bind_input(cgc_context_t *context, size_t index,
+                                                    cgc_tensor_t *tensor);
+CGC_RUNTIME_API cgc_status_t cgc_context_bind_output(cgc_context_t *context, size_t index,
+                                                     cgc_tensor_t *tensor);
+/* The tensor an input or output is bound to (the context's own buffer if the
+ * application bound none); borrowed. */
+CGC_RUNTIME_API cgc_status_t cgc_context_input(cgc_context_t *context, size_t index,
+                                               cgc_tensor_t **out_tensor);
+CGC_RUNTIME_API cgc_status_t cgc_context_output(cgc_context_t *context, size_t index,
+                                                cgc_tensor_t **out_tensor);
+/* Copies into an input (out of an output), after the context's runs are
+ * done. `size` must equal the tensor's bytes. These copies are counted in
+ * cgc_context_stats_t::bytes_copied. */
+CGC_RUNTIME_API cgc_status_t cgc_context_set_input_data(cgc_context_t *context, size_t index,
+                                                        const void *data, size_t size);
+CGC_RUNTIME_API cgc_status_t cgc_context_get_output_data(cgc_context_t *context, size_t index,
+                                                         void *data, size_t size);
+
+/* Submits a run to the context's stream (after the waits already queued
+ * there) and returns. */
+CGC_RUNTIME_API cgc_status_t cgc_context_submit(cgc_context_t *context);
+/* Blocks until the context's submitted runs are done; DEVICE_LOST if one
+ * failed, DEADLINE_EXCEEDED after timeout_ms (UINT32_MAX: forever). */
+CGC_RUNTIME_API cgc_status_t cgc_context_wait(cgc_context_t *context, uint32_t timeout_ms);
+/* submit + wait. */
+CGC_RUNTIME_API cgc_status_t cgc_context_run(cgc_context_t *context);
+
+typedef struct cgc_context_stats_t {
+  uint64_t runs;         /* submitted */
+  uint64_t recordings;   /* times the command list was recorded */
+  uint64_t bytes_copied; /* tensor bytes the runtime copied (set/get data) */
+  uint64_t last_run_ns;  /* submit to completion of the last waited run */
+} cgc_context_stats_t;
+
+CGC_RUNTIME_API void cgc_context_stats(const cgc_context_t *context,
+                                       cgc_context_stats_t *out_stats);
+
+/*===----------------------------------------------------------------------===*
+ * External resources: the capability-object design of ONNX Runtime's D3D12
+ * interop proposal (OrtExternalResourceImporter), on Linux file descriptors.
+ * Imported memory is used in place: tensors over it are bound by address and
+ * a run that reads and writes them copies no tensor bytes.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct cgc_importer_s cgc_importer_t;
+typedef struct cgc_external_memory_s cgc_external_memory_t;
+typedef struct cgc_external_semaphore_s cgc_external_semaphore_t;
+
+typedef enum cgc_external_memory_handle_type_t {
+  /* A HANDLE from ID3D12Device::CreateSharedHandle on a heap created with
+   * D3D12_HEAP_FLAG_SHARED (native_handle). */
+  CGC_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP = 0,
+  /* The same for a committed resource (native_handle). */
+  CGC_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE = 1,
+  /* A mappable file descriptor: a memfd, a /dev/shm file (fd). */
+  CGC_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD = 2,
+  /* A dma-buf file descriptor (fd). */
+  CGC_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF = 3,
+} cgc_external_memory_handle_type_t;
+
+typedef enum cgc_external_memory_access_mode_t {
+  CGC_EXTERNAL_MEMORY_ACCESS_READ_WRITE = 0,
+  CGC_EXTERNAL_MEMORY_ACCESS_READ_ONLY = 1, /* inputs only: mapped read-only */
+  CGC_EXTERNAL_MEMORY_ACCESS_WRITE_ONLY = 2,
+} cgc_external_memory_access_mode_t;
+
+#define CGC_EXTERNAL_MEMORY_DESCRIPTOR_VERSION 1
+typedef struct cgc_external_memory_descriptor_t {
+  uint32_t version; /* CGC_EXTERNAL_MEMORY_DESCRIPTOR_VERSION */
+  cgc_external_memory_handle_type_t handle_type;
+  void *native_handle; /* D3D12 handle types: the shared HANDLE */
+  int fd;              /* OPAQUE_FD, DMA_BUF */
+  uint64_t size_bytes;   /* bytes of the allocation to import */
+  uint64_t offset_bytes; /* where they start in the allocation */
+  cgc_external_memory_access_mode_t access_mode;
+} cgc_external_memory_descriptor_t;
+
+typedef enum cgc_external_semaphore_type_t {
+  /* A HANDLE from CreateSharedHandle on a fence created with
+   * D3D12_FENCE_FLAG_SHARED: a 64-bit timeline. */
+  CGC_EXTERNAL_SEMAPHORE_TYPE_D3D12_FENCE = 0,
+  /* A sync_file descriptor (a binary payload, not a timeline). */
+  CGC_EXTERNAL_SEMAPHORE_TYPE_SYNC_FD = 1,
+} cgc_external_semaphore_type_t;
+
+#define CGC_EXTERNAL_SEMAPHORE_DESCRIPTOR_VERSION 1
+typedef struct cgc_external_semaphore_descriptor_t {
+  uint32_t version; /* CGC_EXTERNAL_SEMAPHORE_DESCRIPTOR_VERSION */
+  cgc_external_semaphore_type_t type;
+  void *native_handle;
+} cgc_external_semaphore_descriptor_t;
+
+#define CGC_EXTERNAL_TENSOR_DESCRIPTOR_VERSION 1
+typedef struct cgc_external_tensor_descriptor_t {
+  uint32_t version; /* CGC_EXTERNAL_TENSOR_DESCRIPTOR_VERSION */
+  cgc_dtype_t dtype;
+  const int64_t *shape;
+  size_t rank;
+  uint64_t offset_bytes; /* view offset within the imported memory */
+} cgc_external_tensor_descriptor_t;
+
+CGC_RUNTIME_API cgc_status_t cgc_importer_create(cgc_device_t *device,
+                                                 cgc_importer_t **out_importer);
+CGC_RUNTIME_API void cgc_importer_release(cgc_importer_t *importer);
+
+CGC_RUNTIME_API cgc_status_t cgc_importer_can_import_memory(
+    const cgc_importer_t *importer, cgc_external_memory_handle_type_t handle_type,
+    bool *out_supported);
+/* Maps the allocation's [offset, offset + size) (the caller keeps its
+ * handle: the import holds a descriptor of its own). UNIMPLEMENTED for a
+ * handle type the importer cannot import. */
+CGC_RUNTIME_API cgc_status_t cgc_importer_import_memory(
+    cgc_importer_t *importer, const cgc_external_memory_descriptor_t *desc,
+    cgc_external_memory_t **out_memory);
+CGC_RUNTIME_API void cgc_external_memory_release(cgc_external_memory_t *memory);
+CGC_RUNTIME_API uint64_t cgc_external_memory_size(const cgc_external_memory_t *memory);
+/* Where the imported bytes are mapped in this process (CPU = GPU virtual
+ * address on this device). */
+CGC_RUNTIME_API void *cgc_external_memory_data(cgc_external_memory_t *memory);
+
+/* A tensor aliasing imported memory (no copy). OUT_OF_RANGE if the tensor
+ * does not fit. The tensor keeps the memory alive. */
+CGC_RUNTIME_API cgc_status_t cgc_importer_create_tensor(
+    cgc_importer_t *importer, cgc_external_memory_t *memory,
+    const cgc_external_tensor_descriptor_t *desc, cgc_tensor_t **out_tensor);
+
+CGC_RUNTIME_API cgc_status_t cgc_importer_can_import_semaphore(
+    const cgc_importer_t *importer, cgc_external_semaphore_type_t type, bool *out_supported);
+CGC_RUNTIME_API cgc_status_t cgc_importer_import_semaphore(
+    cgc_importer_t *importer, const cgc_external_semaphore_descriptor_t *desc,
+    cgc_external_semaphore_t **out_semaphore);
+CGC_RUNTIME_API void cgc_external_semaphore_release(cgc_external_semaphore_t *semaphore);
+/* Queues on `stream` a wait until the semaphore reaches `value` (later work
+ * on the stream starts after it), or a signal of `value` once the work
+ * submitted before it is done. */
+CGC_RUNTIME_API cgc_status_t cgc_importer_wait_semaphore(cgc_importer_t *importer,
+                                                         cgc_external_semaphore_t *semaphore,
+                                                         cgc_stream_t *stream, uint64_t value);
+CGC_RUNTIME_API cgc_status_t cgc_importer_signal_semaphore(cgc_importer_t *importer,
+                                                           cgc_external_semaphore_t *semaphore,
+                                                           cgc_stream_t *stream, uint64_t value);
+/* The semaphore's current value, read on the CPU. */
+CGC_RUNTIME_API uint64_t cgc_external_semaphore_value(const cgc_external_semaphore_t *semaphore);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CGC_RUNTIME_H */
