@@ -1,0 +1,196 @@
+//===- model.cpp - Loading a compiled model -------------------------------===//
+//
+// Validate the file (cgc/compiled_model.h), compile every program in
+// parallel (CreateStateObject for MLIR programs, CreateComputePipelineState
+// for fallback kernel programs), and map the constants in place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "internal.h"
+
+#include <cstring>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace cgc;
+using namespace cgc::rt;
+
+cgc_model_s::Mapping::~Mapping() {
+  if (data)
+    munmap(data, size);
+}
+
+/// Sorts a reader's message into a status code.
+static cgc_status_code_t classifyLoadError(const std::string &message) {
+  if (message.find("cannot open") != std::string::npos)
+    return message.find("No such file") != std::string::npos ? CGC_STATUS_NOT_FOUND
+                                                              : CGC_STATUS_INVALID_ARGUMENT;
+  if (message.find("newer than this runtime") != std::string::npos ||
+      message.find("unsupported DX container version") != std::string::npos ||
+      message.find("is not the supported version") != std::string::npos)
+    return CGC_STATUS_INCOMPATIBLE;
+  return CGC_STATUS_DATA_LOSS;
+}
+
+static std::wstring widen(const std::string &text) {
+  return std::wstring(text.begin(), text.end());
+}
+
+static std::vector<uint8_t> kernelContainer(const KernelProgram &program) {
+  ContainerWriter writer;
+  writer.addPart(parts::kKernelProgram, serializeKernelProgram(program));
+  return writer.finish();
+}
+
+void cgc_model_s::load(const cgc_model_options_t *options) {
+  uint64_t start = nowNs();
+  const ExecutionPlan &p = plan();
+  ID3D12Device14 *d3d = device->d3d.Get();
+
+  // Programs, in parallel.
+  programs.resize(p.programs.size());
+  std::mutex progressMutex;
+  uint32_t done = 0;
+  uint64_t compileStart = nowNs();
+  parallelFor(device->compileThreads, p.programs.size(), [&](size_t i) {
+    const PlanProgram &planned = p.programs[i];
+    Program &program = programs[i];
+    program.name = planned.name;
+    program.kind = planned.kind;
+    std::string what = where() + "program " + std::to_string(i) + " '" + planned.name + "'" +
+                       (planned.target.empty() ? "" : " (target " + planned.target + ")");
+    uint64_t mark = device->messageMark();
+    if (planned.kind == PlanProgram::Kind::Mlir) {
+      std::vector<uint8_t> bytecode = file.buildProgramContainer(i);
+      std::wstring name = widen(planned.name);
+      D3D12_MLIR_PROGRAM_DESC desc = {name.c_str(), bytecode.data(), bytecode.size()};
+      D3D12_STATE_SUBOBJECT sub = {D3D12_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM, &desc};
+      D3D12_STATE_OBJECT_DESC so = {D3D12_STATE_OBJECT_TYPE_EXECUTABLE, 1, &sub};
+      HRESULT hr = d3d->CreateStateObject(&so, IID_PPV_ARGS(&program.stateObject));
+      if (FAILED(hr)) {
+        std::string why = CGCD3D12GetLastError();
+        std::string more = device->messagesSince(mark, planned.name);
+        fail(hr == E_NOTIMPL ? CGC_STATUS_UNIMPLEMENTED : CGC_STATUS_INTERNAL,
+             what + ": CreateStateObject failed (" + hresultText(hr) + "): " +
+                 (more.empty() ? why : more));
+      }
+      ComPtr<ID3D12StateObjectProperties1> properties;
+      if (FAILED(program.stateObject->QueryInterface(IID_PPV_ARGS(&properties))))
+        fail(CGC_STATUS_INTERNAL, what + ": the state object has no properties");
+      program.id = properties->GetProgramIdentifier(name.c_str());
+    } else {
+      std::vector<uint8_t> shader = kernelContainer(file.getKernelProgram(i));
+      D3D12_COMPUTE_PIPELINE_STATE_DESC desc = {};
+      desc.CS.pShaderBytecode = shader.data();
+      desc.CS.BytecodeLength = shader.size();
+      HRESULT hr = d3d->CreateComputePipelineState(&desc, IID_PPV_ARGS(&program.pipeline));
+      if (FAILED(hr)) {
+        std::string why = CGCD3D12GetLastError();
+        std::string more = device->messagesSince(mark);
+        fail(hr == E_NOTIMPL ? CGC_STATUS_UNIMPLEMENTED : CGC_STATUS_INTERNAL,
+             what + ": CreateComputePipelineState failed (" + hresultText(hr) + "): " +
+                 (more.empty() ? why : more));
+      }
+    }
+    std::lock_guard<std::mutex> lock(progressMutex);
+    ++done;
+    if (options && options->progress)
+      options->progress(options->progress_user_data, done, uint32_t(p.programs.size()),
+                        planned.name.c_str());
+  });
+  stats.compile_ns = nowNs() - compileStart;
+
+  // Constants: in place when the file put them at a page boundary.
+  ByteView bytes = file.getConstants();
+  stats.constants_bytes = p.constantsBytes;
+  if (p.constantsBytes) {
+    if (bytes.size < p.constantsBytes)
+      fail(CGC_STATUS_DATA_LOSS, where() + "the constants part holds " +
+                                     std::to_string(bytes.size) + " bytes, the plan needs " +
+                                     std::to_string(p.constantsBytes));
+    uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+    uint64_t address = reinterpret_cast<uint64_t>(bytes.data);
+    uint64_t span = (p.constantsBytes + page - 1) / page * page;
+    bool inPlace = address % page == 0;
+    if (inPlace) {
+      HRESULT hr = d3d->OpenExistingHeapFromAddress1(bytes.data, span,
+                                                     IID_PPV_ARGS(&constantsHeap));
+      if (FAILED(hr))
+        fail(CGC_STATUS_INTERNAL, where() + "OpenExistingHeapFromAddress1 over the constants "
+                                            "failed (" +
+                                      hresultText(hr) + "): " + CGCD3D12GetLastError());
+      D3D12_RESOURCE_DESC desc = {};
+      desc.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
+      desc.Width = span;
+      desc.Height = desc.DepthOrArraySize = desc.MipLevels = 1;
+      desc.SampleDesc.Count = 1;
+      desc.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+      hr = d3d->CreatePlacedResource(constantsHeap.Get(), 0, &desc, D3D12_RESOURCE_STATE_COMMON,
+                                     nullptr, IID_PPV_ARGS(&constants));
+      if (FAILED(hr))
+        fail(CGC_STATUS_INTERNAL, where() + "CreatePlacedResource over the constants failed (" +
+                                      hresultText(hr) + ")");
+    } else {
+      constants = createBuffer(device.get(), p.constantsBytes, "the constants");
+      void *dst = nullptr;
+      if (FAILED(constants->Map(0, nullptr, &dst)))
+        fail(CGC_STATUS_INTERNAL, "cannot map the constants buffer");
+      std::memcpy(dst, bytes.data, p.constantsBytes);
+    }
+    constantsAddress = constants->GetGPUVirtualAddress();
+    stats.constants_in_place = inPlace;
+    stats.constants_address = constantsAddress;
+  }
+
+  for (const PlanProgram &program : p.programs)
+    ++(program.kind == PlanProgram::Kind::Mlir ? stats.mlir_programs : stats.kernel_programs);
+  for (const PlanCommand &command : p.commands)
+    ++(command.kind == PlanCommand::Kind::Dispatch ? stats.dispatches : stats.barriers);
+  stats.scratch_bytes = p.scratchBytes;
+  stats.load_ns = nowNs() - start;
+}
+
+namespace cgc::rt {
+
+Ref<cgc_model_s> loadModelFile(cgc_device_s *device, const char *path,
+                               const cgc_model_options_t *options) {
+  if (!path || !*path)
+    fail(CGC_STATUS_INVALID_ARGUMENT, "cgc_model_load_file: the path is empty");
+  uint64_t start = nowNs();
+  auto model = Ref<cgc_model_s>::adopt(new cgc_model_s());
+  model->device = Ref<cgc_device_s>::share(device);
+  model->path = path;
+  std::string error;
+  if (!model->file.openFile(path, error))
+    fail(classifyLoadError(error), error);
+  model->load(options);
+  model->stats.load_ns = nowNs() - start;
+  return model;
+}
+
+Ref<cgc_model_s> loadModelMemory(cgc_device_s *device, const void *data, size_t size,
+                                 const cgc_model_options_t *options) {
+  if (!data || !size)
+    fail(CGC_STATUS_INVALID_ARGUMENT, "cgc_model_load_memory: no data");
+  uint64_t start = nowNs();
+  auto model = Ref<cgc_model_s>::adopt(new cgc_model_s());
+  model->device = Ref<cgc_device_s>::share(device);
+  model->path = "<memory>";
+  void *copy = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (copy == MAP_FAILED)
+    fail(CGC_STATUS_RESOURCE_EXHAUSTED,
+         "cgc_model_load_memory: cannot map " + std::to_string(size) + " bytes");
+  model->copy.data = copy;
+  model->copy.size = size;
+  std::memcpy(copy, data, size);
+  mprotect(copy, size, PROT_READ);
+  std::string error;
+  if (!model->file.open(copy, size, error))
+    fail(classifyLoadError(error), "<memory>: " + error);
+  model->load(options);
+  model->stats.load_ns = nowNs() - start;
+  return model;
+}
+
+} // namespace cgc::rt
