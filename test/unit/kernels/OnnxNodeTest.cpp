@@ -179,7 +179,8 @@ bool exists(const std::string &path) {
 
 struct Ctx {
   std::vector<Proto> in;
-  Proto out;
+  Proto out;               // output 0
+  std::vector<Proto> outs; // every output
 };
 
 /// Builds the descriptor and the kernel inputs for a case.
@@ -296,6 +297,44 @@ Builder resize(bool scalesInput, bool roi, std::vector<std::pair<std::string, At
 }
 
 AttrValue S(const char *s) { return AttrValue::ofString(s); }
+
+Builder cumsum(bool exclusive, bool reverse) {
+  return [=](const Ctx &c, Desc &d, std::vector<Tensor> &ins) {
+    inputs(1)(c, d, ins);
+    int64_t axis = int64_t(c.in[1].values[0]);
+    if (axis < 0)
+      axis += int64_t(c.in[0].dims.size());
+    d.i("axis", axis).b("exclusive", exclusive).b("reverse", reverse);
+  };
+}
+
+Builder gridSample(const char *mode, const char *pad, bool align) {
+  return [=](const Ctx &c, Desc &d, std::vector<Tensor> &ins) {
+    inputs(2)(c, d, ins);
+    d.s("mode", mode).s("padding_mode", pad).b("align_corners", align);
+  };
+}
+
+Builder scatter(int64_t axis, const char *reduction) {
+  return [=](const Ctx &c, Desc &d, std::vector<Tensor> &ins) {
+    inputs(3)(c, d, ins);
+    d.i("axis", axis).s("reduction", reduction);
+  };
+}
+
+Builder scatterNd(const char *reduction) {
+  return [=](const Ctx &c, Desc &d, std::vector<Tensor> &ins) {
+    inputs(3)(c, d, ins);
+    d.s("reduction", reduction);
+  };
+}
+
+Builder topK(int64_t axis, bool largest) {
+  return [=](const Ctx &c, Desc &d, std::vector<Tensor> &ins) {
+    inputs(1)(c, d, ins);
+    d.i("k", int64_t(c.in[1].values[0])).i("axis", axis).b("largest", largest);
+  };
+}
 
 std::vector<Case> cases() {
   return {
@@ -428,6 +467,34 @@ std::vector<Case> cases() {
          inputs(1)(c, d, ins);
          d.ints("scale_size", {2, 3});
        }},
+      {"test_cumsum_1d", cumsum(false, false)},
+      {"test_cumsum_1d_exclusive", cumsum(true, false)},
+      {"test_cumsum_1d_reverse", cumsum(false, true)},
+      {"test_cumsum_1d_reverse_exclusive", cumsum(true, true)},
+      {"test_cumsum_2d_axis_0", cumsum(false, false)},
+      {"test_cumsum_2d_axis_1", cumsum(false, false)},
+      {"test_cumsum_2d_negative_axis", cumsum(false, false)},
+      {"test_gridsample", gridSample("bilinear", "zeros", false)},
+      {"test_gridsample_aligncorners_true", gridSample("bilinear", "zeros", true)},
+      // The expected values of this case are rounded to 4 decimals.
+      {"test_gridsample_bicubic", gridSample("bicubic", "zeros", false), 1e-4},
+      {"test_gridsample_bilinear", gridSample("bilinear", "zeros", false)},
+      {"test_gridsample_border_padding", gridSample("bilinear", "border", false)},
+      {"test_gridsample_nearest", gridSample("nearest", "zeros", false)},
+      {"test_gridsample_reflection_padding", gridSample("bilinear", "reflection", false)},
+      {"test_gridsample_zeros_padding", gridSample("bilinear", "zeros", false)},
+      {"test_scatter_elements_with_axis", scatter(1, "none")},
+      {"test_scatter_elements_with_duplicate_indices", scatter(1, "add")},
+      {"test_scatter_elements_with_negative_indices", scatter(1, "none")},
+      {"test_scatter_elements_without_axis", scatter(0, "none")},
+      {"test_scatter_with_axis", scatter(1, "none")},
+      {"test_scatter_without_axis", scatter(0, "none")},
+      {"test_scatternd", scatterNd("none")},
+      {"test_scatternd_add", scatterNd("add")},
+      {"test_scatternd_multiply", scatterNd("mul")},
+      {"test_top_k", topK(1, true)},
+      {"test_top_k_negative_axis", topK(1, true)},
+      {"test_top_k_smallest", topK(1, false)},
       {"test_resize_downsample_scales_cubic", resize(true, false, {{"mode", S("cubic")}})},
       {"test_resize_downsample_scales_cubic_A_n0p5_exclude_outside",
        resize(true, false, {{"mode", S("cubic")}, {"cubic_coeff_a", AttrValue::ofFloat(-0.5)},
@@ -484,7 +551,10 @@ std::string opFor(const std::string &dir) {
              {"test_gather", "cgc_op.gather"},          {"test_globalaveragepool", "cgc_op.global_avg_pool"},
              {"test_globalmaxpool", "cgc_op.global_max_pool"},
              {"test_round", "cgc_op.round"},            {"test_mod", "cgc_op.mod"},
-             {"test_upsample", "cgc_op.upsample"},      {"test_resize", "cgc_op.resize"}};
+             {"test_upsample", "cgc_op.upsample"},      {"test_resize", "cgc_op.resize"},
+             {"test_cumsum", "cgc_op.cumsum"},          {"test_gridsample", "cgc_op.grid_sample"},
+             {"test_scatternd", "cgc_op.scatter_nd"},   {"test_scatter", "cgc_op.scatter_elements"},
+             {"test_top_k", "cgc_op.top_k"}};
   for (const M &m : map)
     if (dir.rfind(m.prefix, 0) == 0)
       return m.op;
@@ -506,13 +576,23 @@ TEST(OnnxNodeTests, KernelsMatchTheReferenceOutputs) {
         break;
       ctx.in.push_back(p);
     }
-    ASSERT_TRUE(readProto(dir + "output_0.pb", ctx.out)) << c.dir;
+    for (int i = 0;; ++i) {
+      Proto p;
+      if (!readProto(dir + "output_" + std::to_string(i) + ".pb", p))
+        break;
+      ctx.outs.push_back(p);
+    }
+    ASSERT_FALSE(ctx.outs.empty()) << c.dir;
+    ctx.out = ctx.outs[0];
     Desc d(opFor(c.dir));
     std::vector<Tensor> ins;
     ins.reserve(4);
     c.build(ctx, d, ins);
-    Tensor out(ctx.out.dtype, ctx.out.dims);
-    d.out(out);
+    std::vector<Tensor> outs;
+    for (const Proto &p : ctx.outs)
+      outs.emplace_back(p.dtype, p.dims);
+    for (const Tensor &o : outs)
+      d.out(o);
     auto k = make(d);
     if (!k) {
       ADD_FAILURE() << c.dir;
@@ -521,8 +601,14 @@ TEST(OnnxNodeTests, KernelsMatchTheReferenceOutputs) {
     std::vector<const Tensor *> in;
     for (const Tensor &t : ins)
       in.push_back(&t);
-    runKernel(*k, in, {&out}, pool3());
-    EXPECT_TRUE(closeTo(out, ctx.out.values, c.tol, c.tol, std::string(c.dir) + " [" + k->describe() + "]"));
+    std::vector<Tensor *> outPtrs;
+    for (Tensor &o : outs)
+      outPtrs.push_back(&o);
+    runKernel(*k, in, outPtrs, pool3());
+    for (size_t i = 0; i < outs.size(); ++i)
+      EXPECT_TRUE(closeTo(outs[i], ctx.outs[i].values, c.tol, c.tol,
+                          std::string(c.dir) + " output " + std::to_string(i) + " [" +
+                              k->describe() + "]"));
     ++ran;
   }
   if (ran == 0)

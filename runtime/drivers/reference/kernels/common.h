@@ -363,6 +363,7 @@ void registerConvolutionOps(std::vector<OpEntry> &ops);
 void registerMatMulOps(std::vector<OpEntry> &ops);
 void registerMovementOps(std::vector<OpEntry> &ops);
 void registerResizeOps(std::vector<OpEntry> &ops);
+void registerScatterOps(std::vector<OpEntry> &ops);
 
 /// Builds `make(dense)` for a copy of `desc` whose operands are contiguous
 /// and, if `desc` has strided operands, wraps it to pack inputs and unpack

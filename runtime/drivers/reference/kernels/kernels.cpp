@@ -21,6 +21,7 @@ const std::map<std::string, OpEntry, std::less<>> &registry() {
     registerMatMulOps(ops);
     registerMovementOps(ops);
     registerResizeOps(ops);
+    registerScatterOps(ops);
     std::map<std::string, OpEntry, std::less<>> map;
     for (const OpEntry &entry : ops)
       map.emplace(entry.name, entry);

@@ -276,11 +276,163 @@ std::unique_ptr<Kernel> makeUpsample(const KernelDesc &desc, const KernelOptions
                  cat("upsample ", mode, " ", shapeStr(in.shape), " x", shapeStr(factors)));
 }
 
+//===----------------------------------------------------------------------===//
+// grid_sample (PyTorch's grid_sampler semantics, which ONNX GridSample-16
+// follows: unnormalize, apply the padding mode to the coordinate, then
+// interpolate with out-of-image taps reading 0; bicubic applies the padding
+// mode per tap)
+//===----------------------------------------------------------------------===//
+
+enum class GsMode { Bilinear, Nearest, Bicubic };
+enum class GsPad { Zeros, Border, Reflection };
+
+struct GridSampler {
+  GsMode mode;
+  GsPad pad;
+  bool align;
+  int64_t h, w;
+
+  double unnormalize(double v, int64_t size) const {
+    return align ? (v + 1) / 2 * double(size - 1) : ((v + 1) * double(size) - 1) / 2;
+  }
+  static double clip(double v, int64_t size) {
+    return std::min(double(size - 1), std::max(v, 0.0));
+  }
+  /// Reflects v about [lo, hi] (given doubled, as PyTorch does).
+  static double reflect(double v, double twiceLo, double twiceHi) {
+    if (twiceLo == twiceHi)
+      return 0;
+    double lo = twiceLo / 2, span = (twiceHi - twiceLo) / 2;
+    v = std::fabs(v - lo);
+    double extra = std::fmod(v, span);
+    int64_t flips = int64_t(std::floor(v / span));
+    return flips % 2 == 0 ? extra + lo : span - extra + lo;
+  }
+  double padCoord(double v, int64_t size) const {
+    if (pad == GsPad::Border)
+      return clip(v, size);
+    if (pad == GsPad::Reflection) {
+      v = align ? reflect(v, 0, 2 * double(size - 1)) : reflect(v, -1, 2 * double(size) - 1);
+      return clip(v, size);
+    }
+    return v;
+  }
+  static double tap(const double *img, int64_t x, int64_t y, int64_t w, int64_t h) {
+    return x >= 0 && x < w && y >= 0 && y < h ? img[y * w + x] : 0.0;
+  }
+  static void cubicCoeffs(double t, double *c) {
+    const double A = -0.75;
+    auto conv1 = [&](double x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };
+    auto conv2 = [&](double x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };
+    c[0] = conv2(t + 1);
+    c[1] = conv1(t);
+    c[2] = conv1(1 - t);
+    c[3] = conv2(2 - t);
+  }
+
+  double sample(const double *img, double gx, double gy) const {
+    if (mode == GsMode::Bicubic) {
+      double x = unnormalize(gx, w), y = unnormalize(gy, h);
+      double x0 = std::floor(x), y0 = std::floor(y);
+      double cx[4], cy[4];
+      cubicCoeffs(x - x0, cx);
+      cubicCoeffs(y - y0, cy);
+      double acc = 0;
+      for (int i = 0; i < 4; ++i) {
+        double row = 0;
+        for (int j = 0; j < 4; ++j) {
+          double tx = padCoord(x0 - 1 + j, w), ty = padCoord(y0 - 1 + i, h);
+          row += cx[j] * tap(img, int64_t(tx), int64_t(ty), w, h);
+        }
+        acc += cy[i] * row;
+      }
+      return acc;
+    }
+    double x = padCoord(unnormalize(gx, w), w), y = padCoord(unnormalize(gy, h), h);
+    if (mode == GsMode::Nearest)
+      return tap(img, int64_t(std::nearbyint(x)), int64_t(std::nearbyint(y)), w, h);
+    double x0 = std::floor(x), y0 = std::floor(y);
+    double dx = x - x0, dy = y - y0;
+    int64_t ix = int64_t(x0), iy = int64_t(y0);
+    return (1 - dy) * ((1 - dx) * tap(img, ix, iy, w, h) + dx * tap(img, ix + 1, iy, w, h)) +
+           dy * ((1 - dx) * tap(img, ix, iy + 1, w, h) + dx * tap(img, ix + 1, iy + 1, w, h));
+  }
+};
+
+template <class T> class GridSampleKernel final : public KernelBase {
+public:
+  GridSampleKernel(GridSampler s, int64_t n, int64_t c, int64_t ho, int64_t wo)
+      : s_(s), n_(n), c_(c), ho_(ho), wo_(wo) {
+    description_ = cat("grid_sample ", n, "x", c, "x", s.h, "x", s.w, " -> ", ho, "x", wo);
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    const T *x = static_cast<const T *>(args.inputs[0]);
+    const T *grid = static_cast<const T *>(args.inputs[1]);
+    T *y = static_cast<T *>(args.outputs[0]);
+    const int64_t plane = s_.h * s_.w, outPlane = ho_ * wo_;
+    if (n_ * c_ * outPlane == 0)
+      return;
+    pool.parallelFor(n_ * c_, 1, [&](int64_t b, int64_t e) {
+      std::vector<double> img(static_cast<size_t>(plane));
+      for (int64_t nc = b; nc < e; ++nc) {
+        int64_t n = nc / c_;
+        for (int64_t i = 0; i < plane; ++i)
+          img[size_t(i)] = double(load(x[nc * plane + i]));
+        const T *g = grid + n * outPlane * 2;
+        for (int64_t o = 0; o < outPlane; ++o) {
+          double v = plane ? s_.sample(img.data(), double(load(g[2 * o])), double(load(g[2 * o + 1])))
+                           : 0.0;
+          y[nc * outPlane + o] = store<T>(Compute<T>(v));
+        }
+      }
+    });
+  }
+
+private:
+  GridSampler s_;
+  int64_t n_, c_, ho_, wo_;
+};
+
+std::unique_ptr<Kernel> makeGridSample(const KernelDesc &desc, const KernelOptions &) {
+  DescReader r(desc);
+  r.expectInputs(2, 2);
+  r.expectOutputs(1, 1);
+  const KernelOperand &x = r.input(0, "input"), &grid = r.input(1, "grid");
+  r.expectDType(x, "input", DTypeClass::Float);
+  r.expectSameDType(x, "input", grid, "grid");
+  if (x.shape.size() != 4)
+    r.error("input must be N x C x H x W");
+  if (grid.shape.size() != 4 || grid.shape[3] != 2)
+    r.error(cat("grid must be N x Ho x Wo x 2, got ", shapeStr(grid.shape)));
+  if (grid.shape[0] != x.shape[0])
+    r.error(cat("grid batch ", grid.shape[0], " differs from input batch ", x.shape[0]));
+  r.expectSameDType(x, "input", r.output(0), "output");
+  r.expectShape(r.output(0), "output", {x.shape[0], x.shape[1], grid.shape[1], grid.shape[2]});
+  std::string mode = r.getString("mode", "bilinear", {"bilinear", "nearest", "bicubic"});
+  std::string pad = r.getString("padding_mode", "zeros", {"zeros", "border", "reflection"});
+  GridSampler s;
+  s.mode = mode == "bilinear" ? GsMode::Bilinear : mode == "nearest" ? GsMode::Nearest : GsMode::Bicubic;
+  s.pad = pad == "zeros" ? GsPad::Zeros : pad == "border" ? GsPad::Border : GsPad::Reflection;
+  s.align = r.getBool("align_corners", false);
+  s.h = x.shape[2];
+  s.w = x.shape[3];
+  std::unique_ptr<Kernel> kernel;
+  visitDType(x.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (isFloatType<T>())
+      kernel = std::make_unique<GridSampleKernel<T>>(s, x.shape[0], x.shape[1], grid.shape[1],
+                                                     grid.shape[2]);
+  });
+  return kernel;
+}
+
 } // namespace
 
 void registerResizeOps(std::vector<OpEntry> &ops) {
   ops.push_back({"cgc_op.resize", makeResize, true});
   ops.push_back({"cgc_op.upsample", makeUpsample, true});
+  ops.push_back({"cgc_op.grid_sample", makeGridSample, false});
 }
 
 } // namespace cgc::ref
