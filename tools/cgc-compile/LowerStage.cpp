@@ -125,40 +125,38 @@ LogicalResult emitPartition(Session &session, LowerFlags &flags) {
   return session.writeIR(*isolated);
 }
 
-LogicalResult emitPlan(Session &session, LowerFlags &flags) {
-  FailureOr<ImportedModel *> model = lower(session, flags);
-  if (failed(model))
-    return failure();
-  FailureOr<ExecutionPlan> plan = buildExecutionPlan(*(*model)->module);
-  if (failed(plan))
-    return failure();
-  std::unique_ptr<llvm::raw_ostream> os = session.openOutput();
-  if (!os)
-    return failure();
-  *os << serializeExecutionPlan(*plan) << "\n";
-  return success();
-}
-
-LogicalResult emitModel(Session &session, LowerFlags &flags) {
+/// Packages the lowered model (the constants are referenced, not copied).
+FailureOr<PackagedModel> packageModel(Session &session, LowerFlags &flags) {
   FailureOr<ImportedModel *> model = lower(session, flags);
   if (failed(model))
     return failure();
   const ConstantStore &store = (*model)->constants;
-  std::optional<PackagedModel> packaged;
-  {
-    TimingScope packageTimer = flags.rootScope().nest("Package (compiled model)");
-    FailureOr<PackagedModel> result = packageCompiledModel(
-        *(*model)->module,
-        [&](StringRef name) -> std::optional<ConstantData> {
-          const ConstantStore::Entry *entry = store.lookup(name);
-          if (!entry)
-            return std::nullopt;
-          return ConstantData{entry->getBytes(), entry->dtype, entry->shape};
-        });
-    if (failed(result))
-      return failure();
-    packaged = std::move(*result);
-  }
+  TimingScope packageTimer = flags.rootScope().nest("Package (compiled model)");
+  return packageCompiledModel(
+      *(*model)->module, [&](StringRef name) -> std::optional<ConstantData> {
+        const ConstantStore::Entry *entry = store.lookup(name);
+        if (!entry)
+          return std::nullopt;
+        return ConstantData{entry->getBytes(), entry->dtype, entry->shape};
+      });
+}
+
+LogicalResult emitPlan(Session &session, LowerFlags &flags) {
+  // The plan as the compiled model stores it, part numbers included.
+  FailureOr<PackagedModel> packaged = packageModel(session, flags);
+  if (failed(packaged))
+    return failure();
+  std::unique_ptr<llvm::raw_ostream> os = session.openOutput();
+  if (!os)
+    return failure();
+  *os << serializeExecutionPlan(packaged->getPlan()) << "\n";
+  return success();
+}
+
+LogicalResult emitModel(Session &session, LowerFlags &flags) {
+  FailureOr<PackagedModel> packaged = packageModel(session, flags);
+  if (failed(packaged))
+    return failure();
   // Digest and write, streaming the constants from where the importer keeps
   // them.
   TimingScope writeTimer = flags.rootScope().nest("Digest and write");
