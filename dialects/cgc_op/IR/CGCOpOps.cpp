@@ -830,6 +830,105 @@ LogicalResult SpaceToDepthOp::inferReturnTypes(MLIRContext *, Loc location,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Scans, scatters, selection and sampling
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterElementsOp::inferReturnTypes(
+    MLIRContext *, Loc location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  TensorType data = tensorOf(adaptor.getData());
+  TensorType indices = tensorOf(adaptor.getIndices());
+  TensorType updates = tensorOf(adaptor.getUpdates());
+  int64_t axis = static_cast<int64_t>(adaptor.getAxis());
+  if (failed(checkSameElement(location, data, updates, "data", "updates")))
+    return failure();
+  if (indices.getRank() != data.getRank())
+    return emitOptionalError(location, "indices rank ", indices.getRank(),
+                             " must equal data rank ", data.getRank());
+  if (indices.getShape() != updates.getShape())
+    return emitOptionalError(location, "indices shape ",
+                             shapeString(indices.getShape()),
+                             " must equal updates shape ",
+                             shapeString(updates.getShape()));
+  if (axis < 0 || axis >= data.getRank())
+    return emitOptionalError(location, "axis ", axis,
+                             " is out of range for rank ", data.getRank());
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if (d != axis && indices.getShape()[d] > data.getShape()[d])
+      return emitOptionalError(location, "indices dimension ", d, " (",
+                               indices.getShape()[d],
+                               ") exceeds the data dimension (",
+                               data.getShape()[d], ")");
+  inferred.push_back(data.withConstant(false));
+  return success();
+}
+
+LogicalResult ScatterNDOp::inferReturnTypes(MLIRContext *, Loc location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  TensorType data = tensorOf(adaptor.getData());
+  TensorType indices = tensorOf(adaptor.getIndices());
+  TensorType updates = tensorOf(adaptor.getUpdates());
+  if (failed(checkSameElement(location, data, updates, "data", "updates")))
+    return failure();
+  if (indices.getRank() < 1)
+    return emitOptionalError(location, "indices must have rank >= 1");
+  int64_t k = indices.getShape().back();
+  if (k > data.getRank())
+    return emitOptionalError(location, "index tuples of length ", k,
+                             " exceed the data rank ", data.getRank());
+  SmallVector<int64_t> expected(indices.getShape().drop_back());
+  llvm::append_range(expected, data.getShape().drop_front(k));
+  if (updates.getShape() != ArrayRef<int64_t>(expected))
+    return emitOptionalError(location, "updates shape ",
+                             shapeString(updates.getShape()), " must be ",
+                             shapeString(expected));
+  inferred.push_back(data.withConstant(false));
+  return success();
+}
+
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *context, Loc location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  TensorType input = tensorOf(adaptor.getInput());
+  int64_t axis = static_cast<int64_t>(adaptor.getAxis());
+  int64_t k = static_cast<int64_t>(adaptor.getK());
+  if (axis < 0 || axis >= input.getRank())
+    return emitOptionalError(location, "axis ", axis,
+                             " is out of range for rank ", input.getRank());
+  if (k < 0 || k > input.getShape()[axis])
+    return emitOptionalError(location, "k = ", k, " must be in [0, ",
+                             input.getShape()[axis], "] (dimension ", axis,
+                             ")");
+  SmallVector<int64_t> shape(input.getShape());
+  shape[axis] = k;
+  inferred.push_back(tensorType(shape, input.getElementType()));
+  inferred.push_back(tensorType(shape, Int64Type::get(context)));
+  return success();
+}
+
+LogicalResult GridSampleOp::inferReturnTypes(MLIRContext *, Loc location,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &inferred) {
+  TensorType input = tensorOf(adaptor.getInput());
+  TensorType grid = tensorOf(adaptor.getGrid());
+  if (input.getRank() != 4)
+    return emitOptionalError(location, "input must be N x C x H x W");
+  if (grid.getRank() != 4 || grid.getShape()[3] != 2)
+    return emitOptionalError(location, "grid must be N x Ho x Wo x 2, got ",
+                             shapeString(grid.getShape()));
+  if (grid.getShape()[0] != input.getShape()[0])
+    return emitOptionalError(location, "grid batch ", grid.getShape()[0],
+                             " differs from input batch ",
+                             input.getShape()[0]);
+  if (failed(checkSameElement(location, input, grid, "input", "grid")))
+    return failure();
+  ArrayRef<int64_t> s = input.getShape(), g = grid.getShape();
+  inferred.push_back(tensorType({s[0], s[1], g[1], g[2]}, input.getElementType()));
+  return success();
+}
+
 } // namespace cgc::op
 
 //===----------------------------------------------------------------------===//

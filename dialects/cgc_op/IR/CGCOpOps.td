@@ -849,4 +849,133 @@ def CGCOp_SpaceToDepthOp : CGCOp_Op<"space_to_depth"> {
   let results = (outs CGCOp_Tensor:$output);
 }
 
+//===----------------------------------------------------------------------===//
+// Scans, scatters, selection and sampling
+//===----------------------------------------------------------------------===//
+
+def CGCOp_CumSumOp : CGCOp_Op<"cumsum"> {
+  let summary = "Cumulative sum along an axis";
+  let description = [{
+    Running sums along `axis` (in [0, rank)): output element `i` along the
+    axis is the sum of the input elements `j <= i`. With `exclusive` the
+    element itself is left out (`j < i`, so the first output is 0); with
+    `reverse` the sums run from the end (`j >= i`, or `j > i` when also
+    exclusive). Other dimensions are independent. (ONNX CumSum, whose axis
+    input must be a constant.)
+
+    ```mlir
+    %y = cgc_op.cumsum(%x) {axis = 1, exclusive = false, reverse = false} : (!cgc.tensor<2x3x!cgc.float32>) -> !cgc.tensor<2x3x!cgc.float32>
+    ```
+  }];
+  let arguments = (ins CGCOp_NumericTensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                       DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs CGCOp_Tensor:$output);
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> location,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &inferred) {
+      return ::cgc::op::inferAxisPreserving(location,
+          adaptor.getInput().getType(), adaptor.getAxis(), inferred);
+    }
+  }];
+}
+
+def CGCOp_ScatterElementsOp : CGCOp_Op<"scatter_elements"> {
+  let summary = "Scatter individual elements along an axis";
+  let description = [{
+    The result is `data` with elements replaced by `updates`: for every
+    position `p` of `indices` (which has the shape of `updates` and the rank
+    of `data`), the element of the result at `p` with coordinate `axis`
+    replaced by `indices[p]` (negative values count from the end of that
+    dimension) receives `updates[p]`. With `reduction` `add`, `mul`, `max` or
+    `min` it is combined with the value there instead, in order of `p`
+    (row-major). With `none` and two positions naming one element, the last
+    in row-major order wins. (ONNX ScatterElements and Scatter.)
+
+    ```mlir
+    %y = cgc_op.scatter_elements(%data, %indices, %updates) {axis = 1, reduction = "none"}
+        : (!cgc.tensor<1x5x!cgc.float32>, !cgc.tensor<1x2x!cgc.int64>, !cgc.tensor<1x2x!cgc.float32>) -> !cgc.tensor<1x5x!cgc.float32>
+    ```
+  }];
+  let arguments = (ins CGCOp_AnyTensor:$data, CGCOp_IndexTensor:$indices,
+                       CGCOp_AnyTensor:$updates,
+                       DefaultValuedAttr<I64Attr, "0">:$axis,
+                       CGCOp_DefaultStrEnumAttr<["none", "add", "mul", "max", "min"], "none">:$reduction);
+  let results = (outs CGCOp_Tensor:$output);
+}
+
+def CGCOp_ScatterNDOp : CGCOp_Op<"scatter_nd"> {
+  let summary = "Scatter slices addressed by index tuples";
+  let description = [{
+    The result is `data` with slices replaced by `updates`. `indices` has
+    shape `[i_0, ..., i_(q-2), k]` with `k <= rank(data)`: each of its index
+    tuples (negative components count from the end) addresses a slice
+    `data[t_0, ..., t_(k-1)]` of shape `data.shape[k:]`, which receives
+    `updates[i_0, ..., i_(q-2)]`; `updates` has shape
+    `indices.shape[:-1] + data.shape[k:]`. With `reduction` `add`, `mul`,
+    `max` or `min` the update is combined with the values there, tuples taken
+    in row-major order; with `none` a repeated tuple leaves the last update.
+    (ONNX ScatterND.)
+
+    ```mlir
+    %y = cgc_op.scatter_nd(%data, %indices, %updates) {reduction = "add"}
+        : (!cgc.tensor<8x!cgc.float32>, !cgc.tensor<4x1x!cgc.int64>, !cgc.tensor<4x!cgc.float32>) -> !cgc.tensor<8x!cgc.float32>
+    ```
+  }];
+  let arguments = (ins CGCOp_AnyTensor:$data, CGCOp_IndexTensor:$indices,
+                       CGCOp_AnyTensor:$updates,
+                       CGCOp_DefaultStrEnumAttr<["none", "add", "mul", "max", "min"], "none">:$reduction);
+  let results = (outs CGCOp_Tensor:$output);
+}
+
+def CGCOp_TopKOp : CGCOp_Op<"top_k"> {
+  let summary = "The k largest or smallest elements along an axis";
+  let description = [{
+    Selects, along `axis`, the `k` largest elements (the `k` smallest when
+    `largest` is false) of each slice and returns them with their int64
+    positions along the axis. Results are ordered from the largest (or
+    smallest) on; equal values keep the order of their positions (the lower
+    index first). NaN compares larger than every number. Both results have the
+    input's shape with dimension `axis` replaced by `k`, which must be at most
+    that dimension. (ONNX TopK; its `sorted = 0` allows any order, and this
+    one is used.)
+
+    ```mlir
+    %values, %indices = cgc_op.top_k(%x) {k = 3, axis = 1, largest = true}
+        : (!cgc.tensor<2x10x!cgc.float32>) -> (!cgc.tensor<2x3x!cgc.float32>, !cgc.tensor<2x3x!cgc.int64>)
+    ```
+  }];
+  let arguments = (ins CGCOp_NumericTensor:$input, I64Attr:$k, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "true">:$largest);
+  let results = (outs CGCOp_Tensor:$values, CGCOp_Tensor:$indices);
+}
+
+def CGCOp_GridSampleOp : CGCOp_Op<"grid_sample"> {
+  let summary = "Sample an image at the locations of a grid";
+  let description = [{
+    For an N x C x H x W `input` and an N x Ho x Wo x 2 `grid` of (x, y)
+    locations normalized to [-1, 1], output[n, c, i, j] samples channel c of
+    image n at grid[n, i, j]. With `align_corners` -1 and 1 are the centers
+    of the first and last pixels (x_pixel = (x + 1) / 2 * (W - 1)), otherwise
+    their outer edges (x_pixel = ((x + 1) * W - 1) / 2). `mode` `bilinear`
+    interpolates the 4 neighbours, `nearest` takes the nearest pixel (ties to
+    even), `bicubic` uses the 4 x 4 neighbours with cubic convolution
+    (a = -0.75). Locations outside the image read `padding_mode`: `zeros`
+    (0), `border` (the clamped edge pixel) or `reflection` (mirrored at the
+    border: at the pixel centers with `align_corners`, else at the edges).
+    (ONNX GridSample-16.)
+
+    ```mlir
+    %y = cgc_op.grid_sample(%x, %grid) {mode = "bilinear", padding_mode = "zeros", align_corners = false}
+        : (!cgc.tensor<1x1x4x4x!cgc.float32>, !cgc.tensor<1x6x6x2x!cgc.float32>) -> !cgc.tensor<1x1x6x6x!cgc.float32>
+    ```
+  }];
+  let arguments = (ins CGCOp_FloatTensor:$input, CGCOp_FloatTensor:$grid,
+                       CGCOp_DefaultStrEnumAttr<["bilinear", "nearest", "bicubic"], "bilinear">:$mode,
+                       CGCOp_DefaultStrEnumAttr<["zeros", "border", "reflection"], "zeros">:$padding_mode,
+                       DefaultValuedAttr<BoolAttr, "false">:$align_corners);
+  let results = (outs CGCOp_Tensor:$output);
+}
+
 #endif // CGCOP_OPS_TD
