@@ -437,9 +437,18 @@ LogicalResult convertUpsample(NodeContext &ctx) {
                      std::nullopt);
 }
 
+LogicalResult convertGridSample(NodeContext &ctx) {
+  return ctx.setOutput(ctx.create<op::GridSampleOp>(
+      {ctx.input(0), ctx.input(1)},
+      {ctx.named("mode", ctx.str(ctx.getString("mode", "bilinear"))),
+       ctx.named("padding_mode", ctx.str(ctx.getString("padding_mode", "zeros"))),
+       ctx.named("align_corners", ctx.boolean(ctx.getInt("align_corners", 0)))}));
+}
+
 } // namespace
 
 void registerNNConverters(ConverterRegistry &r) {
+  r.add("GridSample", convertGridSample);
   r.add("Conv", convertConv);
   r.add("ConvTranspose", convertConvTranspose);
   r.add("MatMul", convertMatMul);

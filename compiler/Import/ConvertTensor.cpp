@@ -749,9 +749,75 @@ LogicalResult convertDropout(NodeContext &ctx) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Scans, scatters and selection
+//===----------------------------------------------------------------------===//
+
+LogicalResult convertCumSum(NodeContext &ctx) {
+  FailureOr<double> axisValue = ctx.requireScalarInput(1);
+  if (failed(axisValue))
+    return failure();
+  FailureOr<int64_t> axis = ctx.normalizeAxis(
+      static_cast<int64_t>(*axisValue), rankOf(ctx.input(0)));
+  if (failed(axis))
+    return failure();
+  return ctx.setOutput(ctx.create<op::CumSumOp>(
+      ctx.input(0),
+      {ctx.named("axis", ctx.i64(*axis)),
+       ctx.named("exclusive", ctx.boolean(ctx.getInt("exclusive", 0))),
+       ctx.named("reverse", ctx.boolean(ctx.getInt("reverse", 0)))}));
+}
+
+LogicalResult convertScatterElements(NodeContext &ctx) {
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), rankOf(ctx.input(0)));
+  if (failed(axis))
+    return failure();
+  return ctx.setOutput(ctx.create<op::ScatterElementsOp>(
+      {ctx.input(0), ctx.input(1), ctx.input(2)},
+      {ctx.named("axis", ctx.i64(*axis)),
+       ctx.named("reduction", ctx.str(ctx.getString("reduction", "none")))}));
+}
+
+LogicalResult convertScatterND(NodeContext &ctx) {
+  return ctx.setOutput(ctx.create<op::ScatterNDOp>(
+      {ctx.input(0), ctx.input(1), ctx.input(2)},
+      {ctx.named("reduction", ctx.str(ctx.getString("reduction", "none")))}));
+}
+
+LogicalResult convertTopK(NodeContext &ctx) {
+  int64_t k;
+  if (ctx.opset < 10) {
+    k = ctx.getInt("k", 0);
+  } else {
+    FailureOr<double> value = ctx.requireScalarInput(1);
+    if (failed(value))
+      return failure();
+    k = static_cast<int64_t>(*value);
+  }
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", -1), rankOf(ctx.input(0)));
+  if (failed(axis))
+    return failure();
+  FailureOr<SmallVector<Value>> results = ctx.createN<op::TopKOp>(
+      ctx.input(0),
+      {ctx.named("k", ctx.i64(k)), ctx.named("axis", ctx.i64(*axis)),
+       ctx.named("largest", ctx.boolean(ctx.getInt("largest", 1)))},
+      2);
+  if (failed(results))
+    return failure();
+  ctx.outputs = std::move(*results);
+  return success();
+}
+
 } // namespace
 
 void registerTensorConverters(ConverterRegistry &r) {
+  r.add("CumSum", convertCumSum);
+  r.add("ScatterElements", convertScatterElements);
+  r.add("Scatter", convertScatterElements);
+  r.add("ScatterND", convertScatterND);
+  r.add("TopK", convertTopK);
   r.add("Constant", convertConstant);
   r.add("Shape", convertShape);
   r.add("Size", convertSize);

@@ -13,6 +13,7 @@
 #include "cgc/IR/CGCDialect.h"
 #include "cgc_op/IR/CGCOpDialect.h"
 #include "compiler/Import/Locations.h"
+#include "compiler/Import/MappedModel.h"
 #include "compiler/Import/OnnxGlue.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -21,11 +22,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <deque>
 
@@ -83,7 +79,8 @@ private:
     return getONNXValueLoc(context, name, path);
   }
 
-  LogicalResult moveTensor(onnx::TensorProto &tensor, StringRef storeName);
+  LogicalResult moveTensor(onnx::TensorProto &tensor, StringRef storeName,
+                           std::optional<ArrayRef<uint8_t>> mappedRaw);
   FailureOr<std::shared_ptr<llvm::MemoryBuffer>>
   openExternalFile(StringRef location, StringRef tensorName);
   LogicalResult checkGraphStructure(onnx::GraphProto &graph,
@@ -102,6 +99,8 @@ private:
   Location fileLoc;
   import::OpsetMap opsets;
   llvm::StringMap<std::shared_ptr<llvm::MemoryBuffer>> externalFiles;
+  /// Where the raw data of the model's tensors lie in the mapped file.
+  import::MappedTensorData mapped;
   /// Unsupported op type -> number of nodes and the first node names.
   std::map<std::string, std::pair<int, std::vector<std::string>>> unsupported;
 };
@@ -128,27 +127,21 @@ LogicalResult ModelLoader::read() {
     return success();
   }
 
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return error() << "cannot open the model: "
-                   << llvm::sys::StrError(errno);
-  uint64_t size = 0;
-  if (llvm::sys::fs::file_size(path, size) || size == 0) {
-    ::close(fd);
+  // Mapped, not read: the weights stay in the file's pages (see
+  // MappedModel.h), which become resident only when something reads them.
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false,
+                                            /*IsVolatile=*/false);
+  if (!buffer)
+    return error() << "cannot open the model: " << buffer.getError().message();
+  if ((*buffer)->getBufferSize() == 0)
     return error() << "the model file is empty";
-  }
-  bool parsed;
-  {
-    // Read through a buffer rather than a mapping: the parsed tensors own
-    // their bytes and the file's pages are not held on top of them.
-    google::protobuf::io::FileInputStream stream(fd, 1 << 20);
-    parsed = model.ParseFromZeroCopyStream(&stream);
-  }
-  ::close(fd);
-  if (!parsed)
-    return error() << "not a valid ONNX model: the file (" << size
-                   << " bytes) is not a well-formed onnx.ModelProto "
-                      "protobuf (truncated or another format)";
+  size_t size = (*buffer)->getBufferSize();
+  std::string message = import::parseMappedModel(std::move(*buffer), model,
+                                                 mapped);
+  if (!message.empty())
+    return error() << "not a valid ONNX model (" << size
+                   << " bytes; truncated or another format): " << message;
   return success();
 }
 
@@ -216,8 +209,9 @@ ModelLoader::openExternalFile(StringRef location, StringRef tensorName) {
   return shared;
 }
 
-LogicalResult ModelLoader::moveTensor(onnx::TensorProto &tensor,
-                                      StringRef storeName) {
+LogicalResult
+ModelLoader::moveTensor(onnx::TensorProto &tensor, StringRef storeName,
+                        std::optional<ArrayRef<uint8_t>> mappedRaw) {
   Location loc = valueLoc(storeName);
   if (!getElementTypeForONNX(context, tensor.data_type()))
     return emitError(loc) << "constant '" << storeName << "' has element type "
@@ -281,6 +275,19 @@ LogicalResult ModelLoader::moveTensor(onnx::TensorProto &tensor,
     return success();
   }
 
+  if (mappedRaw) {
+    if (mappedRaw->size() != bytes)
+      return emitError(loc) << "constant '" << storeName << "' has "
+                            << mappedRaw->size()
+                            << " bytes of data but its shape and type need "
+                            << bytes;
+    store.addView(storeName, dtype, shape, mappedRaw->data(), bytes,
+                  mapped.file);
+    if (bytes <= kKeepForShapeInference)
+      tensor.set_raw_data(mappedRaw->data(), bytes);
+    return success();
+  }
+
   if (!tensor.raw_data().empty()) {
     if (tensor.raw_data().size() != bytes)
       return emitError(loc) << "constant '" << storeName << "' has "
@@ -313,13 +320,17 @@ LogicalResult ModelLoader::moveTensor(onnx::TensorProto &tensor,
 
 LogicalResult ModelLoader::moveConstants() {
   onnx::GraphProto &graph = *model.mutable_graph();
-  for (onnx::TensorProto &initializer : *graph.mutable_initializer()) {
+  for (int i = 0; i < graph.initializer_size(); ++i) {
+    onnx::TensorProto &initializer = *graph.mutable_initializer(i);
     if (initializer.name().empty())
       return error() << "an initializer has no name";
     if (store.contains(initializer.name()))
       return emitError(valueLoc(initializer.name()))
              << "two initializers are named '" << initializer.name() << "'";
-    if (failed(moveTensor(initializer, initializer.name())))
+    std::optional<ArrayRef<uint8_t>> raw;
+    if (static_cast<size_t>(i) < mapped.initializers.size())
+      raw = mapped.initializers[i];
+    if (failed(moveTensor(initializer, initializer.name(), raw)))
       return failure();
   }
   if (graph.sparse_initializer_size() > 0)
@@ -327,23 +338,37 @@ LogicalResult ModelLoader::moveConstants() {
            << "sparse initializers are not supported";
 
   // Constant nodes holding a tensor become initializers, so that their bytes
-  // too move to the store once and shape inference still sees them.
+  // too move to the store once and shape inference still sees them. Other
+  // tensor attributes get their mapped bytes back.
   auto *nodes = graph.mutable_node();
-  for (int i = 0; i < nodes->size();) {
+  auto becomesInitializer = [&](const onnx::NodeProto &node) {
+    return node.op_type() == "Constant" &&
+           normalizeDomain(node.domain()).empty() &&
+           node.attribute_size() == 1 && node.attribute(0).name() == "value" &&
+           node.attribute(0).has_t() && node.output_size() == 1 &&
+           !node.output(0).empty() && !store.contains(node.output(0));
+  };
+  for (const auto &[position, raw] : mapped.nodeAttributes) {
+    auto [nodeIndex, attributeIndex] = position;
+    onnx::NodeProto &node = (*nodes)[nodeIndex];
+    if (!becomesInitializer(node))
+      node.mutable_attribute(attributeIndex)
+          ->mutable_t()
+          ->set_raw_data(raw.data(), raw.size());
+  }
+  for (int i = 0, original = 0; i < nodes->size(); ++original) {
     onnx::NodeProto &node = (*nodes)[i];
-    bool isConstant = node.op_type() == "Constant" &&
-                      normalizeDomain(node.domain()).empty() &&
-                      node.attribute_size() == 1 &&
-                      node.attribute(0).name() == "value" &&
-                      node.attribute(0).has_t() && node.output_size() == 1 &&
-                      !node.output(0).empty() && !store.contains(node.output(0));
-    if (!isConstant) {
+    if (!becomesInitializer(node)) {
       ++i;
       continue;
     }
     onnx::TensorProto tensor = std::move(*node.mutable_attribute(0)->mutable_t());
     tensor.set_name(node.output(0));
-    if (failed(moveTensor(tensor, tensor.name())))
+    std::optional<ArrayRef<uint8_t>> raw;
+    auto it = mapped.nodeAttributes.find({original, 0});
+    if (it != mapped.nodeAttributes.end())
+      raw = it->second;
+    if (failed(moveTensor(tensor, tensor.name(), raw)))
       return failure();
     *graph.add_initializer() = std::move(tensor);
     nodes->erase(nodes->begin() + i);
@@ -709,7 +734,7 @@ LogicalResult ModelLoader::bindInputs() {
                << "], which input '" << name << "' does not accept";
     }
     tensor.set_name(name);
-    if (failed(moveTensor(tensor, name)))
+    if (failed(moveTensor(tensor, name, std::nullopt)))
       return failure();
     *graph.add_initializer() = std::move(tensor);
     initializers.insert(name);

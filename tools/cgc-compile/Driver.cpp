@@ -13,7 +13,9 @@
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <CLI/CLI.hpp>
@@ -35,6 +37,29 @@ FailureOr<ImportedModel *> Session::getImportedModel() {
     return &*imported;
   if (importFailed)
     return failure();
+  StringRef extension = llvm::sys::path::extension(inputPath);
+  if (extension == ".mlir" || extension == ".mlirbc") {
+    // CGC IR written earlier (text or bytecode): parsed and verified; its
+    // constants are named but their bytes are not in the file.
+    ParserConfig config(context.get());
+    Block block;
+    if (failed(parseSourceFile(inputPath, &block, config))) {
+      importFailed = true;
+      return failure();
+    }
+    auto module = block.empty() ? cgc::ModuleOp()
+                                : dyn_cast<cgc::ModuleOp>(block.front());
+    if (!module || block.getOperations().size() != 1) {
+      emitError(UnknownLoc::get(context.get()))
+          << inputPath << " must hold one cgc.module";
+      importFailed = true;
+      return failure();
+    }
+    module->remove();
+    imported.emplace();
+    imported->module = module;
+    return &*imported;
+  }
   FailureOr<ImportedModel> model =
       importONNX(inputPath, importOptions, *context);
   if (failed(model)) {
@@ -77,8 +102,9 @@ LogicalResult Session::writeIR(Operation *op) {
 int Driver::run(int argc, char **argv) {
   Session session;
   CLI::App app{"cgc-compile: compile an ONNX model with cgc.\n\n"
-               "Reads a model (.onnx; .onnxtxt for ONNX's text syntax) and "
-               "writes the stage chosen with --emit."};
+               "Reads a model (.onnx; .onnxtxt for ONNX's text syntax; .mlir "
+               "or .mlirbc for CGC IR) and writes the stage chosen with "
+               "--emit."};
   app.add_option("model", session.inputPath, "The ONNX model to compile")
       ->required();
   app.add_option("-o,--output", session.outputPath,
