@@ -203,6 +203,7 @@ TEST(Convolution, TransposeEveryCase) {
       {1, 3, 2, 1, {6}, {4}, {2}, {1}, {1}, {2}, false, {1}},
       {1, 2, 4, 1, {3, 4, 2}, {2, 2, 2}, {2, 1, 2}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, true, {0, 0, 1}},
       {1, 6, 6, 6, {5, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, {1, 1}}, // depthwise
+      {1, 8, 40, 1, {6, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 1}, true, {1, 0}}, // channel split
   };
   for (const ConvCase &c : cases)
     for (cgc_dtype_t dt : kFloatTypes) {

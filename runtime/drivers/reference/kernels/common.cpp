@@ -314,10 +314,6 @@ bool cpuHasAvx512() {
   return has;
 }
 
-int availableThreads(const ThreadPool &pool) {
-  return ThreadPool::insideTask() ? 1 : pool.size();
-}
-
 namespace {
 /// Recently freed scratch blocks of this thread.
 struct ScratchCache {

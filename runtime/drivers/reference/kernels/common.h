@@ -288,11 +288,6 @@ bool cpuHasAvx512();
 #define CGC_TARGET_AVX512                                                       \
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2,lzcnt,popcnt")))
 
-/// The number of threads a kernel running now on this thread may use:
-/// pool.size(), or 1 inside a pool task (independent dispatches already
-/// share the pool's threads).
-int availableThreads(const ThreadPool &pool);
-
 /// 64-byte aligned scratch memory, freed on destruction. Allocations come
 /// from a per-thread cache of recently freed blocks, so steady-state runs do
 /// not call the allocator.

@@ -26,6 +26,9 @@
 #include "onednn.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 namespace cgc::ref {
 namespace {
@@ -159,6 +162,17 @@ bool channelsLast(const KernelOperand &op) {
 /// even with the reorders (measured 512->2048 @7: 206 vs 138 GFLOP/s).
 constexpr int64_t kGemmMinSpatial = 100;
 
+/// The oneDNN convolution (or deconvolution), its work split across the
+/// ThreadPool. Every primitive is single-threaded (OpenMP never starts a
+/// thread team, so nothing spins beside the pool's threads), and the
+/// problem is cut into more pieces than threads, taken from the pool's
+/// queue: along the batch when it is large enough, else into bands of output
+/// rows (first spatial dimension; each band reads its input rows with the
+/// halo and carries its own share of the padding), and for deconvolutions
+/// into output-channel blocks. Each piece reorders its own input (the halo
+/// twice, a few rows), runs, and reorders its result into place, so pieces
+/// are independent. Weights are prepared once per address and layout when
+/// constant.
 class DnnlConvKernel final : public KernelBase {
 public:
   /// `chain` (may be null) is the fused epilogue `post` was built from.
@@ -168,8 +182,11 @@ public:
       : g_(g), constantWeights_(constantWeights), post_(std::move(post)), firstExtra_(firstExtra) {
     dt type;
     onednn::dataType(x.dtype, type);
-    if (!onednn::plainDesc(x, src_) || !onednn::plainDesc(out, dst_))
+    dnnl::memory::desc src, dst;
+    if (!onednn::plainDesc(x, src) || !onednn::plainDesc(out, dst))
       throw dnnl::error(dnnl_invalid_arguments, "negative strides");
+    src_ = onednn::plainOperand(src);
+    dst_ = onednn::plainOperand(dst);
     // Weights as oneDNN sees them: [G,] O, I, K...
     std::vector<int64_t> ws = w.effectiveStrides();
     std::vector<int64_t> dims, strides;
@@ -196,12 +213,12 @@ public:
       dims.push_back(g.kernel[i]);
       strides.push_back(ws[2 + i]);
     }
-    for (int64_t s : strides)
-      if (s < 0)
+    for (int64_t st : strides)
+      if (st < 0)
         throw dnnl::error(dnnl_invalid_arguments, "negative strides");
-    userWeights_ = onednn::plainDesc(dims, strides, type);
+    weights_ = {dims, strides, type};
     if (g.hasBias)
-      bias_ = dnnl::memory::desc({g.outC}, type, tag::a);
+      bias_ = {{g.outC}, {1}, type};
     // Layout choice (see the file comment).
     bool oneByOne = !g.transpose && G == 1;
     for (size_t i = 0; i < g.kernel.size(); ++i)
@@ -214,84 +231,45 @@ public:
       mode_ = Mode::User;
     else
       mode_ = Mode::Any;
-    int defaultThreads = int(std::max(1u, std::thread::hardware_concurrency()));
+    for (int i = 0; i < post_.ops.len(); ++i) {
+      if (post_.ops.kind(i) != dnnl::primitive::kind::binary)
+        continue;
+      dnnl::algorithm alg;
+      dnnl::memory::desc d;
+      post_.ops.get_params_binary(i, alg, d);
+      binaries_.push_back({i, onednn::plainOperand(d)});
+    }
     std::string summary = post_.summary;
     if (chain && post_.ops.len() > 0 && out.isContiguous()) {
       // oneDNN's GEMM-based convolution (1x1 on NCHW) applies eltwise
       // post-ops in a scalar loop that cost as much as the GEMM (measured
       // 256->64 @56: 1.05 ms vs 0.55 without); there the chain runs as our
       // vectorized epilogue over the result instead.
-      std::string impl = probe();
+      std::string impl = piece(wholePiece()).pd.impl_info_str();
       if (impl.find("gemm") != std::string::npos) {
         epilogue_ = Epilogue(out.shape, out.dtype, *chain);
         post_ = onednn::PostOps();
+        binaries_.clear();
+        std::lock_guard<std::mutex> lock(mutex_);
+        pieces_.clear();
       }
     }
-    const Prepared &p = prepared(defaultThreads);
-    implName_ = p.pd.impl_info_str();
+    const Piece &whole = piece(wholePiece());
+    implName_ = whole.pd.impl_info_str();
     if (implName_.rfind("ref", 0) == 0)
       throw dnnl::error(dnnl_unimplemented, "only oneDNN's reference implementation applies");
     description_ = cat(geomText(g), summary, " (oneDNN ", implName_,
-                       p.reorderSrc || p.reorderDst ? ", activations reordered" : "",
+                       whole.reorderSrc || whole.reorderDst ? ", activations reordered" : "",
                        epilogue_.empty() ? "" : ", epilogue after",
-                       constantWeights ? ", weights prepared once" : "", ")");
+                       constantWeights ? ", weights prepared once" : "", ", split across the pool)");
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
-    int threads = availableThreads(pool);
-    const Prepared &p = prepared(threads);
-    onednn::ThreadScope scope(threads);
-    std::unordered_map<int, dnnl::memory> margs;
-    Scratch srcBuf, dstBuf, wBuf;
-    dnnl::memory userSrc = onednn::wrap(src_, args.inputs[0]);
-    dnnl::memory userDst = onednn::wrap(dst_, args.outputs[0]);
-    if (p.reorderSrc) {
-      srcBuf.allocate(p.pd.src_desc().get_size());
-      dnnl::memory internal = onednn::wrap(p.pd.src_desc(), srcBuf.data());
-      std::unordered_map<int, dnnl::memory> rargs = {{DNNL_ARG_FROM, userSrc},
-                                                     {DNNL_ARG_TO, internal}};
-      onednn::execute(p.srcReorder, p.srcReorderScratch, rargs);
-      margs[DNNL_ARG_SRC] = internal;
-    } else {
-      margs[DNNL_ARG_SRC] = userSrc;
-    }
-    std::shared_ptr<AlignedBuffer> cached;
-    if (p.reorderWeights) {
-      size_t bytes = p.pd.weights_desc().get_size();
-      auto reorder = [&](void *dst) {
-        std::unordered_map<int, dnnl::memory> rargs = {
-            {DNNL_ARG_FROM, onednn::wrap(userWeights_, args.inputs[1])},
-            {DNNL_ARG_TO, onednn::wrap(p.pd.weights_desc(), dst)}};
-        onednn::execute(p.weightsReorder, p.weightsReorderScratch, rargs);
-      };
-      void *data;
-      if (constantWeights_) {
-        cached = p.cache.get(args.inputs[1], bytes, reorder);
-        data = cached->data();
-      } else {
-        wBuf.allocate(bytes);
-        reorder(wBuf.data());
-        data = wBuf.data();
-      }
-      margs[DNNL_ARG_WEIGHTS] = onednn::wrap(p.pd.weights_desc(), data);
-    } else {
-      margs[DNNL_ARG_WEIGHTS] = onednn::wrap(userWeights_, args.inputs[1]);
-    }
-    if (g_.hasBias)
-      margs[DNNL_ARG_BIAS] = onednn::wrap(bias_, args.inputs[2]);
-    for (size_t i = 0; i < post_.extraArgs.size(); ++i)
-      margs[post_.extraArgs[i]] = onednn::wrap(post_.extraDescs[i], args.inputs[firstExtra_ + i]);
-    dnnl::memory dst = userDst;
-    if (p.reorderDst) {
-      dstBuf.allocate(p.pd.dst_desc().get_size());
-      dst = onednn::wrap(p.pd.dst_desc(), dstBuf.data());
-    }
-    margs[DNNL_ARG_DST] = dst;
-    onednn::execute(p.prim, p.scratchpad, margs);
-    if (p.reorderDst) {
-      std::unordered_map<int, dnnl::memory> rargs = {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, userDst}};
-      onednn::execute(p.dstReorder, p.dstReorderScratch, rargs);
-    }
+    std::vector<Geometry> pieces = split(pool.size());
+    std::vector<std::function<void()>> tasks;
+    for (const Geometry &pg : pieces)
+      tasks.push_back([&, pg] { runPiece(pg, args); });
+    pool.runAll(tasks);
     if (!epilogue_.empty()) {
       std::vector<const void *> extra(epilogue_.numExtraOperands());
       for (size_t i = 0; i < extra.size(); ++i)
@@ -306,15 +284,176 @@ public:
 
 private:
   enum class Mode { User, Any };
-  struct Prepared {
+  /// One piece: a range along dimension `dim` of the output (0: batch,
+  /// 1: channels, 2: first spatial; -1: everything) and, for row bands, the
+  /// input rows it reads and its padding there.
+  struct Geometry {
+    int dim = -1;
+    int64_t start = 0, len = 0;
+    int64_t inStart = 0, inLen = 0; // rows (dim 2) of the input
+    int64_t padB = 0, padE = 0;     // of that spatial dimension
+    bool operator<(const Geometry &o) const {
+      return std::tie(dim, len, inLen, padB, padE) < std::tie(o.dim, o.len, o.inLen, o.padB, o.padE);
+    }
+  };
+  struct Piece {
     dnnl::primitive_desc pd;
     dnnl::primitive prim;
     size_t scratchpad = 0;
     bool reorderSrc = false, reorderDst = false, reorderWeights = false;
     dnnl::reorder srcReorder, dstReorder, weightsReorder;
     size_t srcReorderScratch = 0, dstReorderScratch = 0, weightsReorderScratch = 0;
-    onednn::PreparedCache cache;
+    onednn::PlainOperand src, dst, weights, bias;
+    std::vector<onednn::PlainOperand> extras;
   };
+  struct Binary {
+    int index;
+    onednn::PlainOperand operand;
+  };
+  struct Prepared {
+    const void *src;
+    dnnl::memory::desc desc;
+    std::shared_ptr<AlignedBuffer> data;
+  };
+
+  Geometry wholePiece() const { return Geometry(); }
+
+  /// Pieces for `threads` threads (about two per thread).
+  std::vector<Geometry> split(int threads) const {
+    std::vector<Geometry> out;
+    const int64_t want = 2 * int64_t(threads);
+    auto ranges = [&](int dim, int64_t extent, int64_t minLen) {
+      int64_t step = std::max(minLen, (extent + want - 1) / want);
+      for (int64_t s = 0; s < extent; s += step) {
+        Geometry pg;
+        pg.dim = dim;
+        pg.start = s;
+        pg.len = std::min(step, extent - s);
+        out.push_back(pg);
+      }
+    };
+    if (threads <= 1) {
+      out.push_back(wholePiece());
+    } else if (g_.batch >= threads) {
+      ranges(0, g_.batch, 1);
+    } else if (!g_.transpose && !g_.out.empty() && g_.out[0] >= 2) {
+      ranges(2, g_.out[0], 1);
+      // Input rows of each band, with its share of the padding.
+      const int64_t s = g_.stride[0], ext = g_.dilation[0] * (g_.kernel[0] - 1) + 1;
+      const int64_t H = g_.in[0];
+      for (Geometry &pg : out) {
+        int64_t first = pg.start * s - g_.padBegin[0];
+        int64_t last = (pg.start + pg.len - 1) * s - g_.padBegin[0] + ext - 1;
+        int64_t lo = std::max<int64_t>(0, first), hi = std::min(H - 1, last) + 1;
+        if (hi <= lo) // a band entirely in the padding: do not split
+          return {wholePiece()};
+        pg.inStart = lo;
+        pg.inLen = hi - lo;
+        pg.padB = lo - first;
+        pg.padE = last + 1 - hi;
+      }
+    } else if (g_.transpose && g_.groups == 1 && g_.outC >= 32) {
+      ranges(1, g_.outC, 16);
+    } else {
+      out.push_back(wholePiece());
+    }
+    return out;
+  }
+
+  /// The primitive for pieces shaped like `pg` (offsets aside).
+  const Piece &piece(const Geometry &pg) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = pieces_.find(pg);
+    if (it != pieces_.end())
+      return *it->second;
+    auto p = std::make_unique<Piece>();
+    int64_t off;
+    p->src = src_;
+    p->dst = dst_;
+    p->weights = weights_;
+    p->bias = bias_;
+    std::vector<int64_t> padB = g_.padBegin, padE = g_.padEnd;
+    if (pg.dim == 0) {
+      p->src = src_.slice(0, 0, pg.len, off);
+      p->dst = dst_.slice(0, 0, pg.len, off);
+    } else if (pg.dim == 2) {
+      p->src = src_.slice(2, 0, pg.inLen, off);
+      p->dst = dst_.slice(2, 0, pg.len, off);
+      padB[0] = pg.padB;
+      padE[0] = pg.padE;
+    } else if (pg.dim == 1) {
+      p->dst = dst_.slice(1, 0, pg.len, off);
+      p->weights = weights_.slice(0, 0, pg.len, off);
+      if (g_.hasBias)
+        p->bias = bias_.slice(0, 0, pg.len, off);
+    }
+    dnnl::post_ops ops;
+    size_t next = 0;
+    for (int i = 0; i < post_.ops.len(); ++i) {
+      if (post_.ops.kind(i) == dnnl::primitive::kind::eltwise) {
+        float scale, alpha, beta;
+        dnnl::algorithm alg;
+        post_.ops.get_params_eltwise(i, scale, alg, alpha, beta);
+        ops.append_eltwise(scale, alg, alpha, beta);
+      } else {
+        dnnl::algorithm alg;
+        dnnl::memory::desc d;
+        post_.ops.get_params_binary(i, alg, d);
+        onednn::PlainOperand e = binaries_[next++].operand.slice(pg.dim, 0, pg.len, off);
+        ops.append_binary(alg, e.desc());
+        p->extras.push_back(e);
+      }
+    }
+    onednn::ThreadScope scope(1);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    attr.set_post_ops(ops);
+    dnnl::memory::desc src = p->src.desc(), dst = p->dst.desc();
+    if (mode_ == Mode::Any) {
+      src = dnnl::memory::desc(src.dims(), src.data_type(), tag::any);
+      dst = dnnl::memory::desc(dst.dims(), dst.data_type(), tag::any);
+    }
+    dnnl::memory::desc userWeights = p->weights.desc();
+    dnnl::memory::desc weights(userWeights.dims(), userWeights.data_type(), tag::any);
+    dnnl::memory::dims strides(g_.stride.begin(), g_.stride.end());
+    dnnl::memory::dims dil, pl(padB.begin(), padB.end()), pr(padE.begin(), padE.end());
+    for (int64_t d : g_.dilation)
+      dil.push_back(d - 1);
+    if (g_.transpose)
+      for (size_t i = 0; i < pr.size(); ++i)
+        pr[i] -= g_.outPad[i]; // output_padding extends the end
+    auto prop = dnnl::prop_kind::forward_inference;
+    dnnl::memory::desc bias = g_.hasBias ? p->bias.desc() : dnnl::memory::desc();
+    if (!g_.transpose) {
+      auto d = g_.hasBias
+                   ? dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct,
+                                                     src, weights, bias, dst, strides, dil, pl, pr)
+                   : dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct,
+                                                     src, weights, dst, strides, dil, pl, pr);
+      p->pd = dnnl::convolution_forward::primitive_desc(d, attr, onednn::engine());
+    } else {
+      auto d = g_.hasBias
+                   ? dnnl::deconvolution_forward::desc(prop, dnnl::algorithm::deconvolution_direct,
+                                                       src, weights, bias, dst, strides, dil, pl, pr)
+                   : dnnl::deconvolution_forward::desc(prop, dnnl::algorithm::deconvolution_direct,
+                                                       src, weights, dst, strides, dil, pl, pr);
+      p->pd = dnnl::deconvolution_forward::primitive_desc(d, attr, onednn::engine());
+    }
+    p->prim = dnnl::primitive(p->pd);
+    p->scratchpad = p->pd.scratchpad_desc().get_size();
+    p->reorderSrc = p->pd.src_desc() != p->src.desc();
+    p->reorderDst = p->pd.dst_desc() != p->dst.desc();
+    p->reorderWeights = p->pd.weights_desc() != userWeights;
+    if (p->reorderSrc)
+      p->srcReorder = makeReorder(p->src.desc(), p->pd.src_desc(), p->srcReorderScratch);
+    if (p->reorderDst)
+      p->dstReorder = makeReorder(p->pd.dst_desc(), p->dst.desc(), p->dstReorderScratch);
+    if (p->reorderWeights)
+      p->weightsReorder = makeReorder(userWeights, p->pd.weights_desc(), p->weightsReorderScratch);
+    const Piece &ref = *p;
+    pieces_.emplace(pg, std::move(p));
+    return ref;
+  }
 
   static dnnl::reorder makeReorder(const dnnl::memory::desc &from, const dnnl::memory::desc &to,
                                    size_t &scratch) {
@@ -325,73 +464,87 @@ private:
     return dnnl::reorder(pd);
   }
 
-  /// The implementation oneDNN picks for the current settings.
-  std::string probe() const {
-    return makePd(int(std::max(1u, std::thread::hardware_concurrency()))).impl_info_str();
+  /// Weights in `pc`'s layout: prepared once per address and layout when
+  /// constant (pieces with the same layout share them), else into `scratch`.
+  const void *weightsFor(const Piece &pc, const void *src, Scratch &scratch) const {
+    auto reorder = [&](void *dst) {
+      std::unordered_map<int, dnnl::memory> rargs = {
+          {DNNL_ARG_FROM, onednn::wrap(pc.weights.desc(), src)},
+          {DNNL_ARG_TO, onednn::wrap(pc.pd.weights_desc(), dst)}};
+      onednn::execute(pc.weightsReorder, pc.weightsReorderScratch, rargs);
+    };
+    if (!constantWeights_) {
+      scratch.allocate(pc.pd.weights_desc().get_size());
+      reorder(scratch.data());
+      return scratch.data();
+    }
+    std::lock_guard<std::mutex> lock(preparedMutex_);
+    for (const Prepared &p : prepared_)
+      if (p.src == src && p.desc == pc.pd.weights_desc())
+        return p.data->data();
+    auto data = std::make_shared<AlignedBuffer>(pc.pd.weights_desc().get_size());
+    reorder(data->data());
+    prepared_.push_back({src, pc.pd.weights_desc(), data});
+    return data->data();
   }
 
-  const Prepared &prepared(int threads) const {
-    return perThreads_.get(threads, [&](int) {
-      auto owned = std::make_unique<Prepared>();
-      Prepared &p = *owned;
-      p.pd = makePd(threads);
-      {
-        onednn::ThreadScope scope(threads);
-        p.prim = dnnl::primitive(p.pd);
-      }
-      p.scratchpad = p.pd.scratchpad_desc().get_size();
-      p.reorderSrc = p.pd.src_desc() != src_;
-      p.reorderDst = p.pd.dst_desc() != dst_;
-      p.reorderWeights = p.pd.weights_desc() != userWeights_;
-      if (p.reorderSrc)
-        p.srcReorder = makeReorder(src_, p.pd.src_desc(), p.srcReorderScratch);
-      if (p.reorderDst)
-        p.dstReorder = makeReorder(p.pd.dst_desc(), dst_, p.dstReorderScratch);
-      if (p.reorderWeights)
-        p.weightsReorder = makeReorder(userWeights_, p.pd.weights_desc(), p.weightsReorderScratch);
-      return owned;
-    });
-  }
-
-  /// The primitive descriptor for `threads` (set as the OpenMP count by the
-  /// caller when it matters).
-  dnnl::primitive_desc makePd(int threads) const {
-    onednn::ThreadScope scope(threads);
-    {
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      attr.set_post_ops(post_.ops);
-      dnnl::memory::desc src = src_, dst = dst_;
-      if (mode_ == Mode::Any) {
-        src = dnnl::memory::desc(src_.dims(), src_.data_type(), tag::any);
-        dst = dnnl::memory::desc(dst_.dims(), dst_.data_type(), tag::any);
-      }
-      dnnl::memory::desc weights(userWeights_.dims(), userWeights_.data_type(), tag::any);
-      dnnl::memory::dims strides(g_.stride.begin(), g_.stride.end());
-      dnnl::memory::dims dil, pl(g_.padBegin.begin(), g_.padBegin.end());
-      dnnl::memory::dims pr(g_.padEnd.begin(), g_.padEnd.end());
-      for (int64_t d : g_.dilation)
-        dil.push_back(d - 1);
-      if (g_.transpose)
-        for (size_t i = 0; i < pr.size(); ++i)
-          pr[i] -= g_.outPad[i]; // output_padding extends the end
-      auto prop = dnnl::prop_kind::forward_inference;
-      if (!g_.transpose) {
-        auto d = g_.hasBias ? dnnl::convolution_forward::desc(
-                                  prop, dnnl::algorithm::convolution_direct, src, weights, bias_,
-                                  dst, strides, dil, pl, pr)
-                            : dnnl::convolution_forward::desc(
-                                  prop, dnnl::algorithm::convolution_direct, src, weights, dst,
-                                  strides, dil, pl, pr);
-        return dnnl::convolution_forward::primitive_desc(d, attr, onednn::engine());
-      }
-      auto d = g_.hasBias ? dnnl::deconvolution_forward::desc(
-                                prop, dnnl::algorithm::deconvolution_direct, src, weights, bias_,
-                                dst, strides, dil, pl, pr)
-                          : dnnl::deconvolution_forward::desc(
-                                prop, dnnl::algorithm::deconvolution_direct, src, weights, dst,
-                                strides, dil, pl, pr);
-      return dnnl::deconvolution_forward::primitive_desc(d, attr, onednn::engine());
+  void runPiece(const Geometry &pg, const KernelArgs &args) const {
+    const Piece &pc = piece(pg);
+    onednn::ThreadScope scope(1);
+    const int64_t elem = int64_t(dnnl::memory::data_type_size(src_.type));
+    int64_t srcOff = 0, dstOff = 0, wOff = 0, bOff = 0;
+    if (pg.dim == 0) {
+      src_.slice(0, pg.start, pg.len, srcOff);
+      dst_.slice(0, pg.start, pg.len, dstOff);
+    } else if (pg.dim == 2) {
+      src_.slice(2, pg.inStart, pg.inLen, srcOff);
+      dst_.slice(2, pg.start, pg.len, dstOff);
+    } else if (pg.dim == 1) {
+      dst_.slice(1, pg.start, pg.len, dstOff);
+      weights_.slice(0, pg.start, pg.len, wOff);
+      bias_.slice(0, pg.start, pg.len, bOff);
+    }
+    const char *x = static_cast<const char *>(args.inputs[0]) + srcOff * elem;
+    const char *w = static_cast<const char *>(args.inputs[1]) + wOff * elem;
+    char *y = static_cast<char *>(args.outputs[0]) + dstOff * elem;
+    std::unordered_map<int, dnnl::memory> margs;
+    Scratch srcBuf, dstBuf, wBuf;
+    dnnl::memory userSrc = onednn::wrap(pc.src.desc(), x);
+    dnnl::memory userDst = onednn::wrap(pc.dst.desc(), y);
+    if (pc.reorderSrc) {
+      srcBuf.allocate(pc.pd.src_desc().get_size());
+      dnnl::memory internal = onednn::wrap(pc.pd.src_desc(), srcBuf.data());
+      std::unordered_map<int, dnnl::memory> rargs = {{DNNL_ARG_FROM, userSrc},
+                                                     {DNNL_ARG_TO, internal}};
+      onednn::execute(pc.srcReorder, pc.srcReorderScratch, rargs);
+      margs[DNNL_ARG_SRC] = internal;
+    } else {
+      margs[DNNL_ARG_SRC] = userSrc;
+    }
+    if (pc.reorderWeights)
+      margs[DNNL_ARG_WEIGHTS] = onednn::wrap(pc.pd.weights_desc(), weightsFor(pc, w, wBuf));
+    else
+      margs[DNNL_ARG_WEIGHTS] = onednn::wrap(pc.weights.desc(), w);
+    if (g_.hasBias)
+      margs[DNNL_ARG_BIAS] = onednn::wrap(pc.bias.desc(), static_cast<const char *>(args.inputs[2]) +
+                                                             bOff * elem);
+    for (size_t i = 0; i < binaries_.size(); ++i) {
+      int64_t off;
+      int64_t start = pg.dim == 2 ? pg.start : pg.start;
+      binaries_[i].operand.slice(pg.dim, start, pg.len, off);
+      margs[DNNL_ARG_ATTR_MULTIPLE_POST_OP(binaries_[i].index) | DNNL_ARG_SRC_1] = onednn::wrap(
+          pc.extras[i].desc(), static_cast<const char *>(args.inputs[firstExtra_ + i]) + off * elem);
+    }
+    dnnl::memory dst = userDst;
+    if (pc.reorderDst) {
+      dstBuf.allocate(pc.pd.dst_desc().get_size());
+      dst = onednn::wrap(pc.pd.dst_desc(), dstBuf.data());
+    }
+    margs[DNNL_ARG_DST] = dst;
+    onednn::execute(pc.prim, pc.scratchpad, margs);
+    if (pc.reorderDst) {
+      std::unordered_map<int, dnnl::memory> rargs = {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, userDst}};
+      onednn::execute(pc.dstReorder, pc.dstReorderScratch, rargs);
     }
   }
 
@@ -401,9 +554,13 @@ private:
   size_t firstExtra_;
   Mode mode_ = Mode::Any;
   Epilogue epilogue_; // the fused chain when it runs after oneDNN
-  dnnl::memory::desc src_, dst_, userWeights_, bias_;
+  onednn::PlainOperand src_, dst_, weights_, bias_;
+  std::vector<Binary> binaries_;
   std::string implName_;
-  onednn::PerThreads<Prepared> perThreads_;
+  mutable std::mutex mutex_;
+  mutable std::map<Geometry, std::unique_ptr<Piece>> pieces_;
+  mutable std::mutex preparedMutex_;
+  mutable std::vector<Prepared> prepared_;
 };
 
 //===----------------------------------------------------------------------===//

@@ -14,6 +14,8 @@
 #include "onednn.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 namespace cgc::ref {
 namespace {
@@ -122,15 +124,20 @@ bool anyNegative(const std::vector<int64_t> &v) {
 // oneDNN path
 //===----------------------------------------------------------------------===//
 
+/// The oneDNN matmul, its work split across the ThreadPool: every primitive
+/// is single-threaded (OpenMP never starts a thread team), and the product is
+/// cut along one dimension of the result into more pieces than threads,
+/// which the pool's workers take from its queue (a busy or descheduled core
+/// does not hold the others up). The split dimension is, in order of
+/// preference: a batch dimension (attention), N in 64-column multiples (each
+/// piece reads and, for a constant B, packs only its columns), M.
 class DnnlMatMulKernel final : public KernelBase {
 public:
-  /// `prefix` are post-ops of gemm (alpha, C, beta); `post` the fused chain.
+  /// `post` holds gemm's C (see GemmC) and the fused chain's post-ops.
   DnnlMatMulKernel(const MatGeom &g, dt type, bool constantB, onednn::PostOps post,
-                   std::vector<GemmC> gemmC, float outputScale,
-                   std::string what)
-      : constantB_(constantB), post_(std::move(post)), gemmC_(std::move(gemmC)),
+                   std::vector<GemmC> gemmC, float outputScale, std::string what)
+      : g_(g), constantB_(constantB), post_(std::move(post)), gemmC_(std::move(gemmC)),
         outputScale_(outputScale) {
-    size_t rank = g.batch.size() + 2;
     std::vector<int64_t> ad = g.aBatch, bd = g.bBatch, cd = g.batch;
     std::vector<int64_t> as = g.aBatchStr, bs = g.bBatchStr, cs = g.cBatchStr;
     ad.insert(ad.end(), {g.m, g.k});
@@ -142,113 +149,263 @@ public:
     fillUnitStrides(ad, as);
     fillUnitStrides(bd, bs);
     fillUnitStrides(cd, cs);
-    aDesc_ = onednn::plainDesc(ad, as, type);
-    bDesc_ = onednn::plainDesc(bd, bs, type);
-    cDesc_ = onednn::plainDesc(cd, cs, type);
-    (void)rank;
-    // Validate now (and build the primitive for the default thread count).
-    implName_ = prepared(int(std::max(1u, std::thread::hardware_concurrency()))).pd.impl_info_str();
+    a_ = {ad, as, type};
+    b_ = {bd, bs, type};
+    c_ = {cd, cs, type};
+    rank_ = int(cd.size());
+    // The binary post-op operands (gemm's C first, then the chain's), in
+    // post-op order, with their argument ids.
+    for (int i = 0; i < post_.ops.len(); ++i) {
+      if (post_.ops.kind(i) != dnnl::primitive::kind::binary)
+        continue;
+      dnnl::algorithm alg;
+      dnnl::memory::desc d;
+      post_.ops.get_params_binary(i, alg, d);
+      binaries_.push_back({i, onednn::plainOperand(d)});
+    }
+    // Validate with the whole product in one piece.
+    const Piece &whole = piece(-1, 0);
+    implName_ = whole.pd.impl_info_str();
     // oneDNN falls back to its reference matmul for some post-op broadcast
     // patterns (a [M, 1] binary operand: 0.2 GFLOP/s measured); that is no
     // implementation for us.
     if (implName_.rfind("ref", 0) == 0)
       throw dnnl::error(dnnl_unimplemented, "only oneDNN's reference matmul applies");
     description_ = cat(what, " ", shapeStr(g.batch), "x", g.m, "x", g.k, "x", g.n,
-                       post_.summary, " (oneDNN ", implName_, constantB ? ", packed B" : "", ")");
+                       post_.summary, " (oneDNN ", implName_, constantB ? ", packed B" : "",
+                       ", split across the pool)");
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
-    int threads = availableThreads(pool);
-    const Prepared &p = prepared(threads);
-    onednn::ThreadScope scope(threads);
-    std::unordered_map<int, dnnl::memory> margs;
-    margs[DNNL_ARG_SRC] = onednn::wrap(aDesc_, args.inputs[0]);
-    margs[DNNL_ARG_DST] = onednn::wrap(cDesc_, args.outputs[0]);
-    std::shared_ptr<AlignedBuffer> packed;
-    Scratch packedNow;
-    if (p.reorderB) {
-      size_t bytes = p.pd.weights_desc().get_size();
-      if (constantB_) {
-        packed = p.cache.get(args.inputs[1], bytes, [&](void *dst) { reorderB(p, args.inputs[1], dst); });
-        margs[DNNL_ARG_WEIGHTS] = onednn::wrap(p.pd.weights_desc(), packed->data());
-      } else {
-        packedNow.allocate(bytes);
-        reorderB(p, args.inputs[1], packedNow.data());
-        margs[DNNL_ARG_WEIGHTS] = onednn::wrap(p.pd.weights_desc(), packedNow.data());
-      }
-    } else {
-      margs[DNNL_ARG_WEIGHTS] = onednn::wrap(bDesc_, args.inputs[1]);
-    }
+    // Operand base pointers (bytes).
     Scratch expandedC;
-    for (const GemmC &c : gemmC_) {
-      if (c.expand) {
-        expandedC.allocate(c.bytes);
-        c.plan.run(pool, expandedC.data(), args.inputs[2]);
-        margs[c.arg] = onednn::wrap(c.desc, expandedC.data());
+    std::vector<const char *> extraBase(binaries_.size());
+    size_t nextChain = 0, nextC = 0;
+    for (size_t i = 0; i < binaries_.size(); ++i) {
+      if (nextC < gemmC_.size() && gemmC_[nextC].arg == argOf(binaries_[i].index)) {
+        const GemmC &c = gemmC_[nextC++];
+        if (c.expand) {
+          expandedC.allocate(c.bytes);
+          c.plan.run(pool, expandedC.data(), args.inputs[2]);
+          extraBase[i] = static_cast<const char *>(expandedC.data());
+        } else {
+          extraBase[i] = static_cast<const char *>(args.inputs[2]);
+        }
       } else {
-        margs[c.arg] = onednn::wrap(c.desc, args.inputs[2]);
+        extraBase[i] = static_cast<const char *>(args.inputs[firstExtra_ + nextChain++]);
       }
     }
-    for (size_t i = 0; i < post_.extraArgs.size(); ++i)
-      margs[post_.extraArgs[i]] = onednn::wrap(post_.extraDescs[i], args.inputs[firstExtra_ + i]);
-    onednn::execute(p.prim, p.scratchpad, margs);
+    const char *a = static_cast<const char *>(args.inputs[0]);
+    const char *b = static_cast<const char *>(args.inputs[1]);
+    char *c = static_cast<char *>(args.outputs[0]);
+    // Split: more pieces than threads, for balance.
+    int threads = pool.size();
+    int dim = -1;
+    int64_t extent = 1, step = 1;
+    if (threads > 1)
+      chooseSplit(threads, dim, extent, step);
+    std::vector<std::function<void()>> tasks;
+    for (int64_t start = 0; start < extent; start += step) {
+      int64_t len = std::min(step, extent - start);
+      tasks.push_back([&, start, len] { runPiece(dim, start, len, a, b, c, extraBase); });
+    }
+    pool.runAll(tasks);
   }
 
   void setFirstExtra(size_t index) { firstExtra_ = index; }
 
 private:
-  struct Prepared {
+  struct Piece {
     dnnl::matmul::primitive_desc pd;
     dnnl::matmul prim;
+    size_t scratchpad = 0;
     bool reorderB = false;
     dnnl::reorder reorderBPrim;
-    size_t scratchpad = 0;
-    onednn::PreparedCache cache;
+    onednn::PlainOperand a, b, c;
+    std::vector<onednn::PlainOperand> extras;
   };
 
-  void reorderB(const Prepared &p, const void *src, void *dst) const {
-    std::unordered_map<int, dnnl::memory> rargs = {
-        {DNNL_ARG_FROM, onednn::wrap(bDesc_, src)},
-        {DNNL_ARG_TO, onednn::wrap(p.pd.weights_desc(), dst)}};
-    onednn::execute(p.reorderBPrim, 0, rargs);
+  static int argOf(int postOpIndex) {
+    return DNNL_ARG_ATTR_MULTIPLE_POST_OP(postOpIndex) | DNNL_ARG_SRC_1;
   }
 
-  const Prepared &prepared(int threads) const {
-    return perThreads_.get(threads, [&](int) {
-      auto owned = std::make_unique<Prepared>();
-      Prepared &p = *owned;
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      attr.set_post_ops(post_.ops);
-      if (outputScale_ != 1.0f)
-        attr.set_output_scales(0, {outputScale_});
-      dnnl::memory::desc wdesc =
-          constantB_ ? dnnl::memory::desc(bDesc_.dims(), bDesc_.data_type(),
-                                          dnnl::memory::format_tag::any)
-                     : bDesc_;
-      p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(aDesc_, wdesc, cDesc_), attr,
-                                          onednn::engine());
-      p.prim = dnnl::matmul(p.pd);
-      p.scratchpad = p.pd.scratchpad_desc().get_size();
-      p.reorderB = p.pd.weights_desc() != bDesc_;
-      if (p.reorderB) {
-        dnnl::primitive_attr rattr;
-        rattr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-        p.reorderBPrim = dnnl::reorder(dnnl::reorder::primitive_desc(
-            onednn::engine(), bDesc_, onednn::engine(), p.pd.weights_desc(), rattr));
+  /// The result dimension `dim` of an operand: A has no N, B has no M.
+  int operandDim(char which, int dim) const {
+    if (dim < 0)
+      return -1;
+    if (which == 'a' && dim == rank_ - 1)
+      return -1;
+    if (which == 'b' && dim == rank_ - 2)
+      return -1;
+    return dim;
+  }
+
+  void chooseSplit(int threads, int &dim, int64_t &extent, int64_t &step) const {
+    const int64_t pieces = 2 * threads;
+    // The largest batch dimension, if it alone gives every thread work.
+    int bestBatch = -1;
+    for (int d = 0; d < rank_ - 2; ++d)
+      if (bestBatch < 0 || c_.dims[size_t(d)] > c_.dims[size_t(bestBatch)])
+        bestBatch = d;
+    if (bestBatch >= 0 && c_.dims[size_t(bestBatch)] >= threads) {
+      dim = bestBatch;
+      extent = c_.dims[size_t(dim)];
+      step = std::max<int64_t>(1, (extent + pieces - 1) / pieces);
+      return;
+    }
+    if (g_.n >= 128) {
+      dim = rank_ - 1;
+      extent = g_.n;
+      step = std::max<int64_t>(64, (extent + pieces - 1) / pieces / 64 * 64);
+      return;
+    }
+    if (g_.m >= 32) {
+      dim = rank_ - 2;
+      extent = g_.m;
+      step = std::max<int64_t>(16, (extent + pieces - 1) / pieces);
+      return;
+    }
+    dim = -1;
+    extent = 1;
+    step = 1;
+  }
+
+  /// The primitive for pieces of `len` along `dim` (-1: the whole product).
+  const Piece &piece(int dim, int64_t len) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto key = std::make_pair(dim, len);
+    auto it = pieces_.find(key);
+    if (it != pieces_.end())
+      return *it->second;
+    auto p = std::make_unique<Piece>();
+    int64_t unused;
+    p->a = a_.slice(operandDim('a', dim), 0, len, unused);
+    p->b = b_.slice(operandDim('b', dim), 0, len, unused);
+    p->c = c_.slice(dim, 0, len, unused);
+    dnnl::post_ops ops;
+    size_t next = 0;
+    for (int i = 0; i < post_.ops.len(); ++i) {
+      if (post_.ops.kind(i) == dnnl::primitive::kind::eltwise) {
+        float scale, alpha, beta;
+        dnnl::algorithm alg;
+        post_.ops.get_params_eltwise(i, scale, alg, alpha, beta);
+        ops.append_eltwise(scale, alg, alpha, beta);
+      } else {
+        dnnl::algorithm alg;
+        dnnl::memory::desc d;
+        post_.ops.get_params_binary(i, alg, d);
+        onednn::PlainOperand e = binaries_[next++].operand.slice(dim, 0, len, unused);
+        ops.append_binary(alg, e.desc());
+        p->extras.push_back(e);
       }
-      return owned;
-    });
+    }
+    onednn::ThreadScope scope(1);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    attr.set_post_ops(ops);
+    if (outputScale_ != 1.0f)
+      attr.set_output_scales(0, {outputScale_});
+    dnnl::memory::desc bdesc = p->b.desc();
+    dnnl::memory::desc wdesc =
+        constantB_ ? dnnl::memory::desc(bdesc.dims(), bdesc.data_type(), dnnl::memory::format_tag::any)
+                   : bdesc;
+    p->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(p->a.desc(), wdesc, p->c.desc()), attr,
+                                         onednn::engine());
+    p->prim = dnnl::matmul(p->pd);
+    p->scratchpad = p->pd.scratchpad_desc().get_size();
+    p->reorderB = p->pd.weights_desc() != bdesc;
+    if (p->reorderB) {
+      dnnl::primitive_attr rattr;
+      rattr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      p->reorderBPrim = dnnl::reorder(dnnl::reorder::primitive_desc(
+          onednn::engine(), bdesc, onednn::engine(), p->pd.weights_desc(), rattr));
+    }
+    const Piece &ref = *p;
+    pieces_.emplace(key, std::move(p));
+    return ref;
   }
 
+  /// The packed copy of B's slice at `src` for `piece` (constant B: made
+  /// once per address and slice; shared by pieces with the same layout).
+  const void *packedB(const Piece &pc, const void *src) const {
+    std::lock_guard<std::mutex> lock(packMutex_);
+    for (const Packed &p : packed_)
+      if (p.src == src && p.desc == pc.pd.weights_desc())
+        return p.data->data();
+    auto data = std::make_shared<AlignedBuffer>(pc.pd.weights_desc().get_size());
+    reorder(pc, src, data->data());
+    packed_.push_back({src, pc.pd.weights_desc(), data});
+    return data->data();
+  }
+
+  void reorder(const Piece &pc, const void *src, void *dst) const {
+    std::unordered_map<int, dnnl::memory> rargs = {
+        {DNNL_ARG_FROM, onednn::wrap(pc.b.desc(), src)},
+        {DNNL_ARG_TO, onednn::wrap(pc.pd.weights_desc(), dst)}};
+    onednn::execute(pc.reorderBPrim, 0, rargs);
+  }
+
+  void runPiece(int dim, int64_t start, int64_t len, const char *a, const char *b, char *c,
+                const std::vector<const char *> &extraBase) const {
+    const Piece &pc = piece(dim, dim < 0 ? 0 : len);
+    onednn::ThreadScope scope(1);
+    const int64_t elem = int64_t(dnnl::memory::data_type_size(c_.type));
+    int64_t off;
+    a_.slice(operandDim('a', dim), start, len, off);
+    const char *ap = a + off * elem;
+    b_.slice(operandDim('b', dim), start, len, off);
+    const char *bp = b + off * elem;
+    c_.slice(dim, start, len, off);
+    char *cp = c + off * elem;
+    std::unordered_map<int, dnnl::memory> margs;
+    margs[DNNL_ARG_SRC] = onednn::wrap(pc.a.desc(), ap);
+    margs[DNNL_ARG_DST] = onednn::wrap(pc.c.desc(), cp);
+    Scratch packedNow;
+    if (pc.reorderB) {
+      const void *w;
+      if (constantB_) {
+        w = packedB(pc, bp);
+      } else {
+        packedNow.allocate(pc.pd.weights_desc().get_size());
+        reorder(pc, bp, packedNow.data());
+        w = packedNow.data();
+      }
+      margs[DNNL_ARG_WEIGHTS] = onednn::wrap(pc.pd.weights_desc(), w);
+    } else {
+      margs[DNNL_ARG_WEIGHTS] = onednn::wrap(pc.b.desc(), bp);
+    }
+    for (size_t i = 0; i < binaries_.size(); ++i) {
+      binaries_[i].operand.slice(dim, start, len, off);
+      margs[argOf(binaries_[i].index)] =
+          onednn::wrap(pc.extras[i].desc(), extraBase[i] + off * elem);
+    }
+    onednn::execute(pc.prim, pc.scratchpad, margs);
+  }
+
+  struct Binary {
+    int index; // post-op index
+    onednn::PlainOperand operand;
+  };
+  struct Packed {
+    const void *src;
+    dnnl::memory::desc desc;
+    std::shared_ptr<AlignedBuffer> data;
+  };
+
+  MatGeom g_;
   bool constantB_;
   onednn::PostOps post_;
   std::vector<GemmC> gemmC_;
   float outputScale_ = 1.0f;
   size_t firstExtra_ = 0;
-  dnnl::memory::desc aDesc_, bDesc_, cDesc_;
+  onednn::PlainOperand a_, b_, c_;
+  int rank_ = 2;
+  std::vector<Binary> binaries_;
   std::string implName_;
-  onednn::PerThreads<Prepared> perThreads_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::pair<int, int64_t>, std::unique_ptr<Piece>> pieces_;
+  mutable std::mutex packMutex_;
+  mutable std::vector<Packed> packed_;
 };
 
 //===----------------------------------------------------------------------===//

@@ -268,6 +268,7 @@ bool buildPostOps(const std::vector<KernelDesc> &chain, const std::vector<int64_
 
 void execute(const dnnl::primitive &prim, size_t scratchpadBytes,
              std::unordered_map<int, dnnl::memory> &args) {
+  ThreadScope single(1); // oneDNN runs inline; the ThreadPool splits work
   Scratch scratch;
   if (scratchpadBytes) {
     scratch.allocate(scratchpadBytes);
@@ -277,18 +278,6 @@ void execute(const dnnl::primitive &prim, size_t scratchpadBytes,
   dnnl::stream stream(engine());
   prim.execute(stream, args);
   stream.wait();
-}
-
-std::shared_ptr<AlignedBuffer> PreparedCache::get(const void *key, size_t bytes,
-                                                  const std::function<void(void *)> &make) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = items_.find(key);
-  if (it != items_.end())
-    return it->second;
-  auto prepared = std::make_shared<AlignedBuffer>(bytes);
-  make(prepared->data());
-  items_.emplace(key, prepared);
-  return prepared;
 }
 
 } // namespace cgc::ref::onednn

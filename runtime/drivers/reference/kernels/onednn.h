@@ -1,14 +1,15 @@
 //===- onednn.h - oneDNN plumbing for the reference kernels -----*- C++ -*-===//
 //
 // Debian's libdnnl 2.6 is built with the OpenMP CPU runtime (libgomp;
-// DNNL_CPU_RUNTIME == OMP). oneDNN sizes its parallel regions with
-// omp_get_max_threads() of the calling thread, and several implementations
-// fix their work split when the primitive is *created*. So the kernels
-// create one primitive per thread count they run with (availableThreads():
-// the pool's size, or 1 inside a pool task) and set the calling thread's
-// OpenMP thread count to it around creation and execution. OpenMP entry
-// points are resolved from the process (libgomp is loaded as libdnnl's
-// dependency), so no second OpenMP runtime is linked in.
+// DNNL_CPU_RUNTIME == OMP, no threadpool interop). An OpenMP team beside the
+// ThreadPool would oversubscribe the cores (libgomp's workers spin for a
+// while after every parallel region, while the pool's threads run the next
+// kernel), so the kernels never let oneDNN start one: every primitive is
+// created and executed with the calling thread's OpenMP thread count set to
+// 1 (ThreadScope), which makes oneDNN run its work inline, and the kernels
+// split their work into pieces that the ThreadPool runs. OpenMP entry points
+// are resolved from the process (libgomp is loaded as libdnnl's dependency),
+// so no second OpenMP runtime is linked in.
 //
 // Primitives run with a user scratchpad allocated per call, so one
 // primitive may execute concurrently on several threads.
@@ -55,6 +56,35 @@ dnnl::memory::desc plainDesc(const std::vector<int64_t> &shape,
                              const std::vector<int64_t> &strides,
                              dnnl::memory::data_type type);
 
+/// A plain operand as oneDNN sees it: dims and element strides (rank-matched
+/// to the product's batch dims + 2).
+struct PlainOperand {
+  std::vector<int64_t> dims, strides;
+  dnnl::memory::data_type type = dnnl::memory::data_type::f32;
+  dnnl::memory::desc desc() const { return onednn::plainDesc(dims, strides, type); }
+  /// The sub-operand of `len` entries from `start` along `dim` (nothing
+  /// changes on a broadcast dimension or when dim < 0); `offset` receives the
+  /// element offset of the sub-operand.
+  PlainOperand slice(int dim, int64_t start, int64_t len, int64_t &offset) const {
+    PlainOperand r = *this;
+    offset = 0;
+    if (dim >= 0 && dims[size_t(dim)] != 1) {
+      r.dims[size_t(dim)] = len;
+      offset = start * strides[size_t(dim)];
+    }
+    return r;
+  }
+};
+
+inline PlainOperand plainOperand(const dnnl::memory::desc &d) {
+  PlainOperand p;
+  p.dims = d.dims();
+  const dnnl_memory_desc_t &c = d.data;
+  p.strides.assign(c.format_desc.blocking.strides, c.format_desc.blocking.strides + c.ndims);
+  p.type = d.data_type();
+  return p;
+}
+
 /// One epilogue chain as oneDNN post-ops. Extra operands (binary post-ops)
 /// come in epilogue order; `extraArgs[i]` is the execution argument id of
 /// extra operand i, `extraDescs[i]` its memory descriptor.
@@ -81,8 +111,8 @@ struct PostOps {
 bool buildPostOps(const std::vector<KernelDesc> &chain, const std::vector<int64_t> &outShape,
                   cgc_dtype_t dtype, PostOps &out, std::string &reason);
 
-/// Executes `prim` with a scratchpad of `scratchpadBytes` allocated for this
-/// call.
+/// Executes `prim` on the calling thread only (OpenMP count 1) with a
+/// scratchpad of `scratchpadBytes` allocated for this call.
 void execute(const dnnl::primitive &prim, size_t scratchpadBytes,
              std::unordered_map<int, dnnl::memory> &args);
 
@@ -90,39 +120,6 @@ void execute(const dnnl::primitive &prim, size_t scratchpadBytes,
 inline dnnl::memory wrap(const dnnl::memory::desc &desc, const void *ptr) {
   return dnnl::memory(desc, engine(), const_cast<void *>(ptr));
 }
-
-/// A lazily built object per thread count (primitives are thread-count
-/// specific; see above). Thread-safe.
-template <class T> class PerThreads {
-public:
-  const T &get(int threads, const std::function<std::unique_ptr<T>(int)> &make) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = items_.find(threads);
-    if (it == items_.end()) {
-      ThreadScope scope(threads);
-      it = items_.emplace(threads, make(threads)).first;
-    }
-    return *it->second;
-  }
-
-private:
-  mutable std::mutex mutex_;
-  mutable std::map<int, std::unique_ptr<T>> items_;
-};
-
-/// Constant inputs prepared once per address (e.g. weights reordered to the
-/// layout a primitive chose). Thread-safe; entries live as long as the
-/// kernel.
-class PreparedCache {
-public:
-  /// The prepared copy of the constant at `key`, made by `make` on first use.
-  std::shared_ptr<AlignedBuffer> get(const void *key, size_t bytes,
-                                     const std::function<void(void *)> &make) const;
-
-private:
-  mutable std::mutex mutex_;
-  mutable std::map<const void *, std::shared_ptr<AlignedBuffer>> items_;
-};
 
 } // namespace cgc::ref::onednn
 

@@ -13,6 +13,8 @@
 #include "onednn.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 namespace cgc::ref {
 namespace {
@@ -243,11 +245,16 @@ private:
 // oneDNN (float32 max / avg)
 //===----------------------------------------------------------------------===//
 
+/// oneDNN pooling, single-threaded primitives over channel ranges taken from
+/// the ThreadPool's queue (pooling is independent per channel).
 class DnnlPoolKernel final : public KernelBase {
 public:
   DnnlPoolKernel(const PoolGeom &g, const KernelOperand &x, const KernelOperand &out) : g_(g) {
-    if (!onednn::plainDesc(x, src_) || !onednn::plainDesc(out, dst_))
+    dnnl::memory::desc src, dst;
+    if (!onednn::plainDesc(x, src) || !onednn::plainDesc(out, dst))
       throw dnnl::error(dnnl_invalid_arguments, "negative strides");
+    src_ = onednn::plainOperand(src);
+    dst_ = onednn::plainOperand(dst);
     for (size_t i = 0; i < g.in.size(); ++i) {
       int64_t ext = g.dilation[i] * (g.kernel[i] - 1) + 1;
       int64_t pr = (g.out[i] - 1) * g.stride[i] + ext - g.in[i] - g.padBegin[i];
@@ -257,57 +264,80 @@ public:
         throw dnnl::error(dnnl_invalid_arguments, "include-pad average with ceil overhang");
       padEnd_.push_back(pr);
     }
-    const Prepared &p = prepared(int(std::max(1u, std::thread::hardware_concurrency())));
-    std::string impl = p.pd.impl_info_str();
+    const Piece &whole = piece(g.channels);
+    std::string impl = whole.pd.impl_info_str();
     if (impl.rfind("ref", 0) == 0)
       throw dnnl::error(dnnl_unimplemented, "only oneDNN's reference pooling applies");
-    description_ = poolText(g) + cat(" (oneDNN ", impl, ")");
+    description_ = poolText(g) + cat(" (oneDNN ", impl, ", split across the pool)");
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
-    int threads = availableThreads(pool);
-    const Prepared &p = prepared(threads);
-    onednn::ThreadScope scope(threads);
-    std::unordered_map<int, dnnl::memory> margs = {
-        {DNNL_ARG_SRC, onednn::wrap(src_, args.inputs[0])},
-        {DNNL_ARG_DST, onednn::wrap(dst_, args.outputs[0])}};
-    onednn::execute(p.prim, p.scratchpad, margs);
+    const int64_t channels = g_.channels;
+    const int64_t want = pool.size() > 1 ? 2 * int64_t(pool.size()) : 1;
+    const int64_t step = std::max<int64_t>(1, (channels + want - 1) / want);
+    const int64_t elem = int64_t(dnnl::memory::data_type_size(src_.type));
+    std::vector<std::function<void()>> tasks;
+    for (int64_t c0 = 0; c0 < channels; c0 += step) {
+      int64_t len = std::min(step, channels - c0);
+      tasks.push_back([&, c0, len] {
+        const Piece &pc = piece(len);
+        onednn::ThreadScope scope(1);
+        int64_t so, dof;
+        src_.slice(1, c0, len, so);
+        dst_.slice(1, c0, len, dof);
+        std::unordered_map<int, dnnl::memory> margs = {
+            {DNNL_ARG_SRC, onednn::wrap(pc.src.desc(), static_cast<const char *>(args.inputs[0]) + so * elem)},
+            {DNNL_ARG_DST, onednn::wrap(pc.dst.desc(), static_cast<char *>(args.outputs[0]) + dof * elem)}};
+        onednn::execute(pc.prim, pc.scratchpad, margs);
+      });
+    }
+    pool.runAll(tasks);
   }
 
 private:
-  struct Prepared {
+  struct Piece {
     dnnl::pooling_v2_forward::primitive_desc pd;
     dnnl::pooling_v2_forward prim;
     size_t scratchpad = 0;
+    onednn::PlainOperand src, dst;
   };
 
-  const Prepared &prepared(int threads) const {
-    return perThreads_.get(threads, [&](int) {
-      auto p = std::make_unique<Prepared>();
-      dnnl::algorithm alg = g_.kind == PoolKind::Max ? dnnl::algorithm::pooling_max
-                            : g_.countIncludePad     ? dnnl::algorithm::pooling_avg_include_padding
-                                                     : dnnl::algorithm::pooling_avg_exclude_padding;
-      dnnl::memory::dims strides(g_.stride.begin(), g_.stride.end());
-      dnnl::memory::dims kernel(g_.kernel.begin(), g_.kernel.end());
-      dnnl::memory::dims pl(g_.padBegin.begin(), g_.padBegin.end());
-      dnnl::memory::dims pr(padEnd_.begin(), padEnd_.end()), dil;
-      for (int64_t d : g_.dilation)
-        dil.push_back(d - 1);
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src_, dst_,
-                                       strides, kernel, dil, pl, pr);
-      p->pd = dnnl::pooling_v2_forward::primitive_desc(d, attr, onednn::engine());
-      p->prim = dnnl::pooling_v2_forward(p->pd);
-      p->scratchpad = p->pd.scratchpad_desc().get_size();
-      return p;
-    });
+  const Piece &piece(int64_t channels) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = pieces_.find(channels);
+    if (it != pieces_.end())
+      return *it->second;
+    auto p = std::make_unique<Piece>();
+    int64_t unused;
+    p->src = src_.slice(1, 0, channels, unused);
+    p->dst = dst_.slice(1, 0, channels, unused);
+    dnnl::algorithm alg = g_.kind == PoolKind::Max ? dnnl::algorithm::pooling_max
+                          : g_.countIncludePad     ? dnnl::algorithm::pooling_avg_include_padding
+                                                   : dnnl::algorithm::pooling_avg_exclude_padding;
+    dnnl::memory::dims strides(g_.stride.begin(), g_.stride.end());
+    dnnl::memory::dims kernel(g_.kernel.begin(), g_.kernel.end());
+    dnnl::memory::dims pl(g_.padBegin.begin(), g_.padBegin.end());
+    dnnl::memory::dims pr(padEnd_.begin(), padEnd_.end()), dil;
+    for (int64_t d : g_.dilation)
+      dil.push_back(d - 1);
+    onednn::ThreadScope scope(1);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, p->src.desc(),
+                                     p->dst.desc(), strides, kernel, dil, pl, pr);
+    p->pd = dnnl::pooling_v2_forward::primitive_desc(d, attr, onednn::engine());
+    p->prim = dnnl::pooling_v2_forward(p->pd);
+    p->scratchpad = p->pd.scratchpad_desc().get_size();
+    const Piece &ref = *p;
+    pieces_.emplace(channels, std::move(p));
+    return ref;
   }
 
   PoolGeom g_;
   std::vector<int64_t> padEnd_;
-  dnnl::memory::desc src_, dst_;
-  onednn::PerThreads<Prepared> perThreads_;
+  onednn::PlainOperand src_, dst_;
+  mutable std::mutex mutex_;
+  mutable std::map<int64_t, std::unique_ptr<Piece>> pieces_;
 };
 
 std::unique_ptr<Kernel> makePool(const KernelDesc &desc, const KernelOptions &) {

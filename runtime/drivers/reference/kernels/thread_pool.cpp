@@ -8,18 +8,6 @@
 
 namespace cgc::ref {
 
-namespace {
-/// How many split tasks the calling thread is running (nested).
-thread_local int taskDepth = 0;
-
-struct TaskScope {
-  TaskScope() { ++taskDepth; }
-  ~TaskScope() { --taskDepth; }
-};
-} // namespace
-
-bool ThreadPool::insideTask() { return taskDepth > 0; }
-
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
   for (int i = 1; i < threads_; ++i)
     workers_.emplace_back([this] { workerLoop(); });
@@ -74,7 +62,6 @@ void ThreadPool::runAll(const std::vector<std::function<void()>> &tasks) {
     return [&, task] {
       std::exception_ptr error;
       try {
-        TaskScope scope;
         task();
       } catch (...) {
         error = std::current_exception();

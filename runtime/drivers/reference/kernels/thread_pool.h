@@ -39,12 +39,6 @@ public:
   /// are done.
   void runAll(const std::vector<std::function<void()>> &tasks);
 
-  /// True while the calling thread runs a task that runAll or parallelFor
-  /// handed out (on a worker or on the caller itself) when that call did
-  /// split work. Kernels use it to size their own threading: work inside such
-  /// a task already shares the pool with its siblings.
-  static bool insideTask();
-
 private:
   void workerLoop();
   /// Pops and runs one queued task; false if the queue was empty.
