@@ -224,7 +224,8 @@ public:
     for (size_t i = 0; i < g.kernel.size(); ++i)
       oneByOne = oneByOne && g.kernel[i] == 1 && g.stride[i] == 1 && g.padBegin[i] == 0 &&
                  g.padEnd[i] == 0;
-    if (channelsLast(x) && channelsLast(out))
+    channelsLast_ = channelsLast(x) && channelsLast(out);
+    if (channelsLast_)
       mode_ = Mode::User;
     else if (oneByOne && x.isContiguous() && out.isContiguous() &&
              numElements(g.out) >= kGemmMinSpatial)
@@ -265,7 +266,7 @@ public:
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
-    std::vector<Geometry> pieces = split(pool.size());
+    std::vector<Geometry> pieces = usableSplit(pool.size());
     std::vector<std::function<void()>> tasks;
     for (const Geometry &pg : pieces)
       tasks.push_back([&, pg] { runPiece(pg, args); });
@@ -318,6 +319,31 @@ private:
 
   Geometry wholePiece() const { return Geometry(); }
 
+  /// split(threads), or the whole problem in one piece if oneDNN has only
+  /// its reference implementation for some piece (decided once per count).
+  std::vector<Geometry> usableSplit(int threads) const {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = splitOk_.find(threads);
+      if (it != splitOk_.end() && !it->second)
+        return {wholePiece()};
+      if (it != splitOk_.end())
+        return split(threads);
+    }
+    std::vector<Geometry> pieces = split(threads);
+    bool ok = true;
+    for (const Geometry &pg : pieces) {
+      try {
+        ok = ok && std::string(piece(pg).pd.impl_info_str()).rfind("ref", 0) != 0;
+      } catch (const dnnl::error &) {
+        ok = false;
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    splitOk_[threads] = ok;
+    return ok ? pieces : std::vector<Geometry>{wholePiece()};
+  }
+
   /// Pieces for `threads` threads (about two per thread).
   std::vector<Geometry> split(int threads) const {
     std::vector<Geometry> out;
@@ -336,6 +362,10 @@ private:
       out.push_back(wholePiece());
     } else if (g_.batch >= threads) {
       ranges(0, g_.batch, 1);
+    } else if (mode_ == Mode::User && !channelsLast_ && g_.groups == 1 && g_.outC >= 32) {
+      // The GEMM path on NCHW needs dense operands: output-channel blocks
+      // (a block of one image is dense; a row band is not).
+      ranges(1, g_.outC, 16);
     } else if (!g_.transpose && !g_.out.empty() && g_.out[0] >= 2) {
       ranges(2, g_.out[0], 1);
       // Input rows of each band, with its share of the padding.
@@ -553,12 +583,14 @@ private:
   onednn::PostOps post_;
   size_t firstExtra_;
   Mode mode_ = Mode::Any;
+  bool channelsLast_ = false;
   Epilogue epilogue_; // the fused chain when it runs after oneDNN
   onednn::PlainOperand src_, dst_, weights_, bias_;
   std::vector<Binary> binaries_;
   std::string implName_;
   mutable std::mutex mutex_;
   mutable std::map<Geometry, std::unique_ptr<Piece>> pieces_;
+  mutable std::map<int, bool> splitOk_;
   mutable std::mutex preparedMutex_;
   mutable std::vector<Prepared> prepared_;
 };

@@ -202,7 +202,7 @@ public:
     int threads = pool.size();
     int dim = -1;
     int64_t extent = 1, step = 1;
-    if (threads > 1)
+    if (threads > 1 && splitUsable(threads))
       chooseSplit(threads, dim, extent, step);
     std::vector<std::function<void()>> tasks;
     for (int64_t start = 0; start < extent; start += step) {
@@ -238,6 +238,33 @@ private:
     if (which == 'b' && dim == rank_ - 2)
       return -1;
     return dim;
+  }
+
+  /// False if oneDNN has only its reference implementation for a piece of
+  /// the split for `threads` (then the product runs in one piece).
+  bool splitUsable(int threads) const {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = splitOk_.find(threads);
+      if (it != splitOk_.end())
+        return it->second;
+    }
+    int dim;
+    int64_t extent, step;
+    chooseSplit(threads, dim, extent, step);
+    bool ok = true;
+    for (int64_t len : {step, extent % step}) {
+      if (len == 0 || dim < 0)
+        continue;
+      try {
+        ok = ok && std::string(piece(dim, len).pd.impl_info_str()).rfind("ref", 0) != 0;
+      } catch (const dnnl::error &) {
+        ok = false;
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    splitOk_[threads] = ok;
+    return ok;
   }
 
   void chooseSplit(int threads, int &dim, int64_t &extent, int64_t &step) const {
@@ -404,6 +431,7 @@ private:
   std::string implName_;
   mutable std::mutex mutex_;
   mutable std::map<std::pair<int, int64_t>, std::unique_ptr<Piece>> pieces_;
+  mutable std::map<int, bool> splitOk_;
   mutable std::mutex packMutex_;
   mutable std::vector<Packed> packed_;
 };

@@ -23,6 +23,7 @@
 
 #include <dnnl.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <tuple>
 #include <map>
@@ -72,7 +73,22 @@ struct PlainOperand {
       r.dims[size_t(dim)] = len;
       offset = start * strides[size_t(dim)];
     }
+    r.normalize();
     return r;
+  }
+  /// Gives size-1 dimensions the stride a dense layout would have (the
+  /// extent of the dimensions after them), so that a slice that is dense
+  /// (a channel range of one image) is recognized as such by oneDNN.
+  void normalize() {
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d] != 1)
+        continue;
+      int64_t inner = 1;
+      for (size_t e = d + 1; e < dims.size(); ++e)
+        if (dims[e] != 1)
+          inner = std::max(inner, strides[e] * dims[e]);
+      strides[d] = inner;
+    }
   }
 };
 
