@@ -105,6 +105,8 @@ std::vector<ConvCase> convCases() {
       // plane (blocked).
       {1, 6, 10, 1, {24, 22}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
       {2, 16, 24, 1, {5, 6}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      // 7x7 with 64 filters: split by output channels.
+      {1, 16, 64, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       // Depthwise on planes large enough for the direct kernel: narrow rows
       // (flattened), stride 2 with dilation, wide rows.
       {1, 6, 6, 6, {20, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},

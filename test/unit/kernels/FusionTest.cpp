@@ -166,6 +166,28 @@ TEST(Fusion, ConvolutionChainsMatchUnfused) {
       }
 }
 
+TEST(Fusion, ChannelSplitConvolutionSlicesExtraOperands) {
+  // 7x7 outputs with 64 filters run as output-channel blocks: per-channel and
+  // full-shape extra operands are sliced with them.
+  std::mt19937 rng(74);
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 16, 7, 7}), w(CGC_DTYPE_FLOAT32, {64, 16, 3, 3}),
+      b(CGC_DTYPE_FLOAT32, {64});
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w, rng, -0.3, 0.3);
+  fillRandom(b, rng, -0.5, 0.5);
+  std::vector<int64_t> out = {1, 64, 7, 7};
+  Tensor y(CGC_DTYPE_FLOAT32, out);
+  for (const auto &chain : chains(out, 64)) {
+    KernelOptions options;
+    options.constantInputs = {false, true, true};
+    FusedRun r = runChain(convDesc(x, w, &b, y, {1, 1}), {&x, &w, &b}, out, chain, rng, options);
+    ASSERT_FALSE(r.fused.empty()) << r.reason;
+    Tensor t(CGC_DTYPE_FLOAT32, out);
+    t.setValues(r.fused);
+    EXPECT_TRUE(closeTo(t, r.unfused, 1e-4, 1e-4, "channel split [" + r.description + "]"));
+  }
+}
+
 TEST(Fusion, DirectDepthwiseTakesAnyElementwiseChain) {
   // Planes big enough for the direct kernel; chains with ops oneDNN has no
   // post-op for (floor, sign, pow) fuse there too.

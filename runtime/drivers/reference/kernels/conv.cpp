@@ -161,6 +161,8 @@ bool channelsLast(const KernelOperand &op) {
 /// oneDNN's GEMM formulation in place; smaller ones (7x7) are faster blocked
 /// even with the reorders (measured 512->2048 @7: 206 vs 138 GFLOP/s).
 constexpr int64_t kGemmMinSpatial = 100;
+/// Output planes up to this size split by output channels, not row bands.
+constexpr int64_t kSmallPlane = 256;
 
 /// The oneDNN convolution (or deconvolution), its work split across the
 /// ThreadPool. Every primitive is single-threaded (OpenMP never starts a
@@ -365,6 +367,11 @@ private:
     } else if (mode_ == Mode::User && !channelsLast_ && g_.groups == 1 && g_.outC >= 32) {
       // The GEMM path on NCHW needs dense operands: output-channel blocks
       // (a block of one image is dense; a row band is not).
+      ranges(1, g_.outC, 16);
+    } else if (!g_.transpose && g_.groups == 1 && g_.outC >= 64 &&
+               numElements(g_.out) <= kSmallPlane) {
+      // Small planes (7x7): row bands would be 1-2 rows with a large halo;
+      // output-channel blocks each read the small input whole instead.
       ranges(1, g_.outC, 16);
     } else if (!g_.transpose && !g_.out.empty() && g_.out[0] >= 2) {
       ranges(2, g_.out[0], 1);
