@@ -782,7 +782,8 @@ def CGCOp_ResizeOp : CGCOp_Op<"resize"> {
     `nearest_mode` rounds for nearest, `cubic_coeff_a` and `exclude_outside`
     shape the cubic kernel, and `extrapolation_value` fills outside samples
     in `tf_crop_and_resize` mode (whose region is `roi`, start values then end
-    values, one per dimension).
+    values, one per dimension). The opset-11 mode `tf_half_pixel_for_nn` maps
+    output coordinate `x` to input coordinate `(x + 0.5) / scale`.
 
     ```mlir
     %y = cgc_op.resize(%x) {sizes = [1, 1, 8, 8], scales = [1.0 : f32, 1.0 : f32, 2.0 : f32, 2.0 : f32], mode = "nearest"}
@@ -794,7 +795,7 @@ def CGCOp_ResizeOp : CGCOp_Op<"resize"> {
                        CGCOp_DefaultStrEnumAttr<["nearest", "linear", "cubic"], "nearest">:$mode,
                        CGCOp_DefaultStrEnumAttr<["half_pixel", "half_pixel_symmetric",
                            "pytorch_half_pixel", "align_corners", "asymmetric",
-                           "tf_crop_and_resize"], "half_pixel">:$coordinate_transformation_mode,
+                           "tf_crop_and_resize", "tf_half_pixel_for_nn"], "half_pixel">:$coordinate_transformation_mode,
                        CGCOp_DefaultStrEnumAttr<["round_prefer_floor", "round_prefer_ceil",
                            "floor", "ceil"], "round_prefer_floor">:$nearest_mode,
                        DefaultValuedAttr<F32Attr, "-0.75">:$cubic_coeff_a,
