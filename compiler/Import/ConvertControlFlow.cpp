@@ -1,11 +1,243 @@
-//===- ConvertControlFlow.cpp ------------------------------------------------------===//
+//===- ConvertControlFlow.cpp - If, Loop and Scan -------------------------===//
+//
+// Input IR is one static dataflow graph, so control flow is resolved at
+// import time: If takes the branch its (constant) condition picks; Loop is
+// unrolled while its trip count and condition are known at import time;
+// Scan is unrolled over its static sequence length. Each copy of a body is
+// converted again in a scope nested in the node's, so bodies see outer
+// values, and constant work inside them folds.
+//
+//===----------------------------------------------------------------------===//
 
 #include "compiler/Import/ImporterImpl.h"
 
 using namespace mlir;
 
 namespace cgc::import {
+namespace {
 
-void registerControlFlowConverters(ConverterRegistry &registry) {}
+/// Iterations beyond which a loop is not unrolled.
+constexpr int64_t kMaxUnrolledIterations = 4096;
+
+std::string nodeName(const onnx::NodeProto &node) {
+  return node.name().empty() ? node.output(0) : node.name();
+}
+
+LogicalResult convertIf(NodeContext &ctx) {
+  FailureOr<double> condition = ctx.requireScalarInput(0);
+  if (failed(condition))
+    return failure();
+  StringRef branchName = *condition != 0 ? "then_branch" : "else_branch";
+  const onnx::GraphProto *branch = ctx.getGraph(branchName);
+  if (!branch)
+    return ctx.fail("If has no " + branchName);
+  FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
+      *branch, ctx.scope, {}, ctx.opsets, ctx.locOverride,
+      nodeName(ctx.node) + "/" + branchName.str());
+  if (failed(outputs))
+    return failure();
+  if (static_cast<int>(outputs->size()) != ctx.getNumOutputs())
+    return ctx.fail(branchName + " has " + Twine(outputs->size()) +
+                    " outputs but If has " + Twine(ctx.getNumOutputs()));
+  ctx.outputs = std::move(*outputs);
+  return success();
+}
+
+/// Stacks per-iteration values along a new leading axis.
+Value stack(NodeContext &ctx, ArrayRef<Value> values) {
+  SmallVector<Value> pieces;
+  for (Value value : values) {
+    SmallVector<int64_t> shape{1};
+    llvm::append_range(shape, shapeOf(value));
+    pieces.push_back(ctx.reshape(value, shape));
+  }
+  if (pieces.size() == 1)
+    return pieces.front();
+  return ctx.create<op::ConcatOp>(pieces, {ctx.named("axis", ctx.i64(0))});
+}
+
+LogicalResult convertLoop(NodeContext &ctx) {
+  const onnx::GraphProto *body = ctx.getGraph("body");
+  if (!body)
+    return ctx.fail("Loop has no body");
+  std::optional<int64_t> tripCount;
+  if (ctx.hasInput(0)) {
+    FailureOr<double> value = ctx.requireScalarInput(0);
+    if (failed(value))
+      return failure();
+    tripCount = static_cast<int64_t>(*value);
+  }
+  bool condition = true;
+  bool hasCondition = ctx.hasInput(1);
+  if (hasCondition) {
+    FailureOr<double> value = ctx.requireScalarInput(1);
+    if (failed(value))
+      return failure();
+    condition = *value != 0;
+  }
+  if (!tripCount && !hasCondition)
+    return ctx.fail("Loop has neither a trip count nor a condition; it "
+                    "would not end");
+  SmallVector<Value> carried;
+  for (unsigned i = 2; i < ctx.getNumInputs(); ++i) {
+    if (!ctx.hasInput(i))
+      return ctx.unsupported("an absent (optional) loop-carried value");
+    carried.push_back(ctx.input(i));
+  }
+  int64_t numCarried = carried.size();
+  int64_t numScan = body->output_size() - 1 - numCarried;
+  if (numScan < 0 || body->input_size() != 2 + numCarried)
+    return ctx.fail("the Loop body's inputs and outputs do not match its " +
+                    Twine(numCarried) + " loop-carried values");
+  SmallVector<SmallVector<Value>> scans(numScan);
+  int64_t iteration = 0;
+  for (; (!tripCount || iteration < *tripCount) && condition; ++iteration) {
+    if (iteration >= kMaxUnrolledIterations)
+      return ctx.fail("Loop runs more than " + Twine(kMaxUnrolledIterations) +
+                      " iterations; it is not unrolled");
+    SmallVector<Value> inputs;
+    inputs.push_back(ctx.constant(
+        HostTensor::fromInts(ElementKind::Int64, {}, {iteration})));
+    inputs.push_back(ctx.scalar(ElementKind::Bool, condition));
+    llvm::append_range(inputs, carried);
+    FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
+        *body, ctx.scope, inputs, ctx.opsets, ctx.locOverride,
+        nodeName(ctx.node) + "/iteration" + std::to_string(iteration));
+    if (failed(outputs))
+      return failure();
+    if (hasCondition) {
+      const HostTensor *next = ctx.importer.getConstantValue((*outputs)[0]);
+      if (!next || next->getNumElements() != 1)
+        return ctx.fail("the Loop condition computed by the body must be "
+                        "known at compile time to unroll the loop");
+      condition = next->getInt(0) != 0;
+    }
+    for (int64_t i = 0; i < numCarried; ++i)
+      carried[i] = (*outputs)[1 + i];
+    for (int64_t i = 0; i < numScan; ++i)
+      scans[i].push_back((*outputs)[1 + numCarried + i]);
+  }
+  ctx.outputs.assign(ctx.getNumOutputs(), Value());
+  for (int64_t i = 0; i < numCarried && i < ctx.getNumOutputs(); ++i)
+    ctx.outputs[i] = carried[i];
+  for (int64_t i = 0; i < numScan; ++i) {
+    if (!ctx.hasOutput(numCarried + i))
+      continue;
+    if (scans[i].empty())
+      return ctx.unsupported("a Loop that runs no iteration and has scan "
+                             "outputs");
+    ctx.outputs[numCarried + i] = stack(ctx, scans[i]);
+    if (!ctx.outputs[numCarried + i])
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult convertScan(NodeContext &ctx) {
+  if (ctx.opset < 9)
+    return ctx.unsupported("Scan before opset 9 (with a batch axis)");
+  const onnx::GraphProto *body = ctx.getGraph("body");
+  if (!body)
+    return ctx.fail("Scan has no body");
+  int64_t numScanInputs = ctx.getInt("num_scan_inputs", 0);
+  int64_t numStates = static_cast<int64_t>(ctx.getNumInputs()) - numScanInputs;
+  int64_t numScanOutputs = body->output_size() - numStates;
+  if (numStates < 0 || numScanOutputs < 0 ||
+      body->input_size() != ctx.getNumInputs())
+    return ctx.fail("the Scan body does not match its inputs");
+  SmallVector<int64_t> inputAxes = ctx.getInts("scan_input_axes");
+  SmallVector<int64_t> inputDirections = ctx.getInts("scan_input_directions");
+  SmallVector<int64_t> outputAxes = ctx.getInts("scan_output_axes");
+  SmallVector<int64_t> outputDirections = ctx.getInts("scan_output_directions");
+  inputAxes.resize(numScanInputs, 0);
+  inputDirections.resize(numScanInputs, 0);
+  outputAxes.resize(numScanOutputs, 0);
+  outputDirections.resize(numScanOutputs, 0);
+
+  SmallVector<Value> states, scanInputs;
+  for (int64_t i = 0; i < numStates; ++i)
+    states.push_back(ctx.input(i));
+  int64_t length = -1;
+  for (int64_t i = 0; i < numScanInputs; ++i) {
+    Value input = ctx.input(numStates + i);
+    FailureOr<int64_t> axis = ctx.normalizeAxis(inputAxes[i], rankOf(input));
+    if (failed(axis))
+      return failure();
+    inputAxes[i] = *axis;
+    int64_t dim = shapeOf(input)[*axis];
+    if (length >= 0 && dim != length)
+      return ctx.fail("Scan inputs have different sequence lengths (" +
+                      Twine(length) + " and " + Twine(dim) + ")");
+    length = dim;
+    scanInputs.push_back(input);
+  }
+  if (length < 0)
+    return ctx.fail("Scan has no scan input");
+  if (length > kMaxUnrolledIterations)
+    return ctx.fail("Scan runs " + Twine(length) +
+                    " iterations; it is not unrolled");
+  if (length == 0 && numScanOutputs > 0)
+    return ctx.unsupported("a Scan over an empty sequence with scan outputs");
+
+  SmallVector<SmallVector<Value>> scans(numScanOutputs);
+  for (int64_t t = 0; t < length; ++t) {
+    SmallVector<Value> inputs(states);
+    for (int64_t i = 0; i < numScanInputs; ++i) {
+      Value input = scanInputs[i];
+      int64_t axis = inputAxes[i];
+      int64_t index = inputDirections[i] ? length - 1 - t : t;
+      SmallVector<int64_t> shape(shapeOf(input));
+      shape.erase(shape.begin() + axis);
+      inputs.push_back(ctx.reshape(ctx.slice(input, axis, index, index + 1),
+                                   shape));
+    }
+    FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
+        *body, ctx.scope, inputs, ctx.opsets, ctx.locOverride,
+        nodeName(ctx.node) + "/iteration" + std::to_string(t));
+    if (failed(outputs))
+      return failure();
+    for (int64_t i = 0; i < numStates; ++i)
+      states[i] = (*outputs)[i];
+    for (int64_t i = 0; i < numScanOutputs; ++i)
+      scans[i].push_back((*outputs)[numStates + i]);
+  }
+
+  ctx.outputs.assign(ctx.getNumOutputs(), Value());
+  for (int64_t i = 0; i < numStates; ++i)
+    ctx.outputs[i] = states[i];
+  for (int64_t i = 0; i < numScanOutputs; ++i) {
+    if (!ctx.hasOutput(numStates + i))
+      continue;
+    SmallVector<Value> steps(scans[i]);
+    if (outputDirections[i])
+      std::reverse(steps.begin(), steps.end());
+    Value stacked = stack(ctx, steps); // [length, ...]
+    if (!stacked)
+      return failure();
+    int64_t rank = rankOf(stacked);
+    FailureOr<int64_t> axis = ctx.normalizeAxis(outputAxes[i], rank);
+    if (failed(axis))
+      return failure();
+    if (*axis != 0) {
+      SmallVector<int64_t> perm;
+      for (int64_t d = 1; d <= *axis; ++d)
+        perm.push_back(d);
+      perm.push_back(0);
+      for (int64_t d = *axis + 1; d < rank; ++d)
+        perm.push_back(d);
+      stacked = ctx.transpose(stacked, perm);
+    }
+    ctx.outputs[numStates + i] = stacked;
+  }
+  return success();
+}
+
+} // namespace
+
+void registerControlFlowConverters(ConverterRegistry &r) {
+  r.add("If", convertIf);
+  r.add("Loop", convertLoop);
+  r.add("Scan", convertScan);
+}
 
 } // namespace cgc::import

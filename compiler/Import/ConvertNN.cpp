@@ -445,9 +445,93 @@ LogicalResult convertGridSample(NodeContext &ctx) {
        ctx.named("align_corners", ctx.boolean(ctx.getInt("align_corners", 0)))}));
 }
 
+/// DFT as two matmuls with constant cosine and sine matrices along `axis`
+/// (moved last): X = x (C - i S) forward, x (C + i S) / n inverse.
+LogicalResult convertDFT(NodeContext &ctx) {
+  Value input = ctx.input(0);
+  int64_t rank = rankOf(input);
+  if (rank < 3 || (shapeOf(input).back() != 1 && shapeOf(input).back() != 2))
+    return ctx.fail("DFT input must be [batch, signal..., 1 or 2]");
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", 1), rank - 1);
+  if (failed(axis))
+    return failure();
+  if (*axis == 0)
+    return ctx.fail("DFT axis must not be the batch axis");
+  bool inverse = ctx.getInt("inverse", 0), onesided = ctx.getInt("onesided", 0);
+  int64_t n = shapeOf(input)[*axis];
+  int64_t length = n;
+  if (ctx.hasInput(1)) {
+    FailureOr<double> value = ctx.requireScalarInput(1);
+    if (failed(value))
+      return failure();
+    length = static_cast<int64_t>(*value);
+    if (length <= 0)
+      return ctx.fail("dft_length must be positive");
+  }
+  bool complex = shapeOf(input).back() == 2;
+  ElementKind kind = kindOf(input);
+  // Signal axis last: [..., n] per component.
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank - 1; ++d)
+    if (d != *axis)
+      perm.push_back(d);
+  perm.push_back(*axis);
+  auto component = [&](int64_t c) {
+    Value part = ctx.slice(input, rank - 1, c, c + 1);
+    SmallVector<int64_t> shape(shapeOf(input).drop_back());
+    part = ctx.reshape(part, shape);
+    return ctx.transpose(part, perm);
+  };
+  Value real = component(0);
+  Value imag = complex ? component(1) : Value();
+  int64_t outputs = onesided ? length / 2 + 1 : length;
+  // Rows past the signal (zero padding) are left out; rows past `length`
+  // (truncation) too.
+  int64_t rows = std::min(n, length);
+  if (rows < n) {
+    real = ctx.slice(real, rankOf(real) - 1, 0, rows);
+    if (imag)
+      imag = ctx.slice(imag, rankOf(imag) - 1, 0, rows);
+  }
+  HostTensor cosine(kind, {rows, outputs}), sine(kind, {rows, outputs});
+  double scale = inverse ? 1.0 / static_cast<double>(length) : 1.0;
+  for (int64_t t = 0; t < rows; ++t)
+    for (int64_t k = 0; k < outputs; ++k) {
+      double angle = 2.0 * M_PI * static_cast<double>((t * k) % length) /
+                     static_cast<double>(length);
+      cosine.setFloat(t * outputs + k, std::cos(angle) * scale);
+      sine.setFloat(t * outputs + k,
+                    (inverse ? std::sin(angle) : -std::sin(angle)) * scale);
+    }
+  Value c = ctx.constant(std::move(cosine)), s = ctx.constant(std::move(sine));
+  // (a + ib)(C + iS) = (aC - bS) + i(aS + bC)
+  Value outReal = ctx.create<op::MatMulOp>({real, c});
+  Value outImag = ctx.create<op::MatMulOp>({real, s});
+  if (imag) {
+    outReal = ctx.create<op::SubOp>({outReal, ctx.create<op::MatMulOp>({imag, s})});
+    outImag = ctx.create<op::AddOp>({outImag, ctx.create<op::MatMulOp>({imag, c})});
+  }
+  // Back to the input's layout, with a trailing component axis.
+  SmallVector<int64_t> back(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    back[perm[i]] = i;
+  auto restore = [&](Value v) {
+    v = ctx.transpose(v, back);
+    if (!v)
+      return v;
+    SmallVector<int64_t> shape(shapeOf(v));
+    shape.push_back(1);
+    return ctx.reshape(v, shape);
+  };
+  return ctx.setOutput(ctx.create<op::ConcatOp>(
+      {restore(outReal), restore(outImag)},
+      {ctx.named("axis", ctx.i64(rank - 1))}));
+}
+
 } // namespace
 
 void registerNNConverters(ConverterRegistry &r) {
+  r.add("DFT", convertDFT);
   r.add("GridSample", convertGridSample);
   r.add("Conv", convertConv);
   r.add("ConvTranspose", convertConvTranspose);

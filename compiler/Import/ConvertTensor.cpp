@@ -810,9 +810,129 @@ LogicalResult convertTopK(NodeContext &ctx) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Data-dependent shapes: computed at import time from constant inputs
+//===----------------------------------------------------------------------===//
+
+/// NonZero's result shape depends on the values: the input must be known.
+LogicalResult convertNonZero(NodeContext &ctx) {
+  FailureOr<const HostTensor *> input = ctx.requireConstantInput(0);
+  if (failed(input))
+    return failure();
+  const HostTensor &x = **input;
+  SmallVector<int64_t> positions;
+  for (int64_t i = 0; i < x.getNumElements(); ++i)
+    if (x.isFloat() ? x.getFloat(i) != 0 : x.getInt(i) != 0)
+      positions.push_back(i);
+  int64_t rank = x.getRank(), count = positions.size();
+  SmallVector<int64_t> strides = rowMajorStrides(x.getShape());
+  HostTensor result(ElementKind::Int64, {rank, count});
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t rest = positions[k];
+    for (int64_t d = 0; d < rank; ++d) {
+      result.setInt(d * count + k, rest / strides[d]);
+      rest %= strides[d];
+    }
+  }
+  return ctx.setOutput(ctx.constant(std::move(result)));
+}
+
+/// Unique's result shape depends on the values: the input must be known.
+LogicalResult convertUnique(NodeContext &ctx) {
+  FailureOr<const HostTensor *> input = ctx.requireConstantInput(0);
+  if (failed(input))
+    return failure();
+  const HostTensor *x = *input;
+  HostTensor flat;
+  int64_t axis = 0;
+  if (ctx.hasAttr("axis")) {
+    FailureOr<int64_t> normalized =
+        ctx.normalizeAxis(ctx.getInt("axis", 0), x->getRank());
+    if (failed(normalized))
+      return failure();
+    axis = *normalized;
+  } else {
+    flat = x->withShape({x->getNumElements()});
+    x = &flat;
+  }
+  bool sorted = ctx.getInt("sorted", 1);
+  ArrayRef<int64_t> shape = x->getShape();
+  int64_t outer = 1, inner = 1, count = shape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < x->getRank(); ++d)
+    inner *= shape[d];
+  // Slice k along the axis, as a list of its elements.
+  auto element = [&](int64_t k, int64_t j) {
+    int64_t o = j / inner, i = j % inner;
+    return (o * count + k) * inner + i;
+  };
+  auto compare = [&](int64_t a, int64_t b) {
+    for (int64_t j = 0; j < outer * inner; ++j) {
+      int64_t ea = element(a, j), eb = element(b, j);
+      if (x->isFloat()) {
+        double va = x->getFloat(ea), vb = x->getFloat(eb);
+        if (va != vb)
+          return va < vb ? -1 : 1;
+      } else if (x->getInt(ea) != x->getInt(eb)) {
+        return x->getInt(ea) < x->getInt(eb) ? -1 : 1;
+      }
+    }
+    return 0;
+  };
+  SmallVector<int64_t> firsts; // first occurrence of each distinct slice
+  SmallVector<int64_t> inverse(count), counts;
+  for (int64_t k = 0; k < count; ++k) {
+    auto it = llvm::find_if(firsts, [&](int64_t f) { return compare(f, k) == 0; });
+    if (it == firsts.end()) {
+      inverse[k] = firsts.size();
+      firsts.push_back(k);
+      counts.push_back(1);
+    } else {
+      inverse[k] = it - firsts.begin();
+      ++counts[inverse[k]];
+    }
+  }
+  SmallVector<int64_t> order(firsts.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  if (sorted)
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return compare(firsts[a], firsts[b]) < 0;
+    });
+  SmallVector<int64_t> rank(order.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    rank[order[i]] = i;
+  int64_t unique = order.size();
+  SmallVector<int64_t> yShape(shape);
+  yShape[axis] = unique;
+  HostTensor y(x->getKind(), yShape), indices(ElementKind::Int64, {unique}),
+      inverseIndices(ElementKind::Int64, {count}),
+      countValues(ElementKind::Int64, {unique});
+  for (int64_t u = 0; u < unique; ++u) {
+    int64_t source = firsts[order[u]];
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        y.copyElement((o * unique + u) * inner + i, *x,
+                      (o * count + source) * inner + i);
+    indices.setInt(u, source);
+    countValues.setInt(u, counts[order[u]]);
+  }
+  for (int64_t k = 0; k < count; ++k)
+    inverseIndices.setInt(k, rank[inverse[k]]);
+  ctx.outputs.assign(ctx.getNumOutputs(), Value());
+  HostTensor *values[] = {&y, &indices, &inverseIndices, &countValues};
+  for (unsigned i = 0; i < ctx.getNumOutputs() && i < 4; ++i)
+    if (ctx.hasOutput(i))
+      ctx.outputs[i] = ctx.constant(std::move(*values[i]));
+  return success();
+}
+
 } // namespace
 
 void registerTensorConverters(ConverterRegistry &r) {
+  r.add("NonZero", convertNonZero);
+  r.add("Unique", convertUnique);
   r.add("CumSum", convertCumSum);
   r.add("ScatterElements", convertScatterElements);
   r.add("Scatter", convertScatterElements);

@@ -52,6 +52,7 @@ const ConverterRegistry &getConverters() {
     registerRNNConverters(r);
     registerControlFlowConverters(r);
     registerQuantizationConverters(r);
+    registerEinsumConverter(r);
     return r;
   }();
   return registry;
@@ -466,6 +467,7 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, Scope &scope,
       onnx_glue::lookupSchema(node.op_type(), domain, opset);
   NodeContext ctx(*this, node, opset, loc, schema, scope, opsets,
                   std::move(inputs));
+  ctx.locOverride = locOverride;
 
   std::string savedHint = nameHint;
   nameHint.clear();
@@ -629,6 +631,37 @@ LogicalResult Importer::convertSubgraphNodes(const onnx::GraphProto &graph,
     if (failed(convertNode(node, scope, opsets, loc)))
       return failure();
   return success();
+}
+
+FailureOr<SmallVector<Value>>
+Importer::inlineSubgraph(const onnx::GraphProto &graph, const Scope &parent,
+                         ArrayRef<Value> inputs, const OpsetMap &opsets,
+                         std::optional<Location> loc, StringRef prefix) {
+  Location where = loc ? *loc : getONNXFileLoc(context, path);
+  if (static_cast<size_t>(graph.input_size()) != inputs.size())
+    return emitError(where) << "subgraph '" << graph.name() << "' has "
+                            << graph.input_size() << " inputs but "
+                            << inputs.size() << " are bound";
+  Scope scope;
+  scope.parent = &parent;
+  for (auto [index, input] : llvm::enumerate(graph.input()))
+    scope.values[input.name()] = inputs[index];
+  std::string savedPrefix = namePrefix;
+  namePrefix = (namePrefix + prefix + "/").str();
+  LogicalResult converted = convertSubgraphNodes(graph, scope, opsets, loc);
+  namePrefix = savedPrefix;
+  if (failed(converted))
+    return failure();
+  SmallVector<Value> outputs;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    std::optional<Value> value = scope.lookup(output.name());
+    if (!value || !*value)
+      return emitError(where) << "subgraph '" << graph.name()
+                              << "' does not compute its output '"
+                              << output.name() << "'";
+    outputs.push_back(*value);
+  }
+  return outputs;
 }
 
 //===----------------------------------------------------------------------===//

@@ -90,6 +90,7 @@ void registerReductionConverters(ConverterRegistry &registry);
 void registerRNNConverters(ConverterRegistry &registry);
 void registerControlFlowConverters(ConverterRegistry &registry);
 void registerQuantizationConverters(ConverterRegistry &registry);
+void registerEinsumConverter(ConverterRegistry &registry);
 
 /// Computes the results of `op` on constant operands (null for an absent
 /// optional operand). Returns failure, without a diagnostic, for ops or
@@ -177,6 +178,13 @@ public:
                                            Scope &scope,
                                            const OpsetMap &opsets,
                                            std::optional<mlir::Location> loc);
+  /// Converts `graph` once more (an If branch, a loop iteration) in a new
+  /// scope nested in `parent`, its inputs bound to `inputs`; returns its
+  /// outputs. Constants it creates are named `prefix`/...
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  inlineSubgraph(const onnx::GraphProto &graph, const Scope &parent,
+                 llvm::ArrayRef<mlir::Value> inputs, const OpsetMap &opsets,
+                 std::optional<mlir::Location> loc, llvm::StringRef prefix);
 
   /// The names of the graph inputs `value` is computed from (for the
   /// --freeze-input hint).
@@ -246,6 +254,9 @@ public:
   mlir::Location loc;
   /// The ONNX schema for the node at `opset`, or null (local functions).
   const onnx::OpSchema *schema;
+  /// Set when the node belongs to a function body: every op (of nested
+  /// subgraphs too) takes this location, that of the calling node.
+  std::optional<mlir::Location> locOverride;
   Scope &scope;
   const OpsetMap &opsets;
   /// One per node input; null where an optional input is absent.
