@@ -58,6 +58,8 @@ std::vector<Taps> tapsFor(const ResizeSpec &s, size_t dim, int64_t inLen, int64_
       double adjustment = double(outLen) / outWidth;
       double center = double(inLen) / 2;
       xo = center * (1 - adjustment) + (x + 0.5) / scale - 0.5;
+    } else if (c == "tf_half_pixel_for_nn") {
+      xo = (x + 0.5) / scale; // opset 11
     } else if (c == "tf_crop_and_resize") {
       size_t rank = s.roi.size() / 2;
       double start = s.roi[dim], end = s.roi[rank + dim];
@@ -219,7 +221,8 @@ std::unique_ptr<Kernel> makeResize(const KernelDesc &desc, const KernelOptions &
   spec.mode = mode == "nearest" ? Mode::Nearest : mode == "linear" ? Mode::Linear : Mode::Cubic;
   spec.coord = r.getString("coordinate_transformation_mode", "half_pixel",
                            {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                            "align_corners", "asymmetric", "tf_crop_and_resize"});
+                            "align_corners", "asymmetric", "tf_crop_and_resize",
+                            "tf_half_pixel_for_nn"});
   spec.nearest = r.getString("nearest_mode", "round_prefer_floor",
                              {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
   spec.cubicA = r.getFloat("cubic_coeff_a", -0.75);
