@@ -275,7 +275,8 @@ void execute(const dnnl::primitive &prim, size_t scratchpadBytes,
     dnnl::memory::desc desc({int64_t(scratchpadBytes)}, dt::u8, dnnl::memory::format_tag::a);
     args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(desc, engine(), scratch.data());
   }
-  dnnl::stream stream(engine());
+  // One CPU stream per thread (a stream is not shared between threads).
+  thread_local dnnl::stream stream(engine());
   prim.execute(stream, args);
   stream.wait();
 }
