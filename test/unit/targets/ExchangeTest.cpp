@@ -6,6 +6,7 @@
 #include "compiler/Targets/File/FileTarget.h"
 #include "cgc_pattern/IR/CGCPatternOps.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/MLIRContext.h"
 
@@ -217,6 +218,33 @@ TEST_F(ExchangeTest, FallbackAcceptsLowerableSubgraphs) {
   for (auto &entry : verdicts)
     EXPECT_TRUE(entry.second.accepted) << entry.first().str() << ": "
                                        << entry.second.reason;
+}
+
+// Declarations carry the CGC IR version in bytecode: a reader refuses a
+// newer major version of the pattern dialect, naming both versions.
+TEST_F(ExchangeTest, PatternBytecodeCarriesTheIRVersion) {
+  std::string error;
+  OwningOpRef<cgc::ModuleOp> patterns = cgc::readMLIRContainer(
+      &context, nullptr, 0, cgc::interfaces::kSubgraphDeclaration, error);
+  EXPECT_FALSE(patterns);
+  cgc::TargetHandle fallback = cgc::createFallbackTarget();
+  patterns = cgc::requestDeclaration(&context, fallback, error);
+  ASSERT_TRUE(patterns) << error;
+
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  BytecodeWriterConfig config;
+  config.setDialectVersion("cgc_pattern",
+                           std::make_unique<cgc::IRVersion>(
+                               cgc::IRVersion::current().major + 1, 0, 0));
+  ASSERT_TRUE(succeeded(writeBytecodeToFile(*patterns, os, config)));
+  OwningOpRef<cgc::ModuleOp> newer =
+      cgc::parseCGCModule(&context, bytes, error);
+  EXPECT_FALSE(newer);
+  EXPECT_NE(error.find("'cgc_pattern' dialect bytecode has IR version 2.0.0, "
+                       "newer than the 1.0.0 this build supports"),
+            std::string::npos)
+      << error;
 }
 
 } // namespace
