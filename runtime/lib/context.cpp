@@ -11,6 +11,7 @@
 
 #include "internal.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace cgc;
@@ -26,8 +27,14 @@ void cgc_context_s::create() {
   cgc_device_s *device = model->device.get();
   if (!stream)
     stream = Ref<cgc_stream_s>::adopt(new cgc_stream_s(model->device));
-  if (p.scratchBytes) {
-    scratch = createBuffer(device, p.scratchBytes, "the scratch memory");
+  // A plan without intermediates may still bind empty scratch ranges: every
+  // binding needs a valid address, so some memory is allocated then too.
+  bool bindsScratch = false;
+  for (const PlanCommand &command : p.commands)
+    for (const PlanRange &range : command.ranges)
+      bindsScratch = bindsScratch || range.buffer == PlanBuffer::Scratch;
+  if (p.scratchBytes || bindsScratch) {
+    scratch = createBuffer(device, std::max<uint64_t>(p.scratchBytes, 64), "the scratch memory");
     scratchAddress = scratch->GetGPUVirtualAddress();
   }
   for (size_t i = 0; i < p.inputs.size(); ++i)

@@ -143,6 +143,15 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
     stats.constants_address = constantsAddress;
   }
 
+  // Empty constants that a dispatch still binds need a valid address.
+  if (!constants)
+    for (const PlanCommand &command : p.commands)
+      for (const PlanRange &range : command.ranges)
+        if (range.buffer == PlanBuffer::Constants && !constants) {
+          constants = createBuffer(device.get(), 64, "the (empty) constants");
+          constantsAddress = constants->GetGPUVirtualAddress();
+        }
+
   for (const PlanProgram &program : p.programs)
     ++(program.kind == PlanProgram::Kind::Mlir ? stats.mlir_programs : stats.kernel_programs);
   for (const PlanCommand &command : p.commands)

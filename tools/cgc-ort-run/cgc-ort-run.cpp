@@ -1,0 +1,372 @@
+//===- cgc-ort-run.cpp - Run an ONNX model with ONNX Runtime --------------===//
+//
+//   cgc-ort-run model.onnx [INPUT...] [--input-dir DIR] [--output-dir DIR]
+//               [--benchmark --warmup N --runs N] [--threads N] [--seed S]
+//               [--report-json FILE] [--ort-library PATH]
+//
+// The peer cgc is measured against: ONNX Runtime 1.30 (from npm,
+// scripts/setup_ort.sh), loaded with dlopen through its C API only
+// (onnxruntime_c_api.h). Inputs and outputs use the same files as cgc-run
+// (.npy, TensorProto .pb; random inputs from the same generator and seed, so
+// both tools see the same values); outputs are written as DIR/NAME.npy.
+// Used by the model-zoo comparison (test/models) and the benchmarks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../cgc-run/Tensors.h"
+
+#include <onnxruntime_c_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fstream>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace cgc::run;
+
+namespace {
+
+struct Failure {
+  std::string message;
+};
+[[noreturn]] void fail(std::string message) { throw Failure{std::move(message)}; }
+
+const OrtApi *ort = nullptr;
+
+void check(OrtStatus *status, const std::string &what) {
+  if (!status)
+    return;
+  std::string message = ort->GetErrorMessage(status);
+  ort->ReleaseStatus(status);
+  fail(what + ": " + message);
+}
+
+cgc_dtype_t toDtype(ONNXTensorElementDataType t) {
+  // Both are ONNX's TensorProto.DataType numbers.
+  return cgc_dtype_size(cgc_dtype_t(t)) ? cgc_dtype_t(t) : CGC_DTYPE_INVALID;
+}
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::vector<std::string> numberedFiles(const std::string &dir, const std::string &prefix) {
+  std::vector<std::pair<int, std::string>> found;
+  DIR *d = opendir(dir.c_str());
+  if (!d)
+    fail(dir + ": cannot open the directory");
+  while (dirent *e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0 || !endsWith(name, ".pb"))
+      continue;
+    std::string number = name.substr(prefix.size(), name.size() - prefix.size() - 3);
+    if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos)
+      found.emplace_back(std::stoi(number), dir + "/" + name);
+  }
+  closedir(d);
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> paths;
+  for (auto &f : found)
+    paths.push_back(f.second);
+  return paths;
+}
+
+std::string fileNameOf(std::string name) {
+  for (char &c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      c = '_';
+  return name.empty() ? "output" : name;
+}
+
+struct Options {
+  std::string model, inputDir, outputDir, reportJson, library = CGC_ORT_LIBRARY;
+  std::vector<std::string> inputs;
+  bool benchmark = false, quiet = false;
+  int warmup = 3, runs = 20, threads = 0;
+  uint64_t seed = 1;
+};
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: cgc-ort-run MODEL.onnx [INPUT...] [--input-dir DIR] [--output-dir DIR]\n"
+               "       [--benchmark] [--warmup N] [--runs N] [--threads N] [--seed S]\n"
+               "       [--report-json FILE] [--ort-library PATH] [-q]\n"
+               "INPUT: FILE (.npy/.pb, in input order) or NAME=FILE; others are random\n");
+}
+
+int runMain(const Options &o) {
+  void *library = dlopen(o.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library)
+    fail("cannot load ONNX Runtime from " + o.library + " (" + dlerror() +
+         "); run scripts/setup_ort.sh");
+  using GetApiBase = const OrtApiBase *(*)();
+  auto getApiBase = reinterpret_cast<GetApiBase>(dlsym(library, "OrtGetApiBase"));
+  if (!getApiBase)
+    fail(o.library + " does not export OrtGetApiBase");
+  const OrtApiBase *base = getApiBase();
+  ort = base->GetApi(ORT_API_VERSION);
+  if (!ort)
+    fail(std::string("ONNX Runtime ") + base->GetVersionString() + " does not offer C API " +
+         std::to_string(ORT_API_VERSION));
+
+  OrtEnv *env = nullptr;
+  check(ort->CreateEnv(ORT_LOGGING_LEVEL_ERROR, "cgc-ort-run", &env), "CreateEnv");
+  OrtSessionOptions *options = nullptr;
+  check(ort->CreateSessionOptions(&options), "CreateSessionOptions");
+  check(ort->SetSessionGraphOptimizationLevel(options, ORT_ENABLE_ALL), "optimization level");
+  if (o.threads)
+    check(ort->SetIntraOpNumThreads(options, o.threads), "SetIntraOpNumThreads");
+  auto loadStart = std::chrono::steady_clock::now();
+  OrtSession *session = nullptr;
+  check(ort->CreateSession(env, o.model.c_str(), options, &session), o.model);
+  double loadMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart)
+          .count();
+  OrtAllocator *allocator = nullptr;
+  check(ort->GetAllocatorWithDefaultOptions(&allocator), "allocator");
+
+  size_t numInputs = 0, numOutputs = 0;
+  check(ort->SessionGetInputCount(session, &numInputs), "inputs");
+  check(ort->SessionGetOutputCount(session, &numOutputs), "outputs");
+  std::vector<std::string> inputNames(numInputs), outputNames(numOutputs);
+  std::vector<cgc_dtype_t> inputTypes(numInputs);
+  std::vector<std::vector<int64_t>> inputShapes(numInputs);
+  for (size_t i = 0; i < numInputs; ++i) {
+    char *name = nullptr;
+    check(ort->SessionGetInputName(session, i, allocator, &name), "input name");
+    inputNames[i] = name;
+    ort->AllocatorFree(allocator, name);
+    OrtTypeInfo *type = nullptr;
+    check(ort->SessionGetInputTypeInfo(session, i, &type), "input type");
+    const OrtTensorTypeAndShapeInfo *info = nullptr;
+    check(ort->CastTypeInfoToTensorInfo(type, &info), "input tensor type");
+    if (!info)
+      fail("input '" + inputNames[i] + "' is not a tensor");
+    ONNXTensorElementDataType et;
+    check(ort->GetTensorElementType(info, &et), "element type");
+    inputTypes[i] = toDtype(et);
+    size_t rank = 0;
+    check(ort->GetDimensionsCount(info, &rank), "rank");
+    inputShapes[i].resize(rank);
+    check(ort->GetDimensions(info, inputShapes[i].data(), rank), "dimensions");
+    ort->ReleaseTypeInfo(type);
+  }
+  for (size_t i = 0; i < numOutputs; ++i) {
+    char *name = nullptr;
+    check(ort->SessionGetOutputName(session, i, allocator, &name), "output name");
+    outputNames[i] = name;
+    ort->AllocatorFree(allocator, name);
+  }
+
+  // Inputs.
+  std::vector<std::optional<HostTensor>> inputs(numInputs);
+  std::vector<std::string> positional;
+  auto indexOf = [&](const std::string &name) -> std::optional<size_t> {
+    for (size_t i = 0; i < numInputs; ++i)
+      if (inputNames[i] == name)
+        return i;
+    return std::nullopt;
+  };
+  for (const std::string &arg : o.inputs) {
+    size_t eq = arg.find('=');
+    if (eq == std::string::npos || access(arg.c_str(), F_OK) == 0) {
+      positional.push_back(arg);
+      continue;
+    }
+    auto index = indexOf(arg.substr(0, eq));
+    if (!index)
+      fail("the model has no input '" + arg.substr(0, eq) + "'");
+    HostTensor t;
+    std::string error;
+    if (!readTensorFile(arg.substr(eq + 1), t, error))
+      fail(error);
+    inputs[*index] = std::move(t);
+  }
+  if (!o.inputDir.empty())
+    for (const std::string &p : numberedFiles(o.inputDir, "input_"))
+      positional.push_back(p);
+  size_t next = 0;
+  for (const std::string &path : positional) {
+    HostTensor t;
+    std::string error;
+    if (!readTensorFile(path, t, error))
+      fail(error);
+    std::optional<size_t> index = t.name.empty() ? std::nullopt : indexOf(t.name);
+    if (!index) {
+      while (next < numInputs && inputs[next])
+        ++next;
+      if (next >= numInputs)
+        fail("too many inputs: " + path);
+      index = next;
+    }
+    inputs[*index] = std::move(t);
+  }
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (inputs[i])
+      continue;
+    for (int64_t d : inputShapes[i])
+      if (d < 0)
+        fail("input '" + inputNames[i] + "' has a symbolic dimension: give it as a file");
+    HostTensor t;
+    t.dtype = inputTypes[i];
+    t.shape = inputShapes[i];
+    fillRandom(t, o.seed * 1000003 + i); // cgc-run's generator and seeds
+    inputs[i] = std::move(t);
+  }
+
+  OrtMemoryInfo *memory = nullptr;
+  check(ort->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &memory), "memory info");
+  std::vector<OrtValue *> inputValues(numInputs, nullptr);
+  for (size_t i = 0; i < numInputs; ++i) {
+    HostTensor &t = *inputs[i];
+    if (t.dtype != inputTypes[i])
+      fail("input '" + inputNames[i] + "': expected " + describe(inputTypes[i], inputShapes[i]) +
+           ", got " + describe(t.dtype, t.shape));
+    check(ort->CreateTensorWithDataAsOrtValue(memory, t.data.data(), t.data.size(),
+                                              t.shape.data(), t.shape.size(),
+                                              ONNXTensorElementDataType(t.dtype), &inputValues[i]),
+          "input '" + inputNames[i] + "'");
+  }
+  std::vector<const char *> inNames, outNames;
+  for (auto &n : inputNames)
+    inNames.push_back(n.c_str());
+  for (auto &n : outputNames)
+    outNames.push_back(n.c_str());
+
+  std::vector<OrtValue *> outputValues(numOutputs, nullptr);
+  std::vector<double> times;
+  int total = o.benchmark ? o.warmup + o.runs : 1;
+  for (int r = 0; r < total; ++r) {
+    for (OrtValue *&v : outputValues) {
+      if (v)
+        ort->ReleaseValue(v);
+      v = nullptr;
+    }
+    auto start = std::chrono::steady_clock::now();
+    check(ort->Run(session, nullptr, inNames.data(), inputValues.data(), numInputs,
+                   outNames.data(), numOutputs, outputValues.data()),
+          "Run");
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (!o.benchmark || r >= o.warmup)
+      times.push_back(ms);
+  }
+
+  for (size_t i = 0; i < numOutputs; ++i) {
+    OrtTensorTypeAndShapeInfo *info = nullptr;
+    check(ort->GetTensorTypeAndShape(outputValues[i], &info), "output type");
+    ONNXTensorElementDataType et;
+    check(ort->GetTensorElementType(info, &et), "output element type");
+    size_t rank = 0;
+    check(ort->GetDimensionsCount(info, &rank), "output rank");
+    HostTensor out;
+    out.name = outputNames[i];
+    out.dtype = toDtype(et);
+    if (out.dtype == CGC_DTYPE_INVALID)
+      fail("output '" + out.name + "' has an unsupported element type");
+    out.shape.resize(rank);
+    check(ort->GetDimensions(info, out.shape.data(), rank), "output dimensions");
+    ort->ReleaseTensorTypeAndShapeInfo(info);
+    void *data = nullptr;
+    check(ort->GetTensorMutableData(outputValues[i], &data), "output data");
+    out.data.assign(static_cast<uint8_t *>(data),
+                    static_cast<uint8_t *>(data) + size_t(out.elements()) * cgc_dtype_size(out.dtype));
+    if (!o.quiet)
+      std::printf("output %zu '%s': %s\n", i, out.name.c_str(), summarize(out).c_str());
+    if (!o.outputDir.empty()) {
+      mkdir(o.outputDir.c_str(), 0755);
+      std::string error;
+      if (!writeNpy(o.outputDir + "/" + fileNameOf(out.name) + ".npy", out, error))
+        fail(error);
+    }
+  }
+
+  std::sort(times.begin(), times.end());
+  auto pct = [&](double p) {
+    return times[std::min(times.size() - 1,
+                          p <= 0 ? size_t(0) : size_t(std::ceil(p * double(times.size()))) - 1)];
+  };
+  double mean = std::accumulate(times.begin(), times.end(), 0.0) / double(times.size());
+  if (!o.quiet) {
+    std::printf("timing: ONNX Runtime %s session %.1f ms\n", base->GetVersionString(), loadMs);
+    if (o.benchmark)
+      std::printf("benchmark: %zu runs after %d warm-up: min %.3f ms, median %.3f ms, p90 %.3f "
+                  "ms, mean %.3f ms\n",
+                  times.size(), o.warmup, pct(0), pct(0.5), pct(0.9), mean);
+    else
+      std::printf("timing: run %.3f ms\n", pct(0));
+  }
+  if (!o.reportJson.empty()) {
+    std::ofstream out(o.reportJson);
+    out << "{\"model\": \"" << o.model << "\", \"ort_version\": \"" << base->GetVersionString()
+        << "\", \"load_ms\": " << loadMs << ", \"runs_ms\": [";
+    for (size_t i = 0; i < times.size(); ++i)
+      out << (i ? ", " : "") << times[i];
+    out << "], \"min_ms\": " << pct(0) << ", \"median_ms\": " << pct(0.5)
+        << ", \"p90_ms\": " << pct(0.9) << "}\n";
+  }
+  for (OrtValue *v : outputValues)
+    ort->ReleaseValue(v);
+  for (OrtValue *v : inputValues)
+    ort->ReleaseValue(v);
+  ort->ReleaseMemoryInfo(memory);
+  ort->ReleaseSession(session);
+  ort->ReleaseSessionOptions(options);
+  ort->ReleaseEnv(env);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        usage();
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--input-dir") o.inputDir = value();
+    else if (a == "--output-dir") o.outputDir = value();
+    else if (a == "--report-json") o.reportJson = value();
+    else if (a == "--ort-library") o.library = value();
+    else if (a == "--benchmark") o.benchmark = true;
+    else if (a == "--warmup") o.warmup = std::atoi(value().c_str());
+    else if (a == "--runs") o.runs = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--threads") o.threads = std::atoi(value().c_str());
+    else if (a == "--seed") o.seed = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "-q" || a == "--quiet") o.quiet = true;
+    else if (a == "-h" || a == "--help") { usage(); return 0; }
+    else if (a.size() > 1 && a[0] == '-') { usage(); return 2; }
+    else if (o.model.empty()) o.model = a;
+    else o.inputs.push_back(a);
+  }
+  if (o.model.empty()) {
+    usage();
+    return 2;
+  }
+  if (const char *env = std::getenv("CGC_ORT_LIBRARY"))
+    if (o.library == CGC_ORT_LIBRARY)
+      o.library = env;
+  try {
+    return runMain(o);
+  } catch (const Failure &f) {
+    std::fprintf(stderr, "cgc-ort-run: error: %s\n", f.message.c_str());
+    return 3;
+  }
+}

@@ -1,0 +1,66 @@
+//===- Tensors.h - cgc-run's host tensors: .npy, .pb, compare ---*- C++ -*-===//
+//
+// Host tensors read from NumPy .npy files (format 1.0-3.0, C order) or ONNX
+// TensorProto .pb files (read with a small protobuf wire-format reader: no
+// protobuf library needed), written as .npy, filled with random values, and
+// compared with numpy.allclose semantics.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_TOOLS_CGC_RUN_TENSORS_H
+#define CGC_TOOLS_CGC_RUN_TENSORS_H
+
+#include "cgc/dtype.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cgc::run {
+
+struct HostTensor {
+  std::string name; // from a .pb's name field, if any
+  cgc_dtype_t dtype = CGC_DTYPE_INVALID;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+
+  int64_t elements() const;
+  /// Element i as a double (bool, integers, float16/bfloat16, float, double).
+  double at(int64_t i) const;
+};
+
+/// "float32[1,3,224,224]".
+std::string describe(cgc_dtype_t dtype, const std::vector<int64_t> &shape);
+
+/// Reads a .npy or .pb file (by extension; other names are sniffed). False
+/// with a message naming the file.
+bool readTensorFile(const std::string &path, HostTensor &tensor, std::string &error);
+bool readNpy(const std::string &path, HostTensor &tensor, std::string &error);
+bool readTensorProto(const std::string &path, HostTensor &tensor, std::string &error);
+bool writeNpy(const std::string &path, const HostTensor &tensor, std::string &error);
+
+/// Random values: floats uniform in [-1, 1), integers in [0, 10), bools.
+void fillRandom(HostTensor &tensor, uint64_t seed);
+
+struct Comparison {
+  bool matches = true;
+  int64_t mismatches = 0;
+  double maxAbsError = 0, maxRelError = 0;
+  int64_t firstMismatch = -1; // flat index
+  double got = 0, want = 0;   // at the first mismatch
+  std::string error;          // dtype or shape differ
+};
+
+/// |got - want| <= atol + rtol * |want| elementwise (NaN equals NaN, equal
+/// infinities match); shapes and dtypes must agree.
+Comparison compare(const HostTensor &got, const HostTensor &want, double rtol, double atol);
+
+/// "[0, 2, 1]" for a flat index in a shape.
+std::string indexString(int64_t flat, const std::vector<int64_t> &shape);
+
+/// min / max / mean and the first values, one line.
+std::string summarize(const HostTensor &tensor, int firstValues = 5);
+
+} // namespace cgc::run
+
+#endif // CGC_TOOLS_CGC_RUN_TENSORS_H

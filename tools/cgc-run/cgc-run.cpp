@@ -1,0 +1,551 @@
+//===- cgc-run.cpp - Run or benchmark a compiled model --------------------===//
+//
+//   cgc-run model.cgc [INPUT...] [options]
+//   cgc-run model.onnx ...          compiles on the fly (builds with the compiler)
+//
+// INPUT is FILE (.npy or ONNX TensorProto .pb, in input order), NAME=FILE, or
+// NAME=random; inputs not given are random (--seed). --input-dir DIR takes
+// DIR/input_N.pb (the ONNX test layout). Outputs: a summary line each,
+// --output-dir DIR writes NAME.npy. --compare FILE... (or --expected-dir DIR
+// with output_N.pb) checks outputs against expected values with
+// --rtol/--atol and reports the largest absolute and relative errors and the
+// first mismatching index. --benchmark times --warmup and --runs runs
+// (min/median/p90), separately from compiling and loading.
+//
+// Exit codes: 0 success, 1 outputs differ from the expected ones, 2 usage or
+// input error, 3 compile/load/run failure.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Compile.h"
+#include "Tensors.h"
+
+#include "cgc/runtime.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace cgc::run;
+
+namespace {
+
+enum ExitCode { kOk = 0, kMismatch = 1, kUsage = 2, kFailure = 3 };
+
+struct Failure {
+  int code;
+  std::string message;
+};
+[[noreturn]] void fail(int code, std::string message) { throw Failure{code, std::move(message)}; }
+
+void check(cgc_status_t status, int code = kFailure, const std::string &context = "") {
+  if (!status)
+    return;
+  std::string message = cgc_status_message(status);
+  std::string name = cgc_status_code_name(cgc_status_code(status));
+  cgc_status_free(status);
+  fail(code, (context.empty() ? "" : context + ": ") + message + " [" + name + "]");
+}
+
+double seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// input_0.pb, input_1.pb, ... (or output_N.pb) in DIR, by N.
+std::vector<std::string> numberedFiles(const std::string &dir, const std::string &prefix) {
+  std::vector<std::pair<int, std::string>> found;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.compare(0, prefix.size(), prefix) != 0 || !endsWith(name, ".pb"))
+        continue;
+      std::string number = name.substr(prefix.size(), name.size() - prefix.size() - 3);
+      if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos)
+        continue;
+      found.emplace_back(std::stoi(number), dir + "/" + name);
+    }
+    closedir(d);
+  } else {
+    fail(kUsage, dir + ": cannot open the directory");
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> paths;
+  for (auto &[n, path] : found)
+    paths.push_back(path);
+  return paths;
+}
+
+/// NumPy has no bfloat16: ONNX's test data and .npy files hold bfloat16
+/// tensors as uint16 bit patterns. Such a file is taken as bfloat16 where the
+/// model has bfloat16.
+void reinterpretBfloat16(HostTensor &tensor, cgc_dtype_t want) {
+  if (want == CGC_DTYPE_BFLOAT16 && tensor.dtype == CGC_DTYPE_UINT16)
+    tensor.dtype = CGC_DTYPE_BFLOAT16;
+}
+
+std::string fileNameOf(std::string name) {
+  for (char &c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      c = '_';
+  return name.empty() ? "output" : name;
+}
+
+struct Options {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string inputDir;
+  std::string outputDir;
+  std::vector<std::string> compare;
+  std::string expectedDir;
+  double rtol = 1e-4, atol = 1e-5;
+  bool benchmark = false;
+  int warmup = 3, runs = 20;
+  uint32_t threads = 0, compileThreads = 0;
+  std::string driver;
+  bool debugLayer = false;
+  uint64_t seed = 1;
+  std::vector<std::string> inputShapes, freezeInputs, targets;
+  std::string saveModel;
+  std::string reportJson;
+  bool quiet = false;
+  int printValues = 5;
+};
+
+/// Progress on stderr: one line rewritten in place on a terminal.
+class Progress {
+public:
+  explicit Progress(bool quiet) : quiet_(quiet), tty_(isatty(2)) {}
+  void line(const std::string &text) {
+    if (quiet_)
+      return;
+    if (tty_) {
+      std::fprintf(stderr, "\r\033[K%s", text.c_str());
+      open_ = true;
+    } else {
+      std::fprintf(stderr, "%s\n", text.c_str());
+    }
+    std::fflush(stderr);
+  }
+  /// A line that only a terminal shows (frequent updates).
+  void transient(const std::string &text) {
+    if (!quiet_ && tty_)
+      line(text);
+  }
+  void done() {
+    if (open_)
+      std::fprintf(stderr, "\n");
+    open_ = false;
+  }
+  ~Progress() { done(); }
+
+private:
+  bool quiet_, tty_, open_ = false;
+};
+
+struct Timings {
+  double compileSeconds = 0; // .onnx -> compiled model
+  double loadSeconds = 0;    // cgc_model_load_*: partitions compiled, constants mapped
+  std::vector<double> runSeconds;
+};
+
+int runMain(const Options &o) {
+  Progress progress(o.quiet);
+  Timings timings;
+
+  // The compiled model: from the file, or compiled now.
+  std::vector<uint8_t> compiled;
+  bool isOnnx = endsWith(o.model, ".onnx") || endsWith(o.model, ".onnxtxt");
+  if (isOnnx) {
+    if (!haveCompiler())
+      fail(kUsage, o.model + ": this cgc-run was built without the compiler; compile the model "
+                             "with cgc-compile first");
+    CompileOptions co;
+    co.inputShapes = o.inputShapes;
+    co.freezeInputs = o.freezeInputs;
+    co.targets = o.targets;
+    auto start = std::chrono::steady_clock::now();
+    co.progress = [&](const std::string &stage) {
+      std::ostringstream os;
+      os.precision(2);
+      os << std::fixed << "cgc-run: compiling " << o.model << ": " << stage << " ("
+         << seconds(std::chrono::steady_clock::now() - start) << " s)";
+      progress.line(os.str());
+    };
+    std::string error;
+    if (!compileOnnx(o.model, co, compiled, error))
+      fail(kFailure, o.model + ": " + error);
+    timings.compileSeconds = seconds(std::chrono::steady_clock::now() - start);
+    progress.done();
+    if (!o.saveModel.empty()) {
+      std::ofstream out(o.saveModel, std::ios::binary);
+      out.write(reinterpret_cast<const char *>(compiled.data()), std::streamsize(compiled.size()));
+      if (!out)
+        fail(kFailure, o.saveModel + ": cannot write the compiled model");
+    }
+  } else if (!o.inputShapes.empty() || !o.freezeInputs.empty() || !o.targets.empty()) {
+    fail(kUsage, "--input-shape, --freeze-input and --target apply to .onnx models only");
+  }
+
+  cgc_device_options_t deviceOptions;
+  cgc_device_options_init(&deviceOptions);
+  deviceOptions.driver = o.driver.empty() ? nullptr : o.driver.c_str();
+  deviceOptions.debug_layer = o.debugLayer;
+  deviceOptions.device_threads = o.threads;
+  deviceOptions.compile_threads = o.compileThreads;
+  cgc_device_t *device = nullptr;
+  check(cgc_device_create(&deviceOptions, &device), kFailure, "creating the device");
+
+  struct ProgressState {
+    Progress *progress;
+  } state{&progress};
+  cgc_model_options_t modelOptions = {};
+  modelOptions.progress = [](void *user, uint32_t done, uint32_t total, const char *program) {
+    auto *s = static_cast<ProgressState *>(user);
+    s->progress->transient("cgc-run: compiling partitions " + std::to_string(done) + "/" +
+                           std::to_string(total) + " (" + program + ")");
+  };
+  modelOptions.progress_user_data = &state;
+  cgc_model_t *model = nullptr;
+  auto loadStart = std::chrono::steady_clock::now();
+  cgc_status_t loaded =
+      compiled.empty()
+          ? cgc_model_load_file(device, o.model.c_str(), &modelOptions, &model)
+          : cgc_model_load_memory(device, compiled.data(), compiled.size(), &modelOptions, &model);
+  progress.done();
+  check(loaded, kFailure, compiled.empty() ? "" : o.model);
+  timings.loadSeconds = seconds(std::chrono::steady_clock::now() - loadStart);
+  compiled.clear();
+  compiled.shrink_to_fit();
+
+  size_t numInputs = cgc_model_input_count(model), numOutputs = cgc_model_output_count(model);
+  std::vector<cgc_tensor_info_t> inputInfo(numInputs), outputInfo(numOutputs);
+  std::string inputNames;
+  for (size_t i = 0; i < numInputs; ++i) {
+    check(cgc_model_input_info(model, i, &inputInfo[i]));
+    inputNames += std::string(i ? ", " : "") + inputInfo[i].name;
+  }
+  for (size_t i = 0; i < numOutputs; ++i)
+    check(cgc_model_output_info(model, i, &outputInfo[i]));
+  auto shapeOf = [](const cgc_tensor_info_t &info) {
+    return std::vector<int64_t>(info.shape, info.shape + info.rank);
+  };
+
+  // Inputs: positional files in order, NAME=FILE, NAME=random, a directory.
+  std::vector<std::optional<HostTensor>> inputs(numInputs);
+  std::vector<std::string> sources(numInputs, "random");
+  auto place = [&](size_t index, HostTensor tensor, const std::string &source) {
+    const cgc_tensor_info_t &info = inputInfo[index];
+    std::string what = "input " + std::to_string(index) + " '" + info.name + "' from " + source;
+    reinterpretBfloat16(tensor, info.dtype);
+    if (tensor.dtype != info.dtype || tensor.shape != shapeOf(info))
+      fail(kUsage, what + ": expected " + describe(info.dtype, shapeOf(info)) + ", got " +
+                       describe(tensor.dtype, tensor.shape));
+    if (inputs[index])
+      fail(kUsage, "input " + std::to_string(index) + " '" + info.name + "' is given twice");
+    inputs[index] = std::move(tensor);
+    sources[index] = source;
+  };
+  auto findInput = [&](const std::string &name) -> size_t {
+    size_t index = 0;
+    cgc_status_t s = cgc_model_find_input(model, name.c_str(), &index);
+    check(s, kUsage);
+    return index;
+  };
+  std::vector<std::string> positional;
+  for (const std::string &arg : o.inputs) {
+    size_t eq = arg.find('=');
+    if (eq == std::string::npos || access(arg.c_str(), F_OK) == 0) {
+      positional.push_back(arg);
+      continue;
+    }
+    std::string name = arg.substr(0, eq), value = arg.substr(eq + 1);
+    size_t index = findInput(name);
+    if (value == "random" || value.compare(0, 7, "random:") == 0) {
+      if (inputs[index])
+        fail(kUsage, "input '" + name + "' is given twice");
+      continue; // filled below
+    }
+    HostTensor t;
+    std::string error;
+    if (!readTensorFile(value, t, error))
+      fail(kUsage, error);
+    place(index, std::move(t), value);
+  }
+  if (!o.inputDir.empty())
+    for (const std::string &path : numberedFiles(o.inputDir, "input_"))
+      positional.push_back(path);
+  // Positional files: by the name stored in a .pb when it names an input,
+  // else in input order among the inputs not yet given.
+  std::vector<HostTensor> unnamed;
+  std::vector<std::string> unnamedPaths;
+  for (const std::string &path : positional) {
+    HostTensor t;
+    std::string error;
+    if (!readTensorFile(path, t, error))
+      fail(kUsage, error);
+    size_t index = 0;
+    cgc_status_t s = t.name.empty() ? nullptr : cgc_model_find_input(model, t.name.c_str(), &index);
+    if (!t.name.empty() && !s) {
+      place(index, std::move(t), path);
+    } else {
+      cgc_status_free(s);
+      unnamed.push_back(std::move(t));
+      unnamedPaths.push_back(path);
+    }
+  }
+  size_t next = 0;
+  for (size_t k = 0; k < unnamed.size(); ++k) {
+    while (next < numInputs && inputs[next])
+      ++next;
+    if (next >= numInputs)
+      fail(kUsage, "too many inputs: the model has " + std::to_string(numInputs) + " (" +
+                       inputNames + "), " + unnamedPaths[k] + " is one more");
+    place(next, std::move(unnamed[k]), unnamedPaths[k]);
+  }
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (inputs[i])
+      continue;
+    HostTensor t;
+    t.dtype = inputInfo[i].dtype;
+    t.shape = shapeOf(inputInfo[i]);
+    fillRandom(t, o.seed * 1000003 + i);
+    inputs[i] = std::move(t);
+  }
+
+  // Expected outputs.
+  std::vector<std::string> expectedPaths = o.compare;
+  if (!o.expectedDir.empty()) {
+    auto found = numberedFiles(o.expectedDir, "output_");
+    expectedPaths.insert(expectedPaths.end(), found.begin(), found.end());
+  }
+  std::vector<std::optional<HostTensor>> expected(numOutputs);
+  std::vector<std::string> expectedSource(numOutputs);
+  {
+    size_t position = 0;
+    for (const std::string &arg : expectedPaths) {
+      std::string path = arg;
+      std::optional<size_t> index;
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos && access(arg.c_str(), F_OK) != 0) {
+        size_t k = 0;
+        check(cgc_model_find_output(model, arg.substr(0, eq).c_str(), &k), kUsage);
+        index = k;
+        path = arg.substr(eq + 1);
+      }
+      HostTensor t;
+      std::string error;
+      if (!readTensorFile(path, t, error))
+        fail(kUsage, error);
+      if (!index && !t.name.empty()) {
+        size_t k = 0;
+        cgc_status_t s = cgc_model_find_output(model, t.name.c_str(), &k);
+        if (!s)
+          index = k;
+        cgc_status_free(s);
+      }
+      if (!index) {
+        while (position < numOutputs && expected[position])
+          ++position;
+        index = position;
+      }
+      if (*index >= numOutputs)
+        fail(kUsage, "more expected outputs than the model's " + std::to_string(numOutputs) +
+                         ": " + path);
+      reinterpretBfloat16(t, outputInfo[*index].dtype);
+      expected[*index] = std::move(t);
+      expectedSource[*index] = path;
+    }
+  }
+
+  // Run.
+  cgc_context_t *context = nullptr;
+  check(cgc_context_create(model, nullptr, &context));
+  for (size_t i = 0; i < numInputs; ++i)
+    check(cgc_context_set_input_data(context, i, inputs[i]->data.data(), inputs[i]->data.size()),
+          kUsage);
+  int total = o.benchmark ? o.warmup + o.runs : 1;
+  for (int r = 0; r < total; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    check(cgc_context_run(context), kFailure, o.model);
+    double s = seconds(std::chrono::steady_clock::now() - start);
+    if (!o.benchmark || r >= o.warmup)
+      timings.runSeconds.push_back(s);
+    if (o.benchmark)
+      progress.transient("cgc-run: run " + std::to_string(r + 1) + "/" + std::to_string(total));
+  }
+  progress.done();
+
+  std::vector<HostTensor> outputs(numOutputs);
+  for (size_t i = 0; i < numOutputs; ++i) {
+    outputs[i].name = outputInfo[i].name;
+    outputs[i].dtype = outputInfo[i].dtype;
+    outputs[i].shape = shapeOf(outputInfo[i]);
+    outputs[i].data.resize(outputInfo[i].bytes);
+    check(cgc_context_get_output_data(context, i, outputs[i].data.data(), outputs[i].data.size()));
+  }
+
+  // Report.
+  int exitCode = kOk;
+  std::ostringstream json;
+  json << "{\"model\": \"" << o.model << "\", \"outputs\": [";
+  for (size_t i = 0; i < numOutputs; ++i) {
+    const HostTensor &out = outputs[i];
+    if (!o.quiet)
+      std::printf("output %zu '%s': %s\n", i, out.name.c_str(),
+                  summarize(out, o.printValues).c_str());
+    if (!o.outputDir.empty()) {
+      mkdir(o.outputDir.c_str(), 0755);
+      std::string path = o.outputDir + "/" + fileNameOf(out.name) + ".npy";
+      std::string error;
+      if (!writeNpy(path, out, error))
+        fail(kFailure, error);
+    }
+    json << (i ? ", " : "") << "{\"name\": \"" << out.name << "\"";
+    if (expected[i]) {
+      Comparison c = compare(out, *expected[i], o.rtol, o.atol);
+      json << ", \"matches\": " << (c.matches ? "true" : "false")
+           << ", \"max_abs_error\": " << (std::isfinite(c.maxAbsError) ? c.maxAbsError : 1e300)
+           << ", \"max_rel_error\": " << (std::isfinite(c.maxRelError) ? c.maxRelError : 1e300)
+           << ", \"mismatches\": " << c.mismatches;
+      char line[512];
+      if (!c.error.empty()) {
+        std::snprintf(line, sizeof(line), "MISMATCH output %zu '%s' vs %s: %s\n", i,
+                      out.name.c_str(), expectedSource[i].c_str(), c.error.c_str());
+      } else if (c.matches) {
+        std::snprintf(line, sizeof(line),
+                      "match    output %zu '%s' vs %s: max abs error %.3g, max rel error %.3g "
+                      "(rtol %g, atol %g)\n",
+                      i, out.name.c_str(), expectedSource[i].c_str(), c.maxAbsError,
+                      c.maxRelError, o.rtol, o.atol);
+      } else {
+        std::snprintf(line, sizeof(line),
+                      "MISMATCH output %zu '%s' vs %s: %lld of %lld elements differ; max abs "
+                      "error %.3g, max rel error %.3g (rtol %g, atol %g); first at %s: got %.9g, "
+                      "expected %.9g\n",
+                      i, out.name.c_str(), expectedSource[i].c_str(), (long long)c.mismatches,
+                      (long long)out.elements(), c.maxAbsError, c.maxRelError, o.rtol, o.atol,
+                      indexString(c.firstMismatch, out.shape).c_str(), c.got, c.want);
+      }
+      std::fputs(line, c.matches ? stdout : stderr);
+      if (!c.matches)
+        exitCode = kMismatch;
+    }
+    json << "}";
+  }
+  json << "]";
+
+  std::vector<double> sorted = timings.runSeconds;
+  std::sort(sorted.begin(), sorted.end());
+  auto pct = [&](double p) {
+    return sorted.empty() ? 0.0
+                          : sorted[std::min(sorted.size() - 1,
+                                            p <= 0 ? size_t(0)
+                                                   : size_t(std::ceil(p * double(sorted.size()))) - 1)];
+  };
+  cgc_model_stats_t stats;
+  cgc_model_stats(model, &stats);
+  if (!o.quiet) {
+    std::printf("timing: %scompile partitions + load %.1f ms (%u MLIR programs, %u kernel "
+                "programs, %u dispatches, %u barriers; scratch %.2f MiB, constants %.2f MiB%s)\n",
+                isOnnx ? ("onnx -> compiled model " + std::to_string(int(timings.compileSeconds * 1000)) + " ms, ").c_str() : "",
+                timings.loadSeconds * 1000, stats.mlir_programs, stats.kernel_programs,
+                stats.dispatches, stats.barriers, double(stats.scratch_bytes) / (1 << 20),
+                double(stats.constants_bytes) / (1 << 20),
+                stats.constants_in_place ? ", mapped in place" : "");
+    if (!o.benchmark)
+      std::printf("timing: run %.3f ms\n", pct(0) * 1000);
+  }
+  if (o.benchmark) // asked for: printed even with --quiet
+    std::printf("benchmark: %zu runs after %d warm-up: min %.3f ms, median %.3f ms, p90 %.3f "
+                "ms, mean %.3f ms\n",
+                sorted.size(), o.warmup, pct(0) * 1000, pct(0.5) * 1000, pct(0.9) * 1000,
+                sorted.empty() ? 0.0
+                               : 1000 * std::accumulate(sorted.begin(), sorted.end(), 0.0) /
+                                     double(sorted.size()));
+  json << ", \"compile_ms\": " << timings.compileSeconds * 1000
+       << ", \"load_ms\": " << timings.loadSeconds * 1000 << ", \"runs_ms\": [";
+  for (size_t i = 0; i < timings.runSeconds.size(); ++i)
+    json << (i ? ", " : "") << timings.runSeconds[i] * 1000;
+  json << "], \"min_ms\": " << pct(0) * 1000 << ", \"median_ms\": " << pct(0.5) * 1000
+       << ", \"p90_ms\": " << pct(0.9) * 1000 << "}\n";
+  if (!o.reportJson.empty()) {
+    std::ofstream out(o.reportJson);
+    out << json.str();
+  }
+
+  cgc_context_release(context);
+  cgc_model_release(model);
+  cgc_device_release(device);
+  return exitCode;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  CLI::App app{"cgc-run: run or benchmark a compiled model (.cgc), or an ONNX model compiled on "
+               "the fly.\n\nINPUT: FILE (.npy or ONNX TensorProto .pb, in input order), "
+               "NAME=FILE or NAME=random. Inputs not given are random."};
+  app.add_option("model", o.model, "The compiled model (.cgc) or ONNX model (.onnx)")->required();
+  app.add_option("inputs", o.inputs, "Inputs: FILE, NAME=FILE or NAME=random");
+  app.add_option("--input-dir", o.inputDir, "Read DIR/input_N.pb (ONNX test data layout)");
+  app.add_option("--output-dir", o.outputDir, "Write each output to DIR/NAME.npy");
+  app.add_option("--compare", o.compare,
+                 "Expected outputs (.npy or .pb; FILE in output order or NAME=FILE)");
+  app.add_option("--expected-dir", o.expectedDir, "Expected outputs DIR/output_N.pb");
+  app.add_option("--rtol", o.rtol, "Relative tolerance of --compare")->default_str("1e-4");
+  app.add_option("--atol", o.atol, "Absolute tolerance of --compare")->default_str("1e-5");
+  app.add_flag("--benchmark", o.benchmark, "Time --warmup then --runs runs");
+  app.add_option("--warmup", o.warmup, "Warm-up runs of --benchmark")->default_str("3")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--runs", o.runs, "Timed runs of --benchmark")->default_str("20")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--threads", o.threads, "Worker threads of the device (0: one per core)");
+  app.add_option("--compile-threads", o.compileThreads,
+                 "Threads compiling partitions at load (0: one per core)");
+  app.add_option("--driver", o.driver, "D3D12 driver name or path (default: reference)");
+  app.add_flag("--debug-layer", o.debugLayer, "Validate every dispatch with the debug layer");
+  app.add_option("--seed", o.seed, "Seed of random inputs")->default_str("1");
+  app.add_option("--input-shape", o.inputShapes,
+                 "(.onnx) NAME=D0xD1x... for inputs with symbolic dimensions");
+  app.add_option("--freeze-input", o.freezeInputs,
+                 "(.onnx) NAME=FILE.pb: compile the input as a constant");
+  app.add_option("--target", o.targets, "(.onnx) compilation targets in priority order")
+      ->delimiter(',');
+  app.add_option("--save-model", o.saveModel, "(.onnx) also write the compiled model here");
+  app.add_option("--report-json", o.reportJson, "Write timings and comparisons as JSON");
+  app.add_option("--print-values", o.printValues, "Values shown per output")->default_str("5");
+  app.add_flag("-q,--quiet", o.quiet, "Print only mismatches and errors");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kUsage;
+  }
+  try {
+    return runMain(o);
+  } catch (const Failure &f) {
+    std::fprintf(stderr, "cgc-run: error: %s\n", f.message.c_str());
+    return f.code;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "cgc-run: error: %s\n", e.what());
+    return kFailure;
+  }
+}
