@@ -23,7 +23,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
-#include <deque>
+#include <queue>
 
 using namespace mlir;
 
@@ -500,20 +500,39 @@ ModelLoader::checkGraphStructure(onnx::GraphProto &graph,
       ++pending[i];
       users[it->second].push_back(i);
     }
+  // The lowest-numbered ready node first: a sorted graph keeps its order.
   std::vector<int> order;
-  std::deque<int> ready;
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
   for (int i = 0; i < count; ++i)
     if (pending[i] == 0)
-      ready.push_back(i);
+      ready.push(i);
   while (!ready.empty()) {
-    int i = ready.front();
-    ready.pop_front();
+    int i = ready.top();
+    ready.pop();
     order.push_back(i);
     for (int user : users[i])
       if (--pending[user] == 0)
-        ready.push_back(user);
+        ready.push(user);
   }
   if (static_cast<int>(order.size()) != count) {
+    // Peel the nodes that only hang below a cycle: what stays is on one.
+    std::vector<bool> left(count);
+    for (int i = 0; i < count; ++i)
+      left[i] = pending[i] != 0;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (int i = 0; i < count; ++i) {
+        if (!left[i])
+          continue;
+        bool feedsCycle = llvm::any_of(users[i], [&](int u) { return left[u]; });
+        if (!feedsCycle) {
+          left[i] = false;
+          changed = true;
+        }
+      }
+    }
+    for (int i = 0; i < count; ++i)
+      pending[i] = left[i] ? pending[i] : 0;
     InFlightDiagnostic diag = error();
     diag << "the graph has a cycle: ";
     int listed = 0;
@@ -834,10 +853,29 @@ LogicalResult ModelLoader::bindInputs() {
 
 LogicalResult ModelLoader::inferShapes() {
   std::string message = onnx_glue::inferShapes(model);
-  if (!message.empty())
-    return error() << "ONNX shape inference failed: "
-                   << StringRef(message).trim();
-  return success();
+  if (message.empty())
+    return success();
+  // libonnx names the node as "(op_type:Add, node name: add): <error>";
+  // report at that node when there is one.
+  StringRef text = StringRef(message).trim();
+  size_t at = text.find("(op_type:");
+  if (at != StringRef::npos) {
+    StringRef rest = text.substr(at + strlen("(op_type:"));
+    auto [where, detail] = rest.split("): ");
+    auto [opType, name] = where.split(", node name: ");
+    if (!opType.empty() && !detail.empty()) {
+      std::string label = name.str();
+      if (label.empty())
+        for (const onnx::NodeProto &node : model.graph().node())
+          if (node.op_type() == opType && node.name().empty()) {
+            label = nodeLabel(node);
+            break;
+          }
+      return emitError(getONNXNodeLoc(context, label, opType, path))
+             << "ONNX shape inference failed: " << detail.trim();
+    }
+  }
+  return error() << "ONNX shape inference failed: " << text;
 }
 
 } // namespace
