@@ -4,6 +4,7 @@
 
 #include "compiler/Targets/Fallback/FallbackTarget.h"
 #include "compiler/Targets/File/FileTarget.h"
+#include "compiler/Targets/Reference/ReferenceTarget.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -61,6 +62,14 @@ void registerBuiltinTargets() {
             return std::nullopt;
           }
           return createFileTarget(argument, error);
+        });
+    registerTargetKind(
+        kReferenceTargetName,
+        "the reference CPU driver's compiler side (reference:FILE.mlir "
+        "replaces its built-in patterns, as CGC_REFERENCE_PATTERNS does)",
+        [](llvm::StringRef argument,
+           std::string &error) -> std::optional<TargetHandle> {
+          return createReferenceTarget(argument, error);
         });
   });
 }

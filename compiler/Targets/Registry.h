@@ -5,8 +5,10 @@
 //
 //   fallback               the target of last resort (always appended last)
 //   patterns:FILE.mlir     a target whose patterns come from a file
+//   reference[:FILE.mlir]  the reference CPU driver's compiler side
+//                          (compiler/Targets/Reference)
 //
-// Other targets (reference, device-backed ones) register a kind with
+// Other targets (device-backed ones) register a kind with
 // registerTargetKind.
 //
 //===----------------------------------------------------------------------===//
@@ -35,7 +37,7 @@ using TargetFactory = std::function<std::optional<TargetHandle>(
 void registerTargetKind(llvm::StringRef kind, llvm::StringRef description,
                         TargetFactory factory);
 
-/// Registers `fallback` and `patterns`. Idempotent.
+/// Registers `fallback`, `patterns` and `reference`. Idempotent.
 void registerBuiltinTargets();
 
 /// Resolves one `--target` value. Targets are created once per value and

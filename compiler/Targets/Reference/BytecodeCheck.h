@@ -1,0 +1,42 @@
+//===- BytecodeCheck.h - Structural check of MLIR bytecode ------*- C++ -*-===//
+//
+// The driver's JIT reads Partition IR bytecode that comes from outside the
+// driver. MLIR 22's bytecode reader trusts several counts in its input: an
+// attribute/type offset group that claims more entries than the section
+// declared writes past the end of a vector (heap corruption), and counts of
+// strings, dialects, op names, values, results or operands are used to size
+// allocations before any byte backs them (a corrupted count is a huge
+// allocation, i.e. an abort). Neither is an error message.
+//
+// checkBytecodeStructure walks the bytecode's structure the way the reader
+// does (header, sections, string/dialect/attribute-type-offset/properties
+// tables, the IR section's regions, blocks and ops, nested isolated-region
+// sections) without interpreting any of it, and rejects every count that
+// the remaining bytes cannot back. What passes is then safe to hand to the
+// reader, which checks the rest (indices, types, verification) itself.
+//
+// No MLIR here: bytes in, a message out.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_COMPILER_TARGETS_REFERENCE_BYTECODECHECK_H
+#define CGC_COMPILER_TARGETS_REFERENCE_BYTECODECHECK_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace cgc::reference {
+
+/// The bytecode versions the check understands (those MLIR 22 writes and
+/// reads with the native properties encoding).
+constexpr uint64_t kMinCheckedBytecodeVersion = 5;
+constexpr uint64_t kMaxCheckedBytecodeVersion = 6;
+
+/// True if `data` is structurally sound MLIR bytecode; otherwise false with
+/// `error` saying what is wrong and at which byte offset.
+bool checkBytecodeStructure(const void *data, size_t size, std::string &error);
+
+} // namespace cgc::reference
+
+#endif // CGC_COMPILER_TARGETS_REFERENCE_BYTECODECHECK_H

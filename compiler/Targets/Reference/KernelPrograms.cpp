@@ -1,0 +1,307 @@
+//===- KernelPrograms.cpp - The reference target's kernel programs --------===//
+
+#include "compiler/Targets/Reference/KernelPrograms.h"
+
+#if CGC_REFERENCE_HAVE_KERNELS
+#include "kernels.h"
+#endif
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace cgc::reference {
+
+namespace {
+
+bool isAnchor(const std::string &op) {
+  return op == "cgc_op.convolution" || op == "cgc_op.matmul" ||
+         op == "cgc_op.gemm";
+}
+
+bool overlaps(const KernelOperand &a, const KernelOperand &b) {
+  if (a.storage != b.storage || a.index != b.index)
+    return false;
+  uint64_t aEnd = a.offset + a.byteSpan(), bEnd = b.offset + b.byteSpan();
+  return a.offset < bEnd && b.offset < aEnd;
+}
+
+/// True if any input of any kernel other than (`except`, input 0) reads
+/// bytes of `value` (the driver's rule, program.cpp).
+bool readElsewhere(const KernelProgram &program, const KernelOperand &value,
+                   size_t except) {
+  for (size_t k = 0; k < program.kernels.size(); ++k)
+    for (size_t i = 0; i < program.kernels[k].inputs.size(); ++i) {
+      if (k == except && i == 0)
+        continue;
+      const auto &in = program.kernels[k].inputs[i];
+      if (in && overlaps(*in, value))
+        return true;
+    }
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Commutative operands
+//===----------------------------------------------------------------------===//
+
+unsigned swapCommutativeOperands(KernelProgram &program) {
+  unsigned swapped = 0;
+  for (size_t j = 1; j < program.kernels.size(); ++j) {
+    KernelDesc &k = program.kernels[j];
+    // Exactly commutative, NaNs included (max/min are not in every
+    // implementation).
+    if ((k.op != "cgc_op.add" && k.op != "cgc_op.mul") ||
+        k.inputs.size() != 2 || !k.inputs[0] || !k.inputs[1] ||
+        k.outputs.size() != 1)
+      continue;
+    const KernelDesc &previous = program.kernels[j - 1];
+    if (previous.outputs.size() != 1)
+      continue;
+    const KernelOperand &running = previous.outputs[0];
+    if (running.storage != KernelOperand::Storage::Temporary ||
+        !(*k.inputs[1] == running) || *k.inputs[0] == running ||
+        running.shape != k.outputs[0].shape)
+      continue;
+    std::swap(k.inputs[0], k.inputs[1]);
+    ++swapped;
+  }
+  return swapped;
+}
+
+//===----------------------------------------------------------------------===//
+// Transposes into matrix products
+//===----------------------------------------------------------------------===//
+
+bool isPermutation(const std::vector<int64_t> &perm, size_t rank) {
+  if (perm.size() != rank)
+    return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p])
+      return false;
+    seen[p] = true;
+  }
+  return true;
+}
+
+unsigned foldTransposes(KernelProgram &program) {
+  std::vector<bool> removed(program.kernels.size(), false);
+  unsigned folded = 0;
+  for (size_t t = 0; t < program.kernels.size(); ++t) {
+    const KernelDesc &transpose = program.kernels[t];
+    if (transpose.op != "cgc_op.transpose" || transpose.inputs.size() != 1 ||
+        !transpose.inputs[0] || transpose.outputs.size() != 1)
+      continue;
+    const KernelOperand &source = *transpose.inputs[0];
+    const KernelOperand &result = transpose.outputs[0];
+    if (result.storage != KernelOperand::Storage::Temporary ||
+        !result.isContiguous() || source.dtype != result.dtype)
+      continue;
+    std::vector<int64_t> perm = transpose.getInts("perm");
+    size_t rank = source.shape.size();
+    if (!isPermutation(perm, rank) || result.shape.size() != rank)
+      continue;
+    KernelOperand view = source;
+    std::vector<int64_t> strides = source.effectiveStrides();
+    view.strides.assign(rank, 0);
+    bool shapeMatches = true;
+    for (size_t d = 0; d < rank; ++d) {
+      view.shape[d] = source.shape[perm[d]];
+      view.strides[d] = strides[perm[d]];
+      shapeMatches &= view.shape[d] == result.shape[d];
+    }
+    if (!shapeMatches)
+      continue;
+
+    // The one reader: input 0 or 1 of a later matmul/gemm, reading exactly
+    // the transposed value. Nothing else reads or writes the temporary.
+    size_t reader = 0, slot = 0, readers = 0;
+    bool ok = true;
+    for (size_t k = 0; k < program.kernels.size() && ok; ++k) {
+      if (removed[k])
+        continue;
+      const KernelDesc &desc = program.kernels[k];
+      for (size_t i = 0; i < desc.inputs.size(); ++i)
+        if (desc.inputs[i] && overlaps(*desc.inputs[i], result)) {
+          ++readers;
+          reader = k;
+          slot = i;
+          ok &= *desc.inputs[i] == result;
+        }
+      if (k != t)
+        for (const KernelOperand &out : desc.outputs)
+          ok &= !overlaps(out, result);
+    }
+    if (!ok || readers != 1 || reader <= t || slot > 1 ||
+        (program.kernels[reader].op != "cgc_op.matmul" &&
+         program.kernels[reader].op != "cgc_op.gemm"))
+      continue;
+    // The source must still hold its bytes when the product reads them.
+    for (size_t k = t + 1; k <= reader && ok; ++k)
+      for (const KernelOperand &out : program.kernels[k].outputs)
+        ok &= !overlaps(out, source);
+    if (!ok)
+      continue;
+
+    program.kernels[reader].inputs[slot] = view;
+    removed[t] = true;
+    ++folded;
+  }
+  if (folded) {
+    std::vector<KernelDesc> kept;
+    kept.reserve(program.kernels.size() - folded);
+    for (size_t k = 0; k < program.kernels.size(); ++k)
+      if (!removed[k])
+        kept.push_back(std::move(program.kernels[k]));
+    program.kernels = std::move(kept);
+  }
+  return folded;
+}
+
+//===----------------------------------------------------------------------===//
+// Unused temporaries
+//===----------------------------------------------------------------------===//
+
+unsigned dropUnusedTemporaries(KernelProgram &program) {
+  std::vector<bool> used(program.temporaries.size(), false);
+  auto mark = [&](const KernelOperand &o) {
+    if (o.storage == KernelOperand::Storage::Temporary &&
+        o.index < used.size())
+      used[o.index] = true;
+  };
+  for (const KernelDesc &k : program.kernels) {
+    for (const auto &in : k.inputs)
+      if (in)
+        mark(*in);
+    for (const KernelOperand &out : k.outputs)
+      mark(out);
+  }
+  std::vector<uint32_t> renumbered(program.temporaries.size(), 0);
+  std::vector<KernelProgram::Temporary> kept;
+  for (size_t i = 0; i < program.temporaries.size(); ++i)
+    if (used[i]) {
+      renumbered[i] = kept.size();
+      kept.push_back(program.temporaries[i]);
+    }
+  unsigned dropped = program.temporaries.size() - kept.size();
+  if (!dropped)
+    return 0;
+  auto remap = [&](KernelOperand &o) {
+    if (o.storage == KernelOperand::Storage::Temporary)
+      o.index = renumbered[o.index];
+  };
+  for (KernelDesc &k : program.kernels) {
+    for (auto &in : k.inputs)
+      if (in)
+        remap(*in);
+    for (KernelOperand &out : k.outputs)
+      remap(out);
+  }
+  program.temporaries = std::move(kept);
+  return dropped;
+}
+
+} // namespace
+
+RewriteStats optimizeKernelProgram(KernelProgram &program) {
+  RewriteStats stats;
+  stats.swappedOperands = swapCommutativeOperands(program);
+  stats.foldedTransposes = foldTransposes(program);
+  stats.droppedTemporaries = dropUnusedTemporaries(program);
+  return stats;
+}
+
+std::vector<FusionCandidate> findFusionCandidates(const KernelProgram &program) {
+  std::vector<FusionCandidate> candidates;
+  const auto &kernels = program.kernels;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const KernelDesc &desc = kernels[k];
+    if (!isAnchor(desc.op) || desc.outputs.size() != 1)
+      continue;
+    FusionCandidate candidate;
+    candidate.anchor = k;
+    KernelOperand current = desc.outputs[0];
+    for (size_t j = k + 1; j < kernels.size(); ++j) {
+      const KernelDesc &next = kernels[j];
+      if (current.storage != KernelOperand::Storage::Temporary ||
+          next.outputs.size() != 1 || next.inputs.empty() || !next.inputs[0] ||
+          !(*next.inputs[0] == current) ||
+          next.outputs[0].shape != desc.outputs[0].shape ||
+          readElsewhere(program, current, j))
+        break;
+      candidate.chain.push_back(j);
+      current = next.outputs[0];
+    }
+    candidates.push_back(std::move(candidate));
+  }
+  return candidates;
+}
+
+bool haveKernelLibrary() { return CGC_REFERENCE_HAVE_KERNELS != 0; }
+
+KernelCheck checkKernelProgram(const KernelProgram &program) {
+  KernelCheck check;
+#if !CGC_REFERENCE_HAVE_KERNELS
+  check.reason = "this build's reference kernel library "
+                 "(runtime/drivers/reference/kernels) has no kernels, so the "
+                 "reference driver runs nothing";
+  (void)program;
+  return check;
+#else
+  std::string why;
+  if (!program.validate(why)) {
+    check.reason = "invalid kernel program: " + why;
+    return check;
+  }
+  std::map<size_t, std::vector<size_t>> chains;
+  for (FusionCandidate &c : findFusionCandidates(program))
+    chains[c.anchor] = std::move(c.chain);
+
+  const auto &kernels = program.kernels;
+  auto name = [&](size_t k) {
+    return "kernel " + std::to_string(k) + " (" + kernels[k].op + ")";
+  };
+  for (size_t k = 0; k < kernels.size();) {
+    auto candidate = chains.find(k);
+    if (candidate != chains.end() && !candidate->second.empty()) {
+      // As the driver does: the whole chain, then shorter ones.
+      std::vector<KernelDesc> epilogue;
+      for (size_t j : candidate->second)
+        epilogue.push_back(kernels[j]);
+      std::string firstOpReason;
+      bool fused = false;
+      while (!epilogue.empty()) {
+        std::string reason;
+        std::unique_ptr<ref::Kernel> kernel =
+            ref::createFusedKernel(kernels[k], epilogue, reason);
+        if (kernel) {
+          fused = true;
+          break;
+        }
+        if (epilogue.size() == 1)
+          firstOpReason = reason;
+        epilogue.pop_back();
+      }
+      if (!fused) {
+        check.reason = name(k) + " does not fuse with " +
+                       kernels[k + 1].op + " after it: " + firstOpReason;
+        return check;
+      }
+      check.fusedKernels += epilogue.size();
+      k += epilogue.size() + 1;
+      continue;
+    }
+    std::unique_ptr<ref::Kernel> kernel = ref::createKernel(kernels[k], why);
+    if (!kernel) {
+      check.reason = name(k) + ": " + why;
+      return check;
+    }
+    ++k;
+  }
+  check.ok = true;
+  return check;
+#endif
+}
+
+} // namespace cgc::reference

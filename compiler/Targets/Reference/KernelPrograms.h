@@ -1,0 +1,85 @@
+//===- KernelPrograms.h - The reference target's kernel programs -*- C++ -*-===//
+//
+// What the reference target does to a kernel program (cgc/kernel_program.h)
+// after the generic lowering (compiler/Targets/Common/KernelLowering.h) and
+// before the driver fuses and runs it, and the check its specialization
+// answers rest on.
+//
+// No MLIR here: these work on kernel programs only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_COMPILER_TARGETS_REFERENCE_KERNELPROGRAMS_H
+#define CGC_COMPILER_TARGETS_REFERENCE_KERNELPROGRAMS_H
+
+#include "cgc/kernel_program.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace cgc::reference {
+
+struct RewriteStats {
+  /// add/mul kernels whose operands were swapped so that the running value
+  /// of an epilogue is their input 0.
+  unsigned swappedOperands = 0;
+  /// transpose kernels folded into the strides of a matmul/gemm operand.
+  unsigned foldedTransposes = 0;
+  /// temporaries no kernel uses any more, dropped.
+  unsigned droppedTemporaries = 0;
+};
+
+/// Rewrites `program` (a valid one) into an equivalent program that the
+/// reference driver runs faster:
+///
+/// - `cgc_op.add` / `cgc_op.mul` whose second operand is the previous
+///   kernel's result (a temporary) and whose first is not get their operands
+///   swapped: the driver fuses an epilogue op only when the running value is
+///   its input 0 (`add(residual, relu(conv(x)))` as written by many
+///   exporters). Both ops are commutative, broadcasting included.
+/// - A `cgc_op.transpose` whose result (a temporary) is read by nothing but
+///   input 0 or 1 of one later `cgc_op.matmul` / `cgc_op.gemm` is removed and
+///   that input becomes a strided view of the transpose's input, provided no
+///   kernel in between writes bytes of that input.
+/// - Temporaries left unused are dropped (and the rest renumbered).
+RewriteStats optimizeKernelProgram(KernelProgram &program);
+
+/// One unit of execution in the reference driver: a kernel, or an anchor
+/// (convolution, matmul, gemm) with the elementwise kernels it absorbs.
+struct FusionCandidate {
+  size_t anchor = 0;
+  /// The longest run of kernels after the anchor that the driver would try
+  /// to fuse (empty: the anchor runs alone).
+  std::vector<size_t> chain;
+};
+
+/// The anchors of `program` and the chains the reference driver tries to
+/// fuse with them, under the driver's rules (runtime/drivers/reference/
+/// program.cpp, CompiledProgram::create): the next kernel takes the current
+/// result, a temporary nobody else reads, as input 0 and keeps the anchor's
+/// shape.
+std::vector<FusionCandidate> findFusionCandidates(const KernelProgram &program);
+
+struct KernelCheck {
+  bool ok = false;
+  /// Why not, naming the kernel and op.
+  std::string reason;
+  /// Kernels the driver will run inside an anchor's fused kernel.
+  size_t fusedKernels = 0;
+};
+
+/// Asks the reference driver's kernel library whether it can run `program`
+/// well: every kernel outside a fusion can be created, and every anchor that
+/// has an epilogue chain fuses with at least its first op (it then runs the
+/// longest prefix that fuses, as the driver does; the rest alone). Kernels
+/// are really created (oneDNN primitives included) and discarded.
+KernelCheck checkKernelProgram(const KernelProgram &program);
+
+/// False in a build whose kernel library has no kernels yet (every check
+/// then fails, saying so).
+bool haveKernelLibrary();
+
+} // namespace cgc::reference
+
+#endif // CGC_COMPILER_TARGETS_REFERENCE_KERNELPROGRAMS_H

@@ -1,0 +1,52 @@
+// The reference CPU driver's built-in declaration: its answer to
+// CGC_SUBGRAPH_DECLARATION_REQUEST unless CGC_REFERENCE_PATTERNS names a
+// patterns file (docs/reference-target.md). Embedded into the library at
+// build time, so this file is exactly what the driver declares.
+//
+// Only fusions the driver runs better as a unit than layer by layer are
+// declared; everything else goes to the fallback target. The measurements
+// behind each pattern are in docs/reference-target.md.
+cgc.module @reference {
+  // Epilogue fusion: a convolution, matrix product or gemm followed by a
+  // chain of the elementwise layers the kernel library applies as oneDNN
+  // post-ops (activations, and add/sub/mul/div/max/min with a residual, a
+  // bias or a per-channel tensor that broadcasts to the result). One pass
+  // over the result instead of one per layer, and no intermediate in memory.
+  // float32/bfloat16 only: other types run on the generic kernels, which do
+  // not fuse. A lone anchor gains nothing here and stays with the fallback.
+  cgc_pattern.pattern @anchorEpilogue attributes {priority = 10 : i64, naming = "ops"} {
+    %m = cgc_pattern.op ["cgc_op.convolution", "cgc_op.matmul", "cgc_op.gemm"] {open, element_types = [!cgc.float32, !cgc.bfloat16]}
+    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%m) {keep_shape, min_length = 1 : i64}
+    cgc_pattern.yield %e
+  }
+
+  // A transpose feeding a matrix product: the driver's JIT folds the
+  // transpose into the product's operand strides (oneDNN's matmul reads
+  // strided operands), so the transposed copy is never written. Attention's
+  // Q.K^T and the head split before it. Any epilogue chain fuses as above.
+  cgc_pattern.pattern @transposedMatMulB attributes {priority = 10 : i64, naming = "ops"} {
+    %a = cgc_pattern.input
+    %x = cgc_pattern.input
+    %t = cgc_pattern.op ["cgc_op.transpose"](%x) {element_types = [!cgc.float32, !cgc.bfloat16]}
+    %m = cgc_pattern.op ["cgc_op.matmul"](%a, %t) {element_types = [!cgc.float32, !cgc.bfloat16]}
+    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%m) {keep_shape}
+    cgc_pattern.yield %e
+  }
+  cgc_pattern.pattern @transposedMatMulA attributes {priority = 10 : i64, naming = "ops"} {
+    %x = cgc_pattern.input
+    %b = cgc_pattern.input
+    %t = cgc_pattern.op ["cgc_op.transpose"](%x) {element_types = [!cgc.float32, !cgc.bfloat16]}
+    %m = cgc_pattern.op ["cgc_op.matmul"](%t, %b) {element_types = [!cgc.float32, !cgc.bfloat16]}
+    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%m) {keep_shape}
+    cgc_pattern.yield %e
+  }
+  cgc_pattern.pattern @transposedMatMulAB attributes {priority = 10 : i64, naming = "ops"} {
+    %x = cgc_pattern.input
+    %y = cgc_pattern.input
+    %ta = cgc_pattern.op ["cgc_op.transpose"](%x) {element_types = [!cgc.float32, !cgc.bfloat16]}
+    %tb = cgc_pattern.op ["cgc_op.transpose"](%y) {element_types = [!cgc.float32, !cgc.bfloat16]}
+    %m = cgc_pattern.op ["cgc_op.matmul"](%ta, %tb) {element_types = [!cgc.float32, !cgc.bfloat16]}
+    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%m) {keep_shape}
+    cgc_pattern.yield %e
+  }
+}

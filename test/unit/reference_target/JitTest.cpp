@@ -1,0 +1,544 @@
+//===- JitTest.cpp - The reference driver's JIT (compilePartition) --------===//
+//
+// compilePartition as the driver calls it: Partition IR bytecode in, kernel
+// program out. Programs are then run with the driver's own executor
+// (runtime/drivers/reference/program.cpp) and compared with naive
+// computations written here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include "compiler/InitAll.h"
+#include "compiler/Targets/Reference/KernelPrograms.h"
+#include "jit.h"
+#include "program.h"
+
+#include "cgc/IR/CGCDialect.h"
+
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+using namespace mlir;
+
+namespace cgc::test {
+namespace {
+
+const ref::JitInterface &jit() { return *ref::getJitInterface(); }
+
+/// MLIR text -> bytecode, optionally claiming `version` for the cgc dialects.
+std::string toBytecode(const std::string &text,
+                       std::optional<IRVersion> version = std::nullopt) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  ParserConfig config(&context);
+  OwningOpRef<Operation *> module = parseSourceString(text, config);
+  EXPECT_TRUE(module) << text;
+  if (!module)
+    return "";
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  BytecodeWriterConfig writerConfig;
+  if (version)
+    for (const char *dialect : {"cgc", "cgc_op"})
+      writerConfig.setDialectVersion(dialect,
+                                     std::make_unique<IRVersion>(*version));
+  EXPECT_TRUE(succeeded(writeBytecodeToFile(module.get(), os, writerConfig)));
+  return bytes;
+}
+
+bool compile(const std::string &bytecode, KernelProgram &program,
+             std::string &error) {
+  return jit().compilePartition(bytecode.data(), bytecode.size(), program,
+                                error);
+}
+
+KernelOperand binding(uint32_t index, std::vector<int64_t> shape,
+                      uint64_t offset = 0) {
+  KernelOperand o;
+  o.dtype = CGC_DTYPE_FLOAT32;
+  o.shape = std::move(shape);
+  o.storage = KernelOperand::Storage::Binding;
+  o.index = index;
+  o.offset = offset;
+  return o;
+}
+
+//===----------------------------------------------------------------------===//
+// Naive references
+//===----------------------------------------------------------------------===//
+
+/// NCHW convolution, 3x3 kernel, padding 1, stride 1, with bias.
+std::vector<float> conv3x3(const std::vector<float> &x, const std::vector<float> &w,
+                           const std::vector<float> &b, int c, int h, int wd) {
+  std::vector<float> out(size_t(c) * h * wd);
+  for (int o = 0; o < c; ++o)
+    for (int y = 0; y < h; ++y)
+      for (int xx = 0; xx < wd; ++xx) {
+        double acc = b[o];
+        for (int i = 0; i < c; ++i)
+          for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+              int yy = y + dy, xs = xx + dx;
+              if (yy < 0 || yy >= h || xs < 0 || xs >= wd)
+                continue;
+              acc += double(x[(i * h + yy) * wd + xs]) *
+                     w[((o * c + i) * 3 + dy + 1) * 3 + dx + 1];
+            }
+        out[(o * h + y) * wd + xx] = float(acc);
+      }
+  return out;
+}
+
+/// Runs `program` with the driver's executor on `buffers` (one per binding).
+void run(const KernelProgram &program, std::vector<std::vector<float>> &buffers) {
+  std::string error;
+  auto compiled = ref::CompiledProgram::create(program, error);
+  ASSERT_TRUE(compiled) << error;
+  std::vector<uint8_t *> bindings;
+  for (auto &b : buffers)
+    bindings.push_back(reinterpret_cast<uint8_t *>(b.data()));
+  ref::ThreadPool pool(2);
+  compiled->run(bindings, pool);
+}
+
+//===----------------------------------------------------------------------===//
+// The spec's partition
+//===----------------------------------------------------------------------===//
+
+TEST(ReferenceJit, SpecPartitionLowersToTwoFusableConvReluAdds) {
+  std::string bytecode = toBytecode(readSourceFile("examples/spec/partition-ir.mlir"));
+  KernelProgram program;
+  std::string error;
+  ASSERT_TRUE(compile(bytecode, program, error)) << error;
+
+  // Bindings: the partition's seven bind points, in order, each as large as
+  // its memref.
+  ASSERT_EQ(program.bindings.size(), 7u);
+  const uint64_t bytes[] = {64, 36, 4, 36, 4, 64, 64};
+  for (size_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(program.bindings[i].name, "bp" + std::to_string(i));
+    EXPECT_EQ(program.bindings[i].bytes, bytes[i]) << i;
+  }
+  // conv(in, w1, b1) -> relu -> add(., in) -> scratch, then the same from
+  // scratch with w2, b2 into output.
+  ASSERT_EQ(program.kernels.size(), 6u);
+  const char *ops[] = {"cgc_op.convolution", "cgc_op.relu", "cgc_op.add"};
+  for (size_t k = 0; k < 6; ++k)
+    EXPECT_EQ(program.kernels[k].op, ops[k % 3]) << k;
+  const KernelDesc &conv1 = program.kernels[0], &add1 = program.kernels[2];
+  const KernelDesc &conv2 = program.kernels[3], &add2 = program.kernels[5];
+  EXPECT_EQ(*conv1.inputs[0], binding(0, {1, 1, 4, 4}));
+  EXPECT_EQ(*conv1.inputs[1], binding(1, {1, 1, 3, 3}));
+  EXPECT_EQ(*conv1.inputs[2], binding(2, {1}));
+  EXPECT_EQ(*add1.inputs[1], binding(0, {1, 1, 4, 4}));
+  EXPECT_EQ(add1.outputs[0], binding(6, {1, 1, 4, 4}));
+  EXPECT_EQ(*conv2.inputs[0], binding(6, {1, 1, 4, 4}));
+  EXPECT_EQ(*conv2.inputs[1], binding(3, {1, 1, 3, 3}));
+  EXPECT_EQ(add2.outputs[0], binding(5, {1, 1, 4, 4}));
+  EXPECT_EQ(conv1.getInts("start_padding"), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(conv1.getInt("groups", 0), 1);
+
+  // Each convolution is an anchor whose relu and add the driver fuses.
+  auto candidates = reference::findFusionCandidates(program);
+  ASSERT_EQ(candidates.size(), 2u);
+  EXPECT_EQ(candidates[0].chain, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(candidates[1].chain, (std::vector<size_t>{4, 5}));
+}
+
+TEST(ReferenceJit, SpecPartitionRunsFused) {
+  if (!reference::haveKernelLibrary())
+    GTEST_SKIP() << "this build's kernel library has no kernels";
+  KernelProgram program;
+  std::string error;
+  ASSERT_TRUE(compile(toBytecode(readSourceFile("examples/spec/partition-ir.mlir")),
+                      program, error))
+      << error;
+  reference::KernelCheck check = reference::checkKernelProgram(program);
+  ASSERT_TRUE(check.ok) << check.reason;
+  EXPECT_EQ(check.fusedKernels, 4u);
+  auto compiled = ref::CompiledProgram::create(program, error);
+  ASSERT_TRUE(compiled) << error;
+  EXPECT_EQ(compiled->fusedCount(), 4u);
+
+  std::vector<std::vector<float>> buffers = {
+      randomFloats(16, 1), randomFloats(9, 2), {0.25f}, randomFloats(9, 3),
+      {-0.5f},             std::vector<float>(16), std::vector<float>(16)};
+  std::vector<std::vector<float>> inputs = buffers;
+  run(program, buffers);
+  auto convReluAdd = [](const std::vector<float> &x, const std::vector<float> &w,
+                        const std::vector<float> &b) {
+    std::vector<float> c = conv3x3(x, w, b, 1, 4, 4);
+    for (size_t i = 0; i < c.size(); ++i)
+      c[i] = std::max(c[i], 0.0f) + x[i];
+    return c;
+  };
+  std::vector<float> expected = convReluAdd(
+      convReluAdd(inputs[0], inputs[1], inputs[2]), inputs[3], inputs[4]);
+  for (size_t i = 0; i < 16; ++i)
+    EXPECT_NEAR(buffers[5][i], expected[i], 1e-4) << i;
+}
+
+//===----------------------------------------------------------------------===//
+// A partition of several subgraphs, with views into scratch
+//===----------------------------------------------------------------------===//
+
+constexpr const char *kMultiSubgraph = R"mlir(
+cgc.module {
+  cgc.subgraph @convReluAdd attributes {origin = "reference", pattern = "anchorEpilogue"} {
+    cgc.functional_definition private @convReluAddFunctional(%x: !cgc.tensor<1x2x5x5x!cgc.float32>, %w: !cgc.tensor<constant 2x2x3x3x!cgc.float32>, %b: !cgc.tensor<constant 2x!cgc.float32>) -> !cgc.tensor<1x2x5x5x!cgc.float32> {
+      %0 = cgc_op.convolution(%x, %w, %b) {start_padding = [1, 1], end_padding = [1, 1], strides = [1, 1], dilations = [1, 1]} : (!cgc.tensor<1x2x5x5x!cgc.float32>, !cgc.tensor<constant 2x2x3x3x!cgc.float32>, !cgc.tensor<constant 2x!cgc.float32>) -> !cgc.tensor<1x2x5x5x!cgc.float32>
+      %1 = cgc_op.relu(%0) : (!cgc.tensor<1x2x5x5x!cgc.float32>) -> !cgc.tensor<1x2x5x5x!cgc.float32>
+      %2 = cgc_op.add(%x, %1) : (!cgc.tensor<1x2x5x5x!cgc.float32>, !cgc.tensor<1x2x5x5x!cgc.float32>) -> !cgc.tensor<1x2x5x5x!cgc.float32>
+      cgc.return %2 : !cgc.tensor<1x2x5x5x!cgc.float32>
+    }
+  }
+  cgc.subgraph @transposeMatmulAddGelu attributes {origin = "reference", pattern = "transposedMatMulB"} {
+    cgc.functional_definition private @transposeMatmulAddGeluFunctional(%a: !cgc.tensor<2x3x4x!cgc.float32>, %k: !cgc.tensor<2x5x4x!cgc.float32>, %bias: !cgc.tensor<constant 5x!cgc.float32>) -> !cgc.tensor<2x3x5x!cgc.float32> {
+      %t = cgc_op.transpose(%k) {perm = [0, 2, 1]} : (!cgc.tensor<2x5x4x!cgc.float32>) -> !cgc.tensor<2x4x5x!cgc.float32>
+      %m = cgc_op.matmul(%a, %t) : (!cgc.tensor<2x3x4x!cgc.float32>, !cgc.tensor<2x4x5x!cgc.float32>) -> !cgc.tensor<2x3x5x!cgc.float32>
+      %s = cgc_op.add(%m, %bias) : (!cgc.tensor<2x3x5x!cgc.float32>, !cgc.tensor<constant 5x!cgc.float32>) -> !cgc.tensor<2x3x5x!cgc.float32>
+      %g = cgc_op.gelu(%s) : (!cgc.tensor<2x3x5x!cgc.float32>) -> !cgc.tensor<2x3x5x!cgc.float32>
+      cgc.return %g : !cgc.tensor<2x3x5x!cgc.float32>
+    }
+  }
+  cgc.subgraph @softmax attributes {origin = "fallback", pattern = "layer"} {
+    cgc.functional_definition private @softmaxFunctional(%y: !cgc.tensor<2x3x5x!cgc.float32>) -> !cgc.tensor<2x3x5x!cgc.float32> {
+      %0 = cgc_op.softmax(%y) {axis = 2 : i64} : (!cgc.tensor<2x3x5x!cgc.float32>) -> !cgc.tensor<2x3x5x!cgc.float32>
+      cgc.return %0 : !cgc.tensor<2x3x5x!cgc.float32>
+    }
+  }
+  cgc.partition @p(%x: !cgc.memref<1x2x5x5x!cgc.float32>,
+                   %w: !cgc.memref<constant 2x2x3x3x!cgc.float32>,
+                   %b: !cgc.memref<constant 2x!cgc.float32>,
+                   %a: !cgc.memref<2x3x4x!cgc.float32>,
+                   %k: !cgc.memref<2x5x4x!cgc.float32>,
+                   %bias: !cgc.memref<constant 5x!cgc.float32>,
+                   %out1: !cgc.memref<1x2x5x5x!cgc.float32>,
+                   %out2: !cgc.memref<2x3x5x!cgc.float32>,
+                   %scratch: !cgc.memref<256x!cgc.int8>) {
+    %v = cgc.view_memref %scratch[64] : !cgc.memref<256x!cgc.int8> to !cgc.memref<2x3x5x!cgc.float32>
+    cgc.invoke @convReluAdd(%x, %w, %b, %out1) : !cgc.memref<1x2x5x5x!cgc.float32>, !cgc.memref<constant 2x2x3x3x!cgc.float32>, !cgc.memref<constant 2x!cgc.float32>, !cgc.memref<1x2x5x5x!cgc.float32>
+    cgc.invoke @transposeMatmulAddGelu(%a, %k, %bias, %v) : !cgc.memref<2x3x4x!cgc.float32>, !cgc.memref<2x5x4x!cgc.float32>, !cgc.memref<constant 5x!cgc.float32>, !cgc.memref<2x3x5x!cgc.float32>
+    cgc.invoke @softmax(%v, %out2) : !cgc.memref<2x3x5x!cgc.float32>, !cgc.memref<2x3x5x!cgc.float32>
+    cgc.return
+  }
+}
+)mlir";
+
+TEST(ReferenceJit, MultiSubgraphPartitionIsRewrittenForTheDriver) {
+  KernelProgram program;
+  std::string error;
+  ASSERT_TRUE(compile(toBytecode(kMultiSubgraph), program, error)) << error;
+  ASSERT_EQ(program.bindings.size(), 9u);
+  EXPECT_EQ(program.bindings[8].bytes, 256u);
+
+  // conv, relu, add | matmul (transpose folded), add, gelu | softmax.
+  std::vector<std::string> ops;
+  for (const KernelDesc &k : program.kernels)
+    ops.push_back(k.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{
+                     "cgc_op.convolution", "cgc_op.relu", "cgc_op.add",
+                     "cgc_op.matmul", "cgc_op.add", "cgc_op.gelu",
+                     "cgc_op.softmax"}));
+  // The residual add's running value (relu's result) is now input 0.
+  const KernelDesc &add = program.kernels[2];
+  EXPECT_EQ(*add.inputs[0], program.kernels[1].outputs[0]);
+  EXPECT_EQ(*add.inputs[1], binding(0, {1, 2, 5, 5}));
+  // The matmul reads the transpose's input through transposed strides.
+  KernelOperand kT = binding(4, {2, 4, 5});
+  kT.strides = {20, 1, 4};
+  EXPECT_EQ(*program.kernels[3].inputs[1], kT);
+  // The gelu writes the scratch view at byte 64 and softmax reads it there.
+  EXPECT_EQ(program.kernels[5].outputs[0], binding(8, {2, 3, 5}, 64));
+  EXPECT_EQ(*program.kernels[6].inputs[0], binding(8, {2, 3, 5}, 64));
+  // Temporaries: conv and relu results, matmul and add results; the
+  // transpose's is gone.
+  EXPECT_EQ(program.temporaries.size(), 4u);
+
+  auto candidates = reference::findFusionCandidates(program);
+  ASSERT_EQ(candidates.size(), 2u);
+  EXPECT_EQ(candidates[0].chain, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(candidates[1].chain, (std::vector<size_t>{4, 5}));
+}
+
+TEST(ReferenceJit, MultiSubgraphPartitionComputesWhatItSays) {
+  if (!reference::haveKernelLibrary())
+    GTEST_SKIP() << "this build's kernel library has no kernels";
+  KernelProgram program;
+  std::string error;
+  ASSERT_TRUE(compile(toBytecode(kMultiSubgraph), program, error)) << error;
+  reference::KernelCheck check = reference::checkKernelProgram(program);
+  ASSERT_TRUE(check.ok) << check.reason;
+  EXPECT_EQ(check.fusedKernels, 4u);
+
+  std::vector<std::vector<float>> buffers = {
+      randomFloats(50, 11), randomFloats(36, 12), randomFloats(2, 13),
+      randomFloats(24, 14), randomFloats(40, 15), randomFloats(5, 16),
+      std::vector<float>(50), std::vector<float>(30), std::vector<float>(64)};
+  auto in = buffers;
+  run(program, buffers);
+
+  std::vector<float> conv = conv3x3(in[0], in[1], in[2], 2, 5, 5);
+  for (size_t i = 0; i < 50; ++i)
+    EXPECT_NEAR(buffers[6][i], in[0][i] + std::max(conv[i], 0.0f), 1e-4) << i;
+
+  // softmax(gelu(a . k^T + bias)) over the last axis.
+  for (int batch = 0; batch < 2; ++batch)
+    for (int m = 0; m < 3; ++m) {
+      double row[5], sum = 0, top = -1e30;
+      for (int n = 0; n < 5; ++n) {
+        double acc = in[5][n];
+        for (int k = 0; k < 4; ++k)
+          acc += double(in[3][(batch * 3 + m) * 4 + k]) *
+                 in[4][(batch * 5 + n) * 4 + k];
+        row[n] = 0.5 * acc * (1.0 + std::erf(acc / std::sqrt(2.0)));
+        top = std::max(top, row[n]);
+      }
+      for (double &v : row)
+        sum += (v = std::exp(v - top));
+      for (int n = 0; n < 5; ++n)
+        EXPECT_NEAR(buffers[7][(batch * 3 + m) * 5 + n], row[n] / sum, 1e-5)
+            << batch << "," << m << "," << n;
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// What the rewrites must leave alone
+//===----------------------------------------------------------------------===//
+
+TEST(ReferenceJit, TransposeWithASecondReaderStays) {
+  // The transposed tensor is also returned: it must be written.
+  const char *text = R"mlir(
+cgc.module {
+  cgc.subgraph @s attributes {origin = "reference", pattern = "x"} {
+    cgc.functional_definition private @f(%a: !cgc.tensor<3x4x!cgc.float32>, %k: !cgc.tensor<5x4x!cgc.float32>) -> (!cgc.tensor<3x5x!cgc.float32>, !cgc.tensor<4x5x!cgc.float32>) {
+      %t = cgc_op.transpose(%k) {perm = [1, 0]} : (!cgc.tensor<5x4x!cgc.float32>) -> !cgc.tensor<4x5x!cgc.float32>
+      %m = cgc_op.matmul(%a, %t) : (!cgc.tensor<3x4x!cgc.float32>, !cgc.tensor<4x5x!cgc.float32>) -> !cgc.tensor<3x5x!cgc.float32>
+      %n = cgc_op.neg(%t) : (!cgc.tensor<4x5x!cgc.float32>) -> !cgc.tensor<4x5x!cgc.float32>
+      cgc.return %m, %n : !cgc.tensor<3x5x!cgc.float32>, !cgc.tensor<4x5x!cgc.float32>
+    }
+  }
+  cgc.partition @p(%a: !cgc.memref<3x4x!cgc.float32>, %k: !cgc.memref<5x4x!cgc.float32>, %m: !cgc.memref<3x5x!cgc.float32>, %n: !cgc.memref<4x5x!cgc.float32>) {
+    cgc.invoke @s(%a, %k, %m, %n) : !cgc.memref<3x4x!cgc.float32>, !cgc.memref<5x4x!cgc.float32>, !cgc.memref<3x5x!cgc.float32>, !cgc.memref<4x5x!cgc.float32>
+    cgc.return
+  }
+}
+)mlir";
+  KernelProgram program;
+  std::string error;
+  ASSERT_TRUE(compile(toBytecode(text), program, error)) << error;
+  ASSERT_EQ(program.kernels.size(), 3u);
+  EXPECT_EQ(program.kernels[0].op, "cgc_op.transpose");
+  EXPECT_TRUE(program.kernels[1].inputs[1]->isContiguous());
+}
+
+TEST(ReferenceJit, SubtractionKeepsItsOperandOrder) {
+  // sub(residual, relu(conv)) is not commutative: no swap, so the driver
+  // fuses conv + relu and runs the subtraction after.
+  const char *text = R"mlir(
+cgc.module {
+  cgc.subgraph @s attributes {origin = "reference", pattern = "x"} {
+    cgc.functional_definition private @f(%x: !cgc.tensor<1x1x4x4x!cgc.float32>, %w: !cgc.tensor<constant 1x1x3x3x!cgc.float32>) -> !cgc.tensor<1x1x4x4x!cgc.float32> {
+      %0 = cgc_op.convolution(%x, %w) {start_padding = [1, 1], end_padding = [1, 1], strides = [1, 1], dilations = [1, 1]} : (!cgc.tensor<1x1x4x4x!cgc.float32>, !cgc.tensor<constant 1x1x3x3x!cgc.float32>) -> !cgc.tensor<1x1x4x4x!cgc.float32>
+      %1 = cgc_op.relu(%0) : (!cgc.tensor<1x1x4x4x!cgc.float32>) -> !cgc.tensor<1x1x4x4x!cgc.float32>
+      %2 = cgc_op.sub(%x, %1) : (!cgc.tensor<1x1x4x4x!cgc.float32>, !cgc.tensor<1x1x4x4x!cgc.float32>) -> !cgc.tensor<1x1x4x4x!cgc.float32>
+      cgc.return %2 : !cgc.tensor<1x1x4x4x!cgc.float32>
+    }
+  }
+  cgc.partition @p(%x: !cgc.memref<1x1x4x4x!cgc.float32>, %w: !cgc.memref<constant 1x1x3x3x!cgc.float32>, %o: !cgc.memref<1x1x4x4x!cgc.float32>) {
+    cgc.invoke @s(%x, %w, %o) : !cgc.memref<1x1x4x4x!cgc.float32>, !cgc.memref<constant 1x1x3x3x!cgc.float32>, !cgc.memref<1x1x4x4x!cgc.float32>
+    cgc.return
+  }
+}
+)mlir";
+  KernelProgram program;
+  std::string error;
+  ASSERT_TRUE(compile(toBytecode(text), program, error)) << error;
+  ASSERT_EQ(program.kernels.size(), 3u);
+  EXPECT_EQ(*program.kernels[2].inputs[0], binding(0, {1, 1, 4, 4}));
+  auto candidates = reference::findFusionCandidates(program);
+  ASSERT_EQ(candidates.size(), 1u);
+  EXPECT_EQ(candidates[0].chain, (std::vector<size_t>{1}));
+  if (!reference::haveKernelLibrary())
+    return;
+  reference::KernelCheck check = reference::checkKernelProgram(program);
+  ASSERT_TRUE(check.ok) << check.reason;
+  EXPECT_EQ(check.fusedKernels, 1u);
+  std::vector<std::vector<float>> buffers = {randomFloats(16, 5), randomFloats(9, 6),
+                                             std::vector<float>(16)};
+  auto in = buffers;
+  run(program, buffers);
+  std::vector<float> conv = conv3x3(in[0], in[1], {0.0f}, 1, 4, 4);
+  for (size_t i = 0; i < 16; ++i)
+    EXPECT_NEAR(buffers[2][i], in[0][i] - std::max(conv[i], 0.0f), 1e-4) << i;
+}
+
+//===----------------------------------------------------------------------===//
+// Bad input: an error that says what is wrong, never a crash
+//===----------------------------------------------------------------------===//
+
+void expectError(const std::string &bytes, const std::string &needle) {
+  KernelProgram program;
+  program.bindings.push_back({"untouched", 1});
+  std::string error;
+  EXPECT_FALSE(compile(bytes, program, error));
+  EXPECT_NE(error.find(needle), std::string::npos) << error;
+  // The program is left as it was.
+  ASSERT_EQ(program.bindings.size(), 1u);
+  EXPECT_EQ(program.bindings[0].name, "untouched");
+}
+
+TEST(ReferenceJit, RejectsWhatIsNotPartitionIRBytecode) {
+  KernelProgram program;
+  std::string error;
+  EXPECT_FALSE(jit().compilePartition(nullptr, 0, program, error));
+  EXPECT_NE(error.find("empty"), std::string::npos) << error;
+  expectError(readSourceFile("examples/spec/partition-ir.mlir"),
+              "not MLIR bytecode");
+  expectError(std::string("\x7f" "ELF\x02\x01\x01", 7), "not MLIR bytecode");
+  expectError(std::string("ML\xefR", 4), "cannot read the Partition IR bytecode");
+}
+
+TEST(ReferenceJit, RejectsTruncatedAndCorruptedBytecode) {
+  std::string good = toBytecode(readSourceFile("examples/spec/partition-ir.mlir"));
+  ASSERT_GT(good.size(), 64u);
+  KernelProgram program;
+  std::string error;
+  // Every truncation fails with a message.
+  for (size_t size = 0; size < good.size(); size += 1) {
+    std::string cut = good.substr(0, size);
+    error.clear();
+    EXPECT_FALSE(compile(cut, program, error)) << size;
+    EXPECT_FALSE(error.empty()) << size;
+  }
+  // Flipped bytes fail or compile to a valid program; they never crash.
+  for (size_t i = 4; i < good.size(); i += 3) {
+    std::string bad = good;
+    bad[i] = char(bad[i] ^ 0x5a);
+    KernelProgram p;
+    error.clear();
+    if (compile(bad, p, error)) {
+      EXPECT_TRUE(p.validate(error)) << i << ": " << error;
+    } else {
+      EXPECT_FALSE(error.empty()) << i;
+    }
+  }
+}
+
+TEST(ReferenceJit, RejectsANewerIRVersion) {
+  std::string bytes = toBytecode(readSourceFile("examples/spec/partition-ir.mlir"),
+                                 IRVersion(IRVersion::current().major + 1, 0, 0));
+  expectError(bytes, "newer");
+}
+
+TEST(ReferenceJit, RejectsModulesThatAreNotOnePartition) {
+  const char *twoPartitions = R"mlir(
+cgc.module {
+  cgc.partition @p(%a: !cgc.memref<4x!cgc.float32>) { cgc.return }
+  cgc.partition @q(%a: !cgc.memref<4x!cgc.float32>) { cgc.return }
+}
+)mlir";
+  expectError(toBytecode(twoPartitions), "exactly one cgc.partition, found 2");
+
+  const char *noPartition = R"mlir(
+cgc.module {
+  cgc.subgraph @relu attributes {origin = "reference"} {
+    cgc.functional_definition private @f(%x: !cgc.tensor<4x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32> {
+      %0 = cgc_op.relu(%x) : (!cgc.tensor<4x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32>
+      cgc.return %0 : !cgc.tensor<4x!cgc.float32>
+    }
+  }
+}
+)mlir";
+  expectError(toBytecode(noPartition), "exactly one cgc.partition, found 0");
+
+  const char *entryPoint = R"mlir(
+cgc.module {
+  cgc.entry_point @main(%x: !cgc.tensor<4x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32> {
+    %0 = cgc_op.relu(%x) : (!cgc.tensor<4x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32>
+    cgc.return %0 : !cgc.tensor<4x!cgc.float32>
+  }
+}
+)mlir";
+  expectError(toBytecode(entryPoint), "holds a 'cgc.entry_point'");
+
+  const char *unreached = R"mlir(
+cgc.module {
+  cgc.subgraph @relu attributes {origin = "reference"} {
+    cgc.functional_definition private @f(%x: !cgc.tensor<4x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32> {
+      %0 = cgc_op.relu(%x) : (!cgc.tensor<4x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32>
+      cgc.return %0 : !cgc.tensor<4x!cgc.float32>
+    }
+  }
+  cgc.partition @p(%a: !cgc.memref<4x!cgc.float32>) { cgc.return }
+}
+)mlir";
+  expectError(toBytecode(unreached),
+              "subgraph '@relu', which partition '@p' does not invoke");
+}
+
+TEST(ReferenceJit, NamesTheOpThatCannotBeLowered) {
+  // A constant inside a functional definition has no binding.
+  const char *text = R"mlir(
+cgc.module {
+  cgc.subgraph @s attributes {origin = "reference"} {
+    cgc.functional_definition private @f(%x: !cgc.tensor<4x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32> {
+      %w = cgc.constant("w") : !cgc.tensor<constant 4x!cgc.float32>
+      %0 = cgc_op.add(%x, %w) : (!cgc.tensor<4x!cgc.float32>, !cgc.tensor<constant 4x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32>
+      cgc.return %0 : !cgc.tensor<4x!cgc.float32>
+    }
+  }
+  cgc.partition @p(%a: !cgc.memref<4x!cgc.float32>, %b: !cgc.memref<4x!cgc.float32>) {
+    cgc.invoke @s(%a, %b) : !cgc.memref<4x!cgc.float32>, !cgc.memref<4x!cgc.float32>
+    cgc.return
+  }
+}
+)mlir";
+  expectError(toBytecode(text), "'cgc.constant' op cannot be lowered");
+}
+
+//===----------------------------------------------------------------------===//
+// Concurrency: the runtime compiles partitions in parallel
+//===----------------------------------------------------------------------===//
+
+TEST(ReferenceJit, CompilesConcurrently) {
+  std::string spec = toBytecode(readSourceFile("examples/spec/partition-ir.mlir"));
+  std::string multi = toBytecode(kMultiSubgraph);
+  KernelProgram specProgram, multiProgram;
+  std::string error;
+  ASSERT_TRUE(compile(spec, specProgram, error)) << error;
+  ASSERT_TRUE(compile(multi, multiProgram, error)) << error;
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        KernelProgram p;
+        std::string e;
+        const std::string &bytes = (t + i) % 2 ? spec : multi;
+        if (!compile(bytes, p, e) ||
+            !(p == ((t + i) % 2 ? specProgram : multiProgram)))
+          ++mismatches;
+      }
+    });
+  for (auto &t : threads)
+    t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+} // namespace
+} // namespace cgc::test
