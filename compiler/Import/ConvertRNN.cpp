@@ -295,7 +295,14 @@ LogicalResult RecurrentLowering::run() {
   if (names.size() != perDirection * directions)
     return ctx.fail("expected " + Twine(perDirection * directions) +
                     " activations, got " + Twine(names.size()));
+  static constexpr StringRef known[] = {
+      "Sigmoid", "Tanh", "Relu", "Softsign", "Softplus", "LeakyRelu",
+      "ThresholdedRelu", "Elu", "HardSigmoid", "Affine", "ScaledTanh"};
   for (size_t i = 0; i < names.size(); ++i) {
+    if (llvm::none_of(known, [&](StringRef k) {
+          return k.equals_insensitive(names[i]);
+        }))
+      return ctx.unsupported("recurrent activation '" + names[i] + "'");
     Activation activation{names[i], std::nullopt, std::nullopt};
     if (i < alphas.size())
       activation.alpha = alphas[i];

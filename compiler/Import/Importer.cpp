@@ -1035,6 +1035,11 @@ Value NodeContext::cast(Value value, ElementKind kind) {
 Value NodeContext::transpose(Value value, ArrayRef<int64_t> perm) {
   if (!value)
     return {};
+  bool identity = static_cast<int64_t>(perm.size()) == rankOf(value);
+  for (auto [index, p] : llvm::enumerate(perm))
+    identity = identity && p == static_cast<int64_t>(index);
+  if (identity)
+    return value;
   return create<op::TransposeOp>(value, {named("perm", i64s(perm))});
 }
 

@@ -22,6 +22,7 @@ namespace {
 struct ImportFlags {
   std::vector<std::string> inputShapes;
   std::vector<std::string> frozenInputs;
+  bool skipOnnxShapeInference = false;
 };
 
 LogicalResult emitInputIR(Session &session) {
@@ -77,8 +78,15 @@ void registerImportStages(Driver &driver) {
                        "(repeatable)")
             ->allow_extra_args(false)
             ->group("Import");
+        app.add_flag("--skip-onnx-shape-inference",
+                     flags->skipOnnxShapeInference,
+                     "Do not run ONNX's shape inference (only cgc's own "
+                     "shape functions check the model)")
+            ->group("Import");
       },
       [flags](Session &session) -> std::string {
+        session.importOptions.onnxShapeInference =
+            !flags->skipOnnxShapeInference;
         for (const std::string &text : flags->inputShapes) {
           std::string error = parseInputShapeOption(text, session.importOptions);
           if (!error.empty())
