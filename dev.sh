@@ -3,7 +3,7 @@
 # (installs missing Debian packages, configures, builds), so each works on a
 # fresh Debian 12 machine:
 #
-#   ./dev.sh example   set up, then run the main job on the bundled example
+#   ./dev.sh example   set up, then compile and run MobileNetV2 (the main job)
 #   ./dev.sh test      set up, then run the whole test suite
 #   ./dev.sh setup     set up only
 #
@@ -48,9 +48,54 @@ configure_and_build() {
   ninja -C "$BUILD_DIR" -j "$JOBS"
 }
 
+# ONNX Runtime 1.30 from npm (the peer of the model-zoo test and benchmarks)
+# into third_party/npm (gitignored). npm comes with nodesource's nodejs or as
+# Debian's npm package. Without the network this only warns: the main job and
+# check-cgc do not need it.
+install_npm_packages() {
+  if ! command -v npm >/dev/null; then
+    log "Installing Debian package: npm"
+    local sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends npm ||
+      { log "warning: npm is unavailable; ONNX Runtime is not installed"; return 0; }
+  fi
+  "$ROOT/scripts/setup_ort.sh" ||
+    log "warning: ONNX Runtime could not be installed from npm (check-cgc-models needs it)"
+  # A build configured before ONNX Runtime was there does not have cgc-ort-run.
+  if [[ -f "$BUILD_DIR/CMakeCache.txt" && -f "$ROOT/third_party/npm/ort/include/onnxruntime_c_api.h" ]] &&
+     grep -q '^CGC_HAVE_ORT:INTERNAL=OFF' "$BUILD_DIR/CMakeCache.txt"; then
+    cmake "$BUILD_DIR" >/dev/null
+  fi
+}
+
 setup() {
   install_packages
+  install_npm_packages
   configure_and_build
+}
+
+# The main job: a real model (MobileNetV2 from torchvision, random weights,
+# exported locally) compiled by cgc-compile and run by cgc-run on the
+# reference driver; with ONNX Runtime installed, its outputs are compared
+# with ONNX Runtime's on the same input.
+run_example() {
+  local models="$BUILD_DIR/models" model="$BUILD_DIR/models/mobilenet_v2"
+  log "Exporting MobileNetV2 (torchvision, random weights) to ONNX"
+  /usr/bin/python3 "$ROOT/scripts/export_models.py" --out "$models" --only mobilenet_v2
+  log "Compiling it: cgc-compile $model.onnx -o $model.cgc"
+  "$BUILD_DIR/bin/cgc-compile" "$model.onnx" --input-shape input=1x3x224x224 -o "$model.cgc"
+  /usr/bin/python3 -c "import numpy; numpy.save('$model.input.npy', numpy.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(numpy.float32))"
+  local compare=()
+  if [[ -x "$BUILD_DIR/bin/cgc-ort-run" ]]; then
+    log "Running it with ONNX Runtime (the reference for the comparison)"
+    "$BUILD_DIR/bin/cgc-ort-run" "$model.onnx" "input=$model.input.npy" --output-dir "$model.ort" -q
+    # Random weights give logits of about 1e-9: an absolute floor far below them.
+    compare=(--compare "logits=$model.ort/logits.npy" --rtol 1e-4 --atol 1e-13)
+  fi
+  log "Running it on the reference driver: cgc-run $model.cgc"
+  CGC_D3D12_DEBUG_QUIET=1 "$BUILD_DIR/bin/cgc-run" "$model.cgc" "input=$model.input.npy" \
+    --benchmark --warmup 2 --runs 10 "${compare[@]}"
 }
 
 cmd="${1:-}"
@@ -60,8 +105,7 @@ case "$cmd" in
     ;;
   example)
     setup
-    log "Parsing, verifying and printing the spec's example network (Output IR)"
-    "$BUILD_DIR/bin/cgc-opt" "$ROOT/examples/spec/output-ir.mlir"
+    run_example
     ;;
   test)
     setup

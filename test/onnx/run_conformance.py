@@ -155,14 +155,20 @@ def read_xfail(path):
     return expected
 
 
-def write_xfail(path, failures, total):
+def write_xfail(path, failures, total, previous):
+    """Writes the list; a test still failing at the same stage keeps the reason
+    the list gave (hand-written explanations survive an update)."""
     with open(path, "w") as f:
         f.write("# ONNX backend node tests expected to fail through cgc, with the stage that\n"
                 "# fails (import, lower, package, load, run, compare, data, timeout) and the\n"
                 "# reason. Written by `run_conformance.py --update-xfail`; %d of %d tests.\n"
                 "# Format: test_name: stage: reason\n" % (len(failures), total))
         for name, stage, reason in sorted(failures):
-            f.write("%s: %s: %s\n" % (name, stage, reason))
+            kept = previous.get(name, "")
+            if kept.startswith(stage + ":"):
+                f.write("%s: %s\n" % (name, kept))
+            else:
+                f.write("%s: %s: %s\n" % (name, stage, reason))
 
 
 def main():
@@ -253,7 +259,7 @@ def main():
             json.dump([{"test": n, "status": s, "stage": st, "reason": r, "seconds": round(t, 3)}
                        for n, s, st, r, t in results], f, indent=1)
     if args.update_xfail:
-        write_xfail(args.xfail, [(n, st, r) for n, _, st, r, _ in failed], total)
+        write_xfail(args.xfail, [(n, st, r) for n, _, st, r, _ in failed], total, expected)
         print("wrote %s" % args.xfail)
         return 0
     # Expected failures are reported as skipped: they are neither passes nor

@@ -230,6 +230,9 @@ int runMain(const Options &o) {
   std::vector<OrtValue *> inputValues(numInputs, nullptr);
   for (size_t i = 0; i < numInputs; ++i) {
     HostTensor &t = *inputs[i];
+    // NumPy and ONNX's test data hold bfloat16 as uint16 bit patterns.
+    if (inputTypes[i] == CGC_DTYPE_BFLOAT16 && t.dtype == CGC_DTYPE_UINT16)
+      t.dtype = CGC_DTYPE_BFLOAT16;
     if (t.dtype != inputTypes[i])
       fail("input '" + inputNames[i] + "': expected " + describe(inputTypes[i], inputShapes[i]) +
            ", got " + describe(t.dtype, t.shape));

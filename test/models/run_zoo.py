@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""The model zoo through cgc, compared with ONNX Runtime.
+
+For each model exported by scripts/export_models.py (ResNet-50, MobileNetV2,
+EfficientNet-B0, a BERT-base-sized encoder; random weights, nothing
+downloaded):
+
+  1. fixed inputs are written as .npy (images: normal(0, 1); BERT: token ids
+     in [0, 30522) and a mask with the last quarter padded);
+  2. ONNX Runtime 1.30 runs the model (cgc-ort-run, its C API) and writes its
+     outputs as .npy;
+  3. cgc-run compiles the .onnx on the fly, runs it on the reference driver and
+     writes its outputs;
+  4. the outputs are compared. An output matches when every element satisfies
+     |cgc - ort| <= 1e-4 * |ort| + 1e-4 * max|ort| (relative error 1e-4, with an
+     absolute floor of 1e-4 of the output's scale for elements near zero).
+     Reported: the largest absolute error, the largest relative error over
+     elements with |ort| >= 1e-3 * max|ort|, and the normwise relative error
+     max|cgc - ort| / max|ort|.
+
+Exit code 1 if a model fails to compile or run, or an output does not match.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# name: the --input-shape flags of its symbolic dimensions
+MODELS = {
+    "resnet50": ["input=1x3x224x224"],
+    "mobilenet_v2": ["input=1x3x224x224"],
+    "efficientnet_b0": ["input=1x3x224x224"],
+    "bert_encoder": ["input_ids=1x128", "attention_mask=1x128"],
+}
+
+
+def make_inputs(name, directory):
+    rng = np.random.default_rng(1234)
+    os.makedirs(directory, exist_ok=True)
+    if name == "bert_encoder":
+        ids = rng.integers(0, 30522, size=(1, 128), dtype=np.int64)
+        mask = np.ones((1, 128), dtype=np.int64)
+        mask[:, 96:] = 0
+        arrays = {"input_ids": ids, "attention_mask": mask}
+    else:
+        arrays = {"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}
+    paths = []
+    for key, value in arrays.items():
+        path = os.path.join(directory, key + ".npy")
+        np.save(path, value)
+        paths.append("%s=%s" % (key, path))
+    return paths
+
+
+def compare(cgc, ort):
+    cgc = cgc.astype(np.float64)
+    ort = ort.astype(np.float64)
+    scale = float(np.max(np.abs(ort))) if ort.size else 0.0
+    diff = np.abs(cgc - ort)
+    max_abs = float(diff.max()) if diff.size else 0.0
+    significant = np.abs(ort) >= 1e-3 * scale
+    rel = diff[significant] / np.abs(ort[significant]) if significant.any() else np.zeros(1)
+    ok = bool(np.all(diff <= 1e-4 * np.abs(ort) + 1e-4 * scale)) and bool(np.all(np.isfinite(cgc)))
+    return {
+        "matches": ok,
+        "max_abs_error": max_abs,
+        "max_rel_error": float(rel.max()),
+        "norm_rel_error": max_abs / scale if scale else max_abs,
+        "scale": scale,
+    }
+
+
+def run(cmd, log):
+    start = time.time()
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace")
+    with open(log, "w") as f:
+        f.write(" ".join(cmd) + "\n" + proc.stdout)
+    return proc.returncode, proc.stdout, time.time() - start
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cgc-run", required=True)
+    parser.add_argument("--ort-run", required=True)
+    parser.add_argument("--models", default=os.path.join(ROOT, "build", "models"),
+                        help="where scripts/export_models.py writes the models")
+    parser.add_argument("--work", required=True, help="scratch directory")
+    parser.add_argument("--only", nargs="*", choices=sorted(MODELS), default=sorted(MODELS))
+    parser.add_argument("--report", help="write the results as JSON here")
+    args = parser.parse_args()
+
+    missing = [m for m in args.only if not os.path.exists(os.path.join(args.models, m + ".onnx"))]
+    if missing:
+        print("exporting %s with scripts/export_models.py" % ", ".join(missing), flush=True)
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "export_models.py"),
+                        "--out", args.models, "--only"] + missing, check=True)
+
+    results, failures = [], 0
+    for name in args.only:
+        model = os.path.join(args.models, name + ".onnx")
+        work = os.path.join(args.work, name)
+        inputs = make_inputs(name, os.path.join(work, "inputs"))
+        ort_out, cgc_out = os.path.join(work, "ort"), os.path.join(work, "cgc")
+        code, output, ort_s = run([args.ort_run, model] + inputs + ["--output-dir", ort_out],
+                                  os.path.join(work, "ort.log"))
+        if code:
+            print("FAIL %s: ONNX Runtime failed:\n%s" % (name, output))
+            failures += 1
+            continue
+        cmd = [args.cgc_run, model] + inputs + ["--output-dir", cgc_out, "--report-json",
+                                                 os.path.join(work, "cgc.json")]
+        for shape in MODELS[name]:
+            cmd += ["--input-shape", shape]
+        code, output, cgc_s = run(cmd, os.path.join(work, "cgc.log"))
+        if code:
+            print("FAIL %s: cgc-run failed (exit %d):\n%s" % (name, code, output[-3000:]))
+            failures += 1
+            results.append({"model": name, "status": "FAIL", "error": output[-3000:]})
+            continue
+        entry = {"model": name, "status": "PASS", "outputs": {}}
+        for f in sorted(os.listdir(ort_out)):
+            expected = np.load(os.path.join(ort_out, f))
+            got_path = os.path.join(cgc_out, f)
+            if not os.path.exists(got_path):
+                entry["status"] = "FAIL"
+                entry["outputs"][f[:-4]] = {"matches": False, "error": "cgc wrote no " + f}
+                continue
+            got = np.load(got_path)
+            if got.shape != expected.shape:
+                entry["status"] = "FAIL"
+                entry["outputs"][f[:-4]] = {"matches": False, "error": "shape %s, ONNX Runtime %s"
+                                            % (got.shape, expected.shape)}
+                continue
+            c = compare(got, expected)
+            entry["outputs"][f[:-4]] = c
+            if not c["matches"]:
+                entry["status"] = "FAIL"
+        with open(os.path.join(work, "cgc.json")) as f:
+            timing = json.load(f)
+        entry["cgc_compile_ms"] = timing.get("compile_ms")
+        entry["cgc_load_ms"] = timing.get("load_ms")
+        entry["cgc_run_ms"] = timing.get("min_ms")
+        results.append(entry)
+        for out, c in entry["outputs"].items():
+            if "error" in c:
+                print("%s %s/%s: %s" % (entry["status"], name, out, c["error"]))
+            else:
+                print("%s %s/%s: max abs error %.3g, max rel error %.3g, normwise rel error "
+                      "%.3g (output scale %.3g)" % ("PASS" if c["matches"] else "FAIL", name, out,
+                                                    c["max_abs_error"], c["max_rel_error"],
+                                                    c["norm_rel_error"], c["scale"]), flush=True)
+        print("     %s: cgc compile %.0f ms, load %.0f ms, run %.1f ms" % (
+            name, entry["cgc_compile_ms"] or 0, entry["cgc_load_ms"] or 0,
+            entry["cgc_run_ms"] or 0), flush=True)
+        failures += entry["status"] != "PASS"
+
+    if args.report:
+        with open(args.report, "w") as f:
+            json.dump(results, f, indent=1)
+    passed = len(args.only) - failures
+    print("%d passed, %d failed" % (passed, failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
