@@ -149,6 +149,40 @@ inline std::vector<uint8_t> buildReluAddModel(const ModelOptions &options = {}) 
   return w.finish();
 }
 
+/// y = x through one MLIR program (CGC_SUBGRAPH_PARTITION) with bind points
+/// x (argument) and y (output). On the test-double driver of
+/// test/unit/d3d12 (which copies bind point 0 into the last one) this runs
+/// the SetProgram / DispatchGraph path without a JIT.
+inline std::vector<uint8_t> buildMlirCopyModel() {
+  std::vector<BindPoint> points = {point("x", BindPointKind::Argument),
+                                   point("y", BindPointKind::Output)};
+  ExecutionPlan plan;
+  plan.inputs = {{"x", CGC_DTYPE_FLOAT32, kShape, kBytes}};
+  plan.outputs = {{"y", CGC_DTYPE_FLOAT32, kShape, kBytes}};
+  plan.constantsPart = 5;
+  PlanProgram p0;
+  p0.name = "partition0";
+  p0.target = "test";
+  p0.kind = PlanProgram::Kind::Mlir;
+  p0.part = 2;
+  p0.bindPointsPart = 3;
+  plan.programs = {p0};
+  PlanCommand d0;
+  d0.kind = PlanCommand::Kind::Dispatch;
+  d0.program = 0;
+  d0.ranges = {{PlanBuffer::Input, 0, 0, kBytes}, {PlanBuffer::Output, 0, 0, kBytes}};
+  plan.commands = {d0};
+  plan.dispatchCount = 1;
+  ContainerWriter w;
+  w.addPart(parts::kVersions, "{\"ir_version\": \"1.0.0\", \"compiler\": \"0.1.0\"}"); // 0
+  w.addMLIRPart(interfaces::kOutput, "test: no Output IR");                             // 1
+  w.addMLIRPart(interfaces::kSubgraphPartition, "test: the test driver copies");        // 2
+  w.addPart(parts::kBindPoints, serializeBindPoints(points));                            // 3
+  w.addPart(parts::kPlan, serializeExecutionPlan(plan));                                // 4
+  w.addAlignedPart(parts::kConstants, nullptr, 0, size_t(sysconf(_SC_PAGESIZE)));       // 5
+  return w.finish();
+}
+
 inline std::string writeTemp(const std::vector<uint8_t> &bytes, const std::string &name) {
   std::string dir = ::testing::TempDir();
   std::string path = dir + (dir.empty() || dir.back() == '/' ? "" : "/") + "cgc-" +
