@@ -563,7 +563,7 @@ TEST(Elementwise, RejectsBadDescriptors) {
             std::string::npos);
   // Unknown dtype value and bad strides never crash.
   KernelDesc bad = Desc("cgc_op.relu").in(f).out(f);
-  bad.inputs[0]->dtype = cgc_dtype_t(99);
+  bad.inputs[0]->dtype = cgc_dtype_t(30); // no such dtype (but a value the enum can hold)
   EXPECT_FALSE(makeError(bad).empty());
   KernelDesc badStrides = Desc("cgc_op.relu").in(f).out(f);
   badStrides.inputs[0]->strides = {1};

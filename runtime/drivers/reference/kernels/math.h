@@ -24,6 +24,7 @@ namespace cgc::ref::fastmath {
 CGC_INLINE float expf(float x) {
   const float hi = 88.7228317f, lo = -103.972084f;
   float xc = x > hi ? hi : (x < lo ? lo : x);
+  xc = x != x ? 0.0f : xc; // NaN: no float->int conversion of NaN below
   float n = std::nearbyint(xc * 1.44269504088896341f);
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
