@@ -74,6 +74,8 @@ std::vector<Taps> tapsFor(const ResizeSpec &s, size_t dim, int64_t inLen, int64_
       t.outside = true;
       continue;
     }
+    if (!(xo > -1e9 && xo < 1e9)) // absurd scales or roi (NaN included)
+      xo = xo > 0 ? 1e9 : -1e9;
     double fl = std::floor(xo);
     double ratio = xo == fl ? 1.0 : xo - fl;
     int64_t x0 = int64_t(fl) - (xo == fl ? 1 : 0); // left neighbour of the pair
@@ -306,6 +308,8 @@ struct GridSampler {
     if (twiceLo == twiceHi)
       return 0;
     double lo = twiceLo / 2, span = (twiceHi - twiceLo) / 2;
+    if (!(v > -1e15 && v < 1e15)) // NaN or far outside
+      return lo;
     v = std::fabs(v - lo);
     double extra = std::fmod(v, span);
     int64_t flips = int64_t(std::floor(v / span));
@@ -323,6 +327,8 @@ struct GridSampler {
   static double tap(const double *img, int64_t x, int64_t y, int64_t w, int64_t h) {
     return x >= 0 && x < w && y >= 0 && y < h ? img[y * w + x] : 0.0;
   }
+  /// An integer coordinate, or -1 (outside) for NaN and huge values.
+  static int64_t index(double v) { return v > -1e15 && v < 1e15 ? int64_t(v) : -1; }
   static void cubicCoeffs(double t, double *c) {
     const double A = -0.75;
     auto conv1 = [&](double x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };
@@ -337,6 +343,8 @@ struct GridSampler {
     if (mode == GsMode::Bicubic) {
       double x = unnormalize(gx, w), y = unnormalize(gy, h);
       double x0 = std::floor(x), y0 = std::floor(y);
+      if (!(x0 > -1e15 && x0 < 1e15 && y0 > -1e15 && y0 < 1e15))
+        return 0.0;
       double cx[4], cy[4];
       cubicCoeffs(x - x0, cx);
       cubicCoeffs(y - y0, cy);
@@ -345,7 +353,7 @@ struct GridSampler {
         double row = 0;
         for (int j = 0; j < 4; ++j) {
           double tx = padCoord(x0 - 1 + j, w), ty = padCoord(y0 - 1 + i, h);
-          row += cx[j] * tap(img, int64_t(tx), int64_t(ty), w, h);
+          row += cx[j] * tap(img, index(tx), index(ty), w, h);
         }
         acc += cy[i] * row;
       }
@@ -353,10 +361,14 @@ struct GridSampler {
     }
     double x = padCoord(unnormalize(gx, w), w), y = padCoord(unnormalize(gy, h), h);
     if (mode == GsMode::Nearest)
-      return tap(img, int64_t(std::nearbyint(x)), int64_t(std::nearbyint(y)), w, h);
+      return tap(img, index(std::nearbyint(x)), index(std::nearbyint(y)), w, h);
     double x0 = std::floor(x), y0 = std::floor(y);
     double dx = x - x0, dy = y - y0;
-    int64_t ix = int64_t(x0), iy = int64_t(y0);
+    int64_t ix = index(x0), iy = index(y0);
+    if (ix < 0 && !(x0 >= -1)) // NaN or far outside: every tap reads 0
+      return 0.0;
+    if (iy < 0 && !(y0 >= -1))
+      return 0.0;
     return (1 - dy) * ((1 - dx) * tap(img, ix, iy, w, h) + dx * tap(img, ix + 1, iy, w, h)) +
            dy * ((1 - dx) * tap(img, ix, iy + 1, w, h) + dx * tap(img, ix + 1, iy + 1, w, h));
   }
