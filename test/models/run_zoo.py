@@ -9,8 +9,9 @@ downloaded):
      in [0, 30522) and a mask with the last quarter padded);
   2. ONNX Runtime 1.30 runs the model (cgc-ort-run, its C API) and writes its
      outputs as .npy;
-  3. cgc-run compiles the .onnx on the fly, runs it on the reference driver and
-     writes its outputs;
+  3. cgc-run compiles the .onnx on the fly for the reference driver's target
+     (MLIR programs its JIT compiles at load, plus fallback kernel programs),
+     runs it and writes its outputs;
   4. the outputs are compared. An output matches when every element satisfies
      |cgc - ort| <= 1e-4 * |ort| + 1e-4 * max|ort| (relative error 1e-4, with an
      absolute floor of 1e-4 of the output's scale for elements near zero).
@@ -96,6 +97,10 @@ def main():
     parser.add_argument("--work", required=True, help="scratch directory")
     parser.add_argument("--only", nargs="*", choices=sorted(MODELS), default=sorted(MODELS))
     parser.add_argument("--report", help="write the results as JSON here")
+    parser.add_argument("--target", default="reference",
+                        help="cgc-compile targets: the reference driver's target, whose "
+                             "partitions are MLIR programs its JIT compiles ('' for the "
+                             "fallback target's kernel programs alone)")
     args = parser.parse_args()
 
     missing = [m for m in args.only if not os.path.exists(os.path.join(args.models, m + ".onnx"))]
@@ -120,6 +125,8 @@ def main():
                                                  os.path.join(work, "cgc.json")]
         for shape in MODELS[name]:
             cmd += ["--input-shape", shape]
+        if args.target:
+            cmd += ["--target", args.target]
         code, output, cgc_s = run(cmd, os.path.join(work, "cgc.log"))
         if code:
             print("FAIL %s: cgc-run failed (exit %d):\n%s" % (name, code, output[-3000:]))

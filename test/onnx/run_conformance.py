@@ -112,10 +112,12 @@ def run_one(test_dir, args):
         by_name[key] = path
     frozen = []
     output = ""
-    for attempt in range(4):
+    for attempt in range(len(by_name) + 1):
         cmd = [args.cgc_run, model, "-q", "--expected-dir", data,
                "--rtol", str(args.rtol), "--atol", str(args.atol),
                "--threads", "1", "--compile-threads", "1"]
+        if args.target:
+            cmd += ["--target", args.target]
         for n, path in by_name.items():
             if n in frozen:
                 cmd += ["--freeze-input", "%s=%s" % (n, path)]
@@ -184,6 +186,9 @@ def main():
     parser.add_argument("--timeout", type=int, default=300)
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--atol", type=float, default=1e-7)
+    parser.add_argument("--target", default="reference",
+                        help="cgc-compile targets (the fallback target is always appended); "
+                             "'' for the fallback target alone")
     parser.add_argument("--update-xfail", action="store_true")
     parser.add_argument("--report", help="write every result as JSON here")
     parser.add_argument("-v", "--verbose", action="store_true")

@@ -523,22 +523,37 @@ int main(int argc, char **argv) {
   app.add_option("--driver", o.driver, "D3D12 driver name or path (default: reference)");
   app.add_flag("--debug-layer", o.debugLayer, "Validate every dispatch with the debug layer");
   app.add_option("--seed", o.seed, "Seed of random inputs")->default_str("1");
+  // One value per occurrence (repeatable), so that inputs after them are not
+  // taken as their values.
   app.add_option("--input-shape", o.inputShapes,
-                 "(.onnx) NAME=D0xD1x... for inputs with symbolic dimensions");
+                 "(.onnx) NAME=D0xD1x... for inputs with symbolic dimensions (repeatable)")
+      ->allow_extra_args(false);
   app.add_option("--freeze-input", o.freezeInputs,
-                 "(.onnx) NAME=FILE.pb: compile the input as a constant");
-  app.add_option("--target", o.targets, "(.onnx) compilation targets in priority order")
-      ->delimiter(',');
+                 "(.onnx) NAME=FILE.pb: compile the input as a constant (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--target", o.targets,
+                 "(.onnx) compilation targets in priority order (repeatable or comma-separated; "
+                 "e.g. reference)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   app.add_option("--save-model", o.saveModel, "(.onnx) also write the compiled model here");
   app.add_option("--report-json", o.reportJson, "Write timings and comparisons as JSON");
   app.add_option("--print-values", o.printValues, "Values shown per output")->default_str("5");
   app.add_flag("-q,--quiet", o.quiet, "Print only mismatches and errors");
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose,
+               "Also print the D3D12 runtime's and driver's messages (errors are reported "
+               "either way)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
     int code = app.exit(e);
     return code == 0 ? 0 : kUsage;
   }
+  // The runtime returns the D3D12 layer's error messages in its statuses;
+  // printing them to stderr as well is only noise unless asked for.
+  if (!verbose)
+    setenv("CGC_D3D12_DEBUG_QUIET", "1", /*overwrite=*/0);
   try {
     return runMain(o);
   } catch (const Failure &f) {
