@@ -245,6 +245,10 @@ Bench memoryBound(const std::string &op, std::vector<int64_t> shape, std::mt1993
     d.setAttr("perm", AttrValue::ofInts({0, 2, 3, 1}));
     d.outputs[0].shape = {shape[0], shape[2], shape[3], shape[1]};
   }
+  if (op == "cgc_op.reduce_mean") {
+    d.setAttr("axes", AttrValue::ofInts({int64_t(shape.size()) - 1}));
+    d.outputs[0].shape.back() = 1;
+  }
   if (op == "cgc_op.add") {
     b.inputs.push_back(buffer({shape.back()}, rng));
     d.inputs.push_back(b.inputs[1].operand);
@@ -257,7 +261,7 @@ Bench memoryBound(const std::string &op, std::vector<int64_t> shape, std::mt1993
     d.setAttr("axis", AttrValue::ofInt(int64_t(shape.size()) - 1));
   }
   double n = double(b.inputs[0].data.size());
-  b.bytes = 2 * 4 * n;
+  b.bytes = (op == "cgc_op.reduce_mean" ? 1 : 2) * 4 * n;
   std::string error;
   b.kernel = createKernel(d, error);
   if (!b.kernel) {
@@ -303,6 +307,9 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   all.push_back(conv(mb, 1, 144, 56, 144, 3, 2, true, rng, 144));
   all.push_back(conv(mb, 1, 144, 56, 24, 1, 1, false, rng));
   all.push_back(conv(mb, 1, 960, 7, 960, 3, 1, true, rng, 960));
+  // EfficientNet-B0 squeeze-excitation: 1x1 convolutions on 1x1 planes.
+  all.push_back(conv("EfficientNet-B0 (sample)", 16, 480, 1, 20, 1, 1, false, rng));
+  all.push_back(conv("EfficientNet-B0 (sample)", 16, 20, 1, 480, 1, 1, false, rng));
   // BERT-base encoder layer, sequence 128 (12 layers in the model).
   const std::string bt = "BERT-base layer (seq 128)";
   all.push_back(matmul(bt, 3, {1, 128, 768}, {768, 768}, true, false, nullptr, rng, "q/k/v proj 768x768"));
@@ -319,6 +326,8 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   all.push_back(memoryBound("cgc_op.gelu", {1, 128, 3072}, rng, "gelu 128x3072"));
   all.push_back(memoryBound("cgc_op.relu", {1, 256, 56, 56}, rng, "relu 256x56x56"));
   all.push_back(memoryBound("cgc_op.add", {1, 128, 3072}, rng, "add bias 128x3072"));
+  all.push_back(memoryBound("cgc_op.reduce_mean", {1, 128, 768}, rng, "reduce_mean 128x768 (last)"));
+  all.push_back(memoryBound("cgc_op.erf", {1, 128, 3072}, rng, "erf 128x3072"));
   all.push_back(memoryBound("cgc_op.transpose", {1, 128, 12, 64}, rng, "transpose 0,2,3,1 128x12x64"));
   return all;
 }

@@ -121,15 +121,11 @@ bool compile(const Model &model, const Options &options,
     return false;
   auto t3 = Clock::now();
 
-  std::error_code ec;
-  llvm::raw_fd_ostream os(output, ec, llvm::sys::fs::OF_None);
   std::string error;
-  if (ec || !packaged->writeTo(os, error)) {
-    llvm::errs() << output << ": cannot write: "
-                 << (ec ? ec.message() : error) << "\n";
+  if (!packaged->writeToFile(output, error)) {
+    llvm::errs() << output << ": cannot write: " << error << "\n";
     return false;
   }
-  os.close();
   auto t4 = Clock::now();
   times.import = seconds(t0, t1);
   times.lower = seconds(t1, t2);

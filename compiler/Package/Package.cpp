@@ -9,6 +9,7 @@
 #include "cgc/version.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/raw_ostream.h"
@@ -351,6 +352,35 @@ bool PackagedModel::writeTo(llvm::raw_ostream &os, std::string &error) const {
         return true;
       },
       &error);
+  if (!ok && error.empty())
+    error = "write error";
+  return ok;
+}
+
+bool PackagedModel::writeToFile(llvm::StringRef path, std::string &error) const {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    error = ec.message();
+    return false;
+  }
+  uint8_t digest[16];
+  bool ok = writer.writeToOnePass(
+      [&](const void *data, size_t size) -> bool {
+        os.write(static_cast<const char *>(data), size);
+        return !os.has_error();
+      },
+      digest, &error);
+  if (ok) {
+    os.seek(4);
+    os.write(reinterpret_cast<const char *>(digest), sizeof(digest));
+  }
+  os.close();
+  if (os.has_error()) {
+    error = os.error().message();
+    os.clear_error();
+    return false;
+  }
   if (!ok && error.empty())
     error = "write error";
   return ok;

@@ -53,6 +53,9 @@ class PackagedModel {
 public:
   /// Streams the container (no copy of the constants).
   bool writeTo(llvm::raw_ostream &os, std::string &error) const;
+  /// Writes the container to a file in one pass over the constants (the
+  /// digest is hashed while writing and patched in at the end).
+  bool writeToFile(llvm::StringRef path, std::string &error) const;
   /// The whole container in memory.
   std::vector<uint8_t> getBytes() const;
   const ExecutionPlan &getPlan() const { return plan; }

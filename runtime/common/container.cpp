@@ -230,6 +230,12 @@ bool ContainerWriter::layout(Layout &out, std::string *error) const {
 bool ContainerWriter::writeTo(
     const std::function<bool(const void *, size_t)> &sink,
     std::string *error) const {
+  return writeTo(sink, error, /*computeDigest=*/true);
+}
+
+bool ContainerWriter::writeTo(
+    const std::function<bool(const void *, size_t)> &sink, std::string *error,
+    bool computeDigest) const {
   Layout l;
   if (!layout(l, error))
     return false;
@@ -268,17 +274,52 @@ bool ContainerWriter::writeTo(
     }
     return true;
   };
-  MD5Hasher hasher;
-  hasher.update(head.data() + 20, head.size() - 20);
-  forEachPiece([&](const uint8_t *data, size_t size) {
-    hasher.update(data, size);
-    return true;
-  });
-  hasher.final(head.data() + 4);
+  if (computeDigest) {
+    MD5Hasher hasher;
+    hasher.update(head.data() + 20, head.size() - 20);
+    forEachPiece([&](const uint8_t *data, size_t size) {
+      hasher.update(data, size);
+      return true;
+    });
+    hasher.final(head.data() + 4);
+  }
   if (!sink(head.data(), head.size()))
     return false;
   return forEachPiece(
       [&](const uint8_t *data, size_t size) { return sink(data, size); });
+}
+
+bool ContainerWriter::writeToOnePass(
+    const std::function<bool(const void *, size_t)> &sink, uint8_t digest[16],
+    std::string *error) const {
+  MD5Hasher hasher;
+  bool first = true;
+  // The first piece is the header: the digest covers bytes [20, size), so
+  // its first 20 bytes are not hashed. The other pieces are hashed in 1 MiB
+  // slices right before they are written, while they are in cache.
+  bool ok = writeTo(
+      [&](const void *data, size_t size) {
+        const uint8_t *bytes = static_cast<const uint8_t *>(data);
+        if (first) {
+          first = false;
+          std::vector<uint8_t> head(bytes, bytes + size);
+          std::memset(head.data() + 4, 0, 16);
+          hasher.update(head.data() + 20, size - 20);
+          return sink(head.data(), head.size());
+        }
+        constexpr size_t kSlice = 1 << 20;
+        for (size_t at = 0; at < size; at += kSlice) {
+          size_t n = std::min(kSlice, size - at);
+          hasher.update(bytes + at, n);
+          if (!sink(bytes + at, n))
+            return false;
+        }
+        return true;
+      },
+      error, /*computeDigest=*/false);
+  if (ok)
+    hasher.final(digest);
+  return ok;
 }
 
 std::vector<uint8_t> ContainerWriter::finish(std::string *error) const {

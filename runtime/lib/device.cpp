@@ -182,9 +182,9 @@ cgc_stream_s::cgc_stream_s(Ref<cgc_device_s> d) : device(std::move(d)) {
 }
 
 cgc_stream_s::~cgc_stream_s() {
-  // Drain before the queue goes away: its thread may still signal the event.
-  if (fence && lastValue)
-    fence->SetEventOnCompletion(lastValue, nullptr);
+  // The queue's destructor runs what is still queued (contexts waited for
+  // their runs before releasing the stream), giving up on waits for external
+  // semaphores nobody will signal; only then may the event be closed.
   queue.Reset();
   fence.Reset();
   if (event)
@@ -206,7 +206,7 @@ void cgc_stream_s::waitFor(uint64_t value, uint32_t timeoutMs, const char *what)
   // One event per stream: a wait that timed out leaves it registered, so
   // every wake-up re-checks the fence.
   uint64_t start = nowNs();
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(waitMutex); // one waiter uses the event at a time
   while (fence->GetCompletedValue() < value) {
     uint32_t left = UINT32_MAX;
     if (timeoutMs != UINT32_MAX) {

@@ -149,6 +149,7 @@ struct cgc_stream_s final : cgc::rt::Object {
   cgc::rt::ComPtr<ID3D12Fence> fence;
   HANDLE event = nullptr;
   std::mutex mutex;       // orders submissions and their signal values
+  std::mutex waitMutex;   // guards the event
   uint64_t lastValue = 0; // the last value queued to be signaled
 
   explicit cgc_stream_s(cgc::rt::Ref<cgc_device_s> device);

@@ -158,23 +158,24 @@ LogicalResult emitModel(Session &session, LowerFlags &flags) {
   if (failed(packaged))
     return failure();
   // Digest and write, streaming the constants from where the importer keeps
-  // them.
+  // them: in one pass into a file, in two (digest first) to stdout.
   TimingScope writeTimer = flags.rootScope().nest("Digest and write");
+  std::string error;
+  if (session.outputPath != "-") {
+    if (!packaged->writeToFile(session.outputPath, error)) {
+      llvm::errs() << session.outputPath << ": error: cannot write: " << error
+                   << "\n";
+      return failure();
+    }
+    return success();
+  }
   std::unique_ptr<llvm::raw_ostream> os = session.openOutput(/*binary=*/true);
   if (!os)
     return failure();
-  std::string error;
   bool written = packaged->writeTo(*os, error);
   os->flush();
-  if (auto *file = static_cast<llvm::raw_fd_ostream *>(os.get());
-      written && file->has_error()) {
-    error = file->error().message();
-    file->clear_error();
-    written = false;
-  }
   if (!written) {
-    llvm::errs() << session.outputPath << ": error: cannot write: " << error
-                 << "\n";
+    llvm::errs() << "<stdout>: error: cannot write: " << error << "\n";
     return failure();
   }
   return success();

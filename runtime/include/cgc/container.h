@@ -131,6 +131,14 @@ public:
   bool writeTo(const std::function<bool(const void *data, size_t size)> &sink,
                std::string *error = nullptr) const;
 
+  /// One pass for seekable outputs: streams the container with a zero
+  /// digest, hashing each piece as it goes, and returns the digest in
+  /// `digest`; the caller writes it at byte offset 4 afterwards. Reads
+  /// every payload once instead of twice.
+  bool writeToOnePass(
+      const std::function<bool(const void *data, size_t size)> &sink,
+      uint8_t digest[16], std::string *error = nullptr) const;
+
 private:
   struct Part {
     uint32_t fourCC;
@@ -141,6 +149,8 @@ private:
   };
   struct Layout;
   bool layout(Layout &out, std::string *error) const;
+  bool writeTo(const std::function<bool(const void *, size_t)> &sink,
+               std::string *error, bool computeDigest) const;
   std::vector<Part> parts_;
 };
 

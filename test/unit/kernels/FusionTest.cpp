@@ -137,15 +137,17 @@ TEST(Fusion, ConvolutionChainsMatchUnfused) {
         for (int64_t stride : {1, 2}) {
         if (stride == 2 && (k != 1 || groups != 1))
           continue;
-        Tensor x(CGC_DTYPE_FLOAT32, {1, 8, 12 * stride, 10 * stride}, layout);
-        Tensor w(CGC_DTYPE_FLOAT32, {16, 8 / groups, k, k}), b(CGC_DTYPE_FLOAT32, {16});
+        // 64 -> 96 channels on 24x20: every variant is big enough to be
+        // split across the pool (row bands, channel blocks).
+        Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 24 * stride, 20 * stride}, layout);
+        Tensor w(CGC_DTYPE_FLOAT32, {96, 64 / groups, k, k}), b(CGC_DTYPE_FLOAT32, {96});
         fillRandom(x, rng, -1, 1);
-        fillRandom(w, rng, -0.5, 0.5);
+        fillRandom(w, rng, -0.2, 0.2);
         fillRandom(b, rng, -0.5, 0.5);
-        std::vector<int64_t> out = {1, 16, 12, 10};
+        std::vector<int64_t> out = {1, 96, 24, 20};
         Tensor y(CGC_DTYPE_FLOAT32, out);
         int64_t p = k / 2;
-        for (const auto &chain : chains(out, 16)) {
+        for (const auto &chain : chains(out, 96)) {
           KernelOptions options;
           options.constantInputs = {false, true, true};
           Desc conv = convDesc(x, w, &b, y, {p, p}, groups);
@@ -170,7 +172,7 @@ TEST(Fusion, ChannelSplitConvolutionSlicesExtraOperands) {
   // 7x7 outputs with 64 filters run as output-channel blocks: per-channel and
   // full-shape extra operands are sliced with them.
   std::mt19937 rng(74);
-  Tensor x(CGC_DTYPE_FLOAT32, {1, 16, 7, 7}), w(CGC_DTYPE_FLOAT32, {64, 16, 3, 3}),
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 96, 7, 7}), w(CGC_DTYPE_FLOAT32, {64, 96, 3, 3}),
       b(CGC_DTYPE_FLOAT32, {64});
   fillRandom(x, rng, -1, 1);
   fillRandom(w, rng, -0.3, 0.3);

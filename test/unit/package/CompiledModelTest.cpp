@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -93,6 +94,14 @@ protected:
     llvm::raw_string_ostream os(streamed);
     EXPECT_TRUE(packaged->writeTo(os, error)) << error;
     EXPECT_EQ(streamed, std::string(bytes.begin(), bytes.end()));
+    // So does the one-pass file writer (digest patched in at the end).
+    std::string path = ::testing::TempDir() + "/cgc-package-test.cgc";
+    EXPECT_TRUE(packaged->writeToFile(path, error)) << error;
+    auto file = llvm::MemoryBuffer::getFile(path);
+    EXPECT_TRUE(file && (*file)->getBuffer() ==
+                            StringRef(reinterpret_cast<const char *>(bytes.data()),
+                                      bytes.size()));
+    std::remove(path.c_str());
     return bytes;
   }
 

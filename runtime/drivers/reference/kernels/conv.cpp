@@ -161,6 +161,9 @@ bool channelsLast(const KernelOperand &op) {
 /// oneDNN's GEMM formulation in place; smaller ones (7x7) are faster blocked
 /// even with the reorders (measured 512->2048 @7: 206 vs 138 GFLOP/s).
 constexpr int64_t kGemmMinSpatial = 100;
+/// Convolutions and matmuls smaller than this run in one piece (splitting a
+/// few microseconds of work costs more than it saves).
+constexpr double kMinSplitFlops = 4e6;
 /// Output planes up to this size split by output channels, not row bands.
 constexpr int64_t kSmallPlane = 256;
 
@@ -230,8 +233,8 @@ public:
     if (channelsLast_)
       mode_ = Mode::User;
     else if (oneByOne && x.isContiguous() && out.isContiguous() &&
-             numElements(g.out) >= kGemmMinSpatial)
-      mode_ = Mode::User;
+             (numElements(g.out) >= kGemmMinSpatial || numElements(g.out) == 1))
+      mode_ = Mode::User; // (1x1 planes: squeeze-excitation FCs, no reorders)
     else
       mode_ = Mode::Any;
     for (int i = 0; i < post_.ops.len(); ++i) {
@@ -360,7 +363,9 @@ private:
         out.push_back(pg);
       }
     };
-    if (threads <= 1) {
+    const double flops = 2.0 * double(g_.batch) * double(g_.outC) * double(g_.inC / g_.groups) *
+                         double(g_.kernelSize()) * double(numElements(g_.out));
+    if (threads <= 1 || flops < kMinSplitFlops) {
       out.push_back(wholePiece());
     } else if (g_.batch >= threads) {
       ranges(0, g_.batch, 1);

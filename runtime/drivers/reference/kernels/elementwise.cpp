@@ -379,11 +379,13 @@ CGC_INLINE void unaryBody(const Op &op, char *const *p, const int64_t *s, int64_
       // In place (epilogues, planner-aliased buffers): one pointer, so the
       // vectorized loop needs no overlap check (which exact aliasing fails).
       if (static_cast<const void *>(out) == static_cast<const void *>(in)) {
+#pragma clang loop interleave_count(2)
         for (int64_t i = 0; i < n; ++i)
           out[i] = store<TO>(op(load(out[i])));
         return;
       }
     }
+#pragma clang loop interleave_count(2)
     for (int64_t i = 0; i < n; ++i)
       out[i] = store<TO>(op(load(in[i])));
   } else if (s[0] == int64_t(sizeof(TO)) && s[1] == 0) {

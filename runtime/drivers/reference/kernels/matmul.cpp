@@ -202,7 +202,10 @@ public:
     int threads = pool.size();
     int dim = -1;
     int64_t extent = 1, step = 1;
-    if (threads > 1 && splitUsable(threads))
+    const double flops = 2.0 * double(numElements(g_.batch)) * double(g_.m) * double(g_.n) *
+                         double(g_.k);
+    // A few microseconds of work: splitting costs more than it saves.
+    if (threads > 1 && flops >= 4e6 && splitUsable(threads))
       chooseSplit(threads, dim, extent, step);
     std::vector<std::function<void()>> tasks;
     for (int64_t start = 0; start < extent; start += step) {

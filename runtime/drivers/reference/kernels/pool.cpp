@@ -273,7 +273,8 @@ public:
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
     const int64_t channels = g_.channels;
-    const int64_t want = pool.size() > 1 ? 2 * int64_t(pool.size()) : 1;
+    const int64_t outputs = numElements(g_.out) * g_.batch * channels;
+    const int64_t want = pool.size() > 1 && outputs >= 32768 ? 2 * int64_t(pool.size()) : 1;
     const int64_t step = std::max<int64_t>(1, (channels + want - 1) / want);
     const int64_t elem = int64_t(dnnl::memory::data_type_size(src_.type));
     std::vector<std::function<void()>> tasks;

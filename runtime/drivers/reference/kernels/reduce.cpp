@@ -222,6 +222,48 @@ struct ReducePlan {
   int64_t reducedCount = 1;
 };
 
+/// acc combined with the n contiguous elements at p, in 8 independent lanes
+/// (so the loop vectorizes; merge is associative for every reducer).
+template <class T, class Red, class A>
+CGC_INLINE A rowLanes(const Red &red, const T *p, int64_t n, A acc) {
+  constexpr int L = 8;
+  A lanes[L];
+  for (int l = 0; l < L; ++l)
+    lanes[l] = red.init();
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l)
+      lanes[l] = red.step(lanes[l], load(p[i + l]));
+  for (; i < n; ++i)
+    lanes[0] = red.step(lanes[0], load(p[i]));
+  for (int l = 0; l < L; ++l)
+    acc = red.merge(acc, lanes[l]);
+  return acc;
+}
+template <class T, class Red, class A>
+CGC_TARGET_AVX512 A rowLanesAvx512(const Red &red, const T *p, int64_t n, A acc) {
+  return rowLanes<T, Red, A>(red, p, n, acc);
+}
+template <class T, class Red, class A>
+A rowLanesBase(const Red &red, const T *p, int64_t n, A acc) {
+  return rowLanes<T, Red, A>(red, p, n, acc);
+}
+
+/// acc[i] = step(acc[i], p[i]) for a block of outputs (column order).
+template <class T, class Red, class A>
+CGC_INLINE void columnStep(const Red &red, A *acc, const T *p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    acc[i] = red.step(acc[i], load(p[i]));
+}
+template <class T, class Red, class A>
+CGC_TARGET_AVX512 void columnStepAvx512(const Red &red, A *acc, const T *p, int64_t n) {
+  columnStep<T, Red, A>(red, acc, p, n);
+}
+template <class T, class Red, class A>
+void columnStepBase(const Red &red, A *acc, const T *p, int64_t n) {
+  columnStep<T, Red, A>(red, acc, p, n);
+}
+
 template <class T, class Red> class ReduceKernel final : public KernelBase {
 public:
   ReduceKernel(ReducePlan plan, Red red, std::string description)
@@ -279,8 +321,8 @@ private:
       int64_t n = std::min(re - pos, inner - k);
       const T *p = base + inOff;
       if (innerStride == 1) {
-        for (int64_t i = 0; i < n; ++i)
-          acc = red_.step(acc, load(p[i]));
+        acc = (cpuHasAvx512() ? rowLanesAvx512<T, Red, A> : rowLanesBase<T, Red, A>)(red_, p, n,
+                                                                                  acc);
       } else {
         for (int64_t i = 0; i < n; ++i)
           acc = red_.step(acc, load(p[i * innerStride]));
@@ -305,6 +347,7 @@ private:
     const int64_t innerLen = k.size.back(), outInner = k.out.back();
     constexpr int64_t kBlock = 256;
     A acc[kBlock];
+    auto step = cpuHasAvx512() ? columnStepAvx512<T, Red, A> : columnStepBase<T, Red, A>;
     int64_t o = begin;
     while (o < end) {
       int64_t j = o % innerLen;
@@ -319,8 +362,7 @@ private:
         int64_t rin, rout;
         r.offsets(rp, rin, rout);
         const T *p = in + inOff + rin;
-        for (int64_t i = 0; i < n; ++i)
-          acc[i] = red_.step(acc[i], load(p[i]));
+        step(red_, acc, p, n);
       }
       for (int64_t i = 0; i < n; ++i)
         out[outOff + i * outInner] = red_.finish(acc[i], rcount);

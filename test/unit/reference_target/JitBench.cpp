@@ -1,0 +1,106 @@
+//===- JitBench.cpp - How long does the reference JIT take on a model? ----===//
+//
+// Reads a compiled model (cgc-compile model.onnx --target=reference -o
+// model.cgc), and for every Partition IR it holds ('MLIR' parts tagged
+// CGC_SUBGRAPH_PARTITION) times the driver's JIT (compilePartition) and then
+// the driver's kernel creation (CompiledProgram::create), first one partition
+// after the other, then the JIT on `threads` threads as the runtime compiles
+// partitions in parallel.
+//
+//   ninja -C <build> reference-jit-bench
+//   <build>/bin/reference-jit-bench model.cgc [threads]
+//
+//===----------------------------------------------------------------------===//
+
+#include "jit.h"
+#include "program.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: reference-jit-bench model.cgc [threads]\n");
+    return 1;
+  }
+  int threads = argc > 2 ? std::atoi(argv[2]) : 2;
+  std::ifstream file(argv[1], std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                             std::istreambuf_iterator<char>());
+  cgc::ContainerReader reader;
+  std::string error;
+  if (!reader.open(bytes.data(), bytes.size(), error)) {
+    std::fprintf(stderr, "%s: %s\n", argv[1], error.c_str());
+    return 1;
+  }
+  std::vector<cgc::ByteView> partitions;
+  for (const auto *part : reader.find(cgc::parts::kMLIR)) {
+    cgc::Guid iface;
+    cgc::ByteView bytecode;
+    if (cgc::ContainerReader::splitMLIRPart(*part, iface, bytecode, error) &&
+        iface == cgc::interfaces::kSubgraphPartition)
+      partitions.push_back(bytecode);
+  }
+  const cgc::ref::JitInterface *jit = cgc::ref::getJitInterface();
+  double jitTotal = 0, createTotal = 0;
+  size_t kernels = 0, fused = 0;
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    cgc::KernelProgram program;
+    auto start = std::chrono::steady_clock::now();
+    if (!jit->compilePartition(partitions[i].data, partitions[i].size, program, error)) {
+      std::fprintf(stderr, "partition %zu: %s\n", i, error.c_str());
+      return 1;
+    }
+    double jitMs = msSince(start);
+    size_t n = program.kernels.size();
+    start = std::chrono::steady_clock::now();
+    auto compiled = cgc::ref::CompiledProgram::create(std::move(program), error);
+    double createMs = msSince(start);
+    if (!compiled) {
+      std::fprintf(stderr, "partition %zu: %s\n", i, error.c_str());
+      return 1;
+    }
+    std::printf("partition %2zu: %6zu bytes, %3zu kernels (%zu fused): JIT %7.2f ms, "
+                "kernel creation %8.2f ms\n",
+                i, partitions[i].size, n, compiled->fusedCount(), jitMs, createMs);
+    jitTotal += jitMs;
+    createTotal += createMs;
+    kernels += n;
+    fused += compiled->fusedCount();
+  }
+  std::printf("%zu partitions, %zu kernels (%zu fused): JIT %.1f ms, kernel creation %.1f ms "
+              "(one after the other)\n",
+              partitions.size(), kernels, fused, jitTotal, createTotal);
+
+  std::atomic<size_t> next{0};
+  std::atomic<bool> ok{true};
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < partitions.size();) {
+        cgc::KernelProgram program;
+        std::string e;
+        if (!jit->compilePartition(partitions[i].data, partitions[i].size, program, e))
+          ok = false;
+      }
+    });
+  for (auto &t : pool)
+    t.join();
+  std::printf("JIT of all partitions on %d threads: %.1f ms%s\n", threads, msSince(start),
+              ok ? "" : " (FAILED)");
+  return ok ? 0 : 1;
+}
