@@ -123,6 +123,8 @@ std::vector<std::vector<Step>> chains(const std::vector<int64_t> &out, int64_t c
       {{"cgc_op.div", {}, perChannel}, {"cgc_op.mish"}, {"cgc_op.identity"}},
       {{"cgc_op.relu"}, {"cgc_op.add", {}, std::vector<int64_t>{1}}, {"cgc_op.reciprocal"}},
       {{"cgc_op.round"}},
+      {{"cgc_op.swish"}},                                      // SiLU, folded by the JIT
+      {{"cgc_op.swish"}, {"cgc_op.add", {}, out}},
   };
 }
 
@@ -265,6 +267,65 @@ TEST(Fusion, MatMulAndGemmChainsMatchUnfused) {
   Tensor t(CGC_DTYPE_FLOAT32, {12, 30});
   t.setValues(r.fused);
   EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "gemm chain [" + r.description + "]"));
+}
+
+// A product whose B has no batch runs as one 2-D product of batch * M rows
+// (oneDNN packs a constant B only for 2-D products) when A, the result and
+// every post-op operand allow that view; otherwise it keeps its batch.
+TEST(Fusion, SharedWeightProductsMergeTheBatchIntoRows) {
+  std::mt19937 rng(73);
+  std::vector<int64_t> out = {3, 40, 64};
+  struct Case {
+    std::vector<Step> chain;
+    Layout aLayout;
+    bool merged;
+  } cases[] = {
+      {{{"cgc_op.add", {}, std::vector<int64_t>{64}}, {"cgc_op.gelu"}}, Layout::Contiguous, true},
+      {{{"cgc_op.add", {}, std::vector<int64_t>{64}}, {"cgc_op.add", {}, out}},
+       Layout::Contiguous, true},
+      {{{"cgc_op.mul", {}, std::vector<int64_t>{1}}}, Layout::Contiguous, true},
+      // Varies along the batch but not along M: no 2-D view.
+      {{{"cgc_op.add", {}, std::vector<int64_t>{3, 1, 64}}}, Layout::Contiguous, false},
+      // A's rows are not one progression (dims reversed in memory).
+      {{{"cgc_op.add", {}, std::vector<int64_t>{64}}}, Layout::Transposed, false},
+  };
+  for (bool constant : {false, true})
+    for (const Case &c : cases) {
+      Tensor a(CGC_DTYPE_FLOAT32, {3, 40, 48}, c.aLayout), w(CGC_DTYPE_FLOAT32, {48, 64});
+      fillRandom(a, rng, -1, 1);
+      fillRandom(w, rng, -0.3, 0.3);
+      Tensor y(CGC_DTYPE_FLOAT32, out);
+      KernelOptions options;
+      options.constantInputs = {false, constant};
+      FusedRun r = runChain(Desc("cgc_op.matmul").in(a).in(w).out(y), {&a, &w}, out, c.chain, rng,
+                            options);
+      ASSERT_FALSE(r.fused.empty()) << "matmul not fused: " << r.reason;
+      EXPECT_EQ(r.description.find("as 120 rows") != std::string::npos, c.merged) << r.description;
+      Tensor t(CGC_DTYPE_FLOAT32, out);
+      t.setValues(r.fused);
+      EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "batched matmul chain [" + r.description + "]"));
+    }
+  // Unfused, with the batch split across the pool's threads as rows.
+  Tensor a(CGC_DTYPE_FLOAT32, {4, 50, 32}), w(CGC_DTYPE_FLOAT32, {32, 40});
+  fillRandom(a, rng, -1, 1);
+  fillRandom(w, rng, -1, 1);
+  Tensor y(CGC_DTYPE_FLOAT32, {4, 50, 40});
+  KernelOptions options;
+  options.constantInputs = {false, true};
+  auto k = make(Desc("cgc_op.matmul").in(a).in(w).out(y), options);
+  ASSERT_TRUE(k);
+  EXPECT_NE(k->describe().find("as 200 rows"), std::string::npos) << k->describe();
+  runKernel(*k, {&a, &w}, {&y}, pool3());
+  std::vector<double> e;
+  for (int64_t b = 0; b < 4; ++b)
+    for (int64_t i = 0; i < 50; ++i)
+      for (int64_t j = 0; j < 40; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < 32; ++p)
+          acc += a.get((b * 50 + i) * 32 + p) * w.get(p * 40 + j);
+        e.push_back(acc);
+      }
+  EXPECT_TRUE(closeTo(y, e, 1e-5, 1e-4, k->describe()));
 }
 
 TEST(Fusion, RefusesWhatItCannotFuseWithAReason) {

@@ -163,6 +163,7 @@ public:
       post_.ops.get_params_binary(i, alg, d);
       binaries_.push_back({i, onednn::plainOperand(d)});
     }
+    collapseBatchIntoRows();
     // Validate with the whole product in one piece.
     const Piece &whole = piece(-1, 0);
     implName_ = whole.pd.impl_info_str();
@@ -173,6 +174,7 @@ public:
       throw dnnl::error(dnnl_unimplemented, "only oneDNN's reference matmul applies");
     description_ = cat(what, " ", shapeStr(g.batch), "x", g.m, "x", g.k, "x", g.n,
                        post_.summary, " (oneDNN ", implName_, constantB ? ", packed B" : "",
+                       collapsedRows_ ? cat(", as ", collapsedRows_, " rows") : std::string(),
                        ", split across the pool)");
   }
 
@@ -218,6 +220,64 @@ public:
   void setFirstExtra(size_t index) { firstExtra_ = index; }
 
 private:
+  /// Merges the leading dimensions [0, rank - 1) of `op` into one whose
+  /// extent is `rows` (or 1 where the operand broadcasts over all of them).
+  /// False if its strides do not allow that (a broadcast over some of the
+  /// merged dimensions only, or gaps between them).
+  static bool mergeRows(onednn::PlainOperand &op, int64_t rows) {
+    const size_t r = op.dims.size();
+    int64_t extent = 1, stride = 0;
+    bool first = true;
+    for (size_t d = r - 1; d-- > 0;) {
+      if (op.dims[d] == 1)
+        continue;
+      if (first) {
+        stride = op.strides[d];
+        first = false;
+      } else if (op.strides[d] != extent * stride) {
+        return false;
+      }
+      extent *= op.dims[d];
+    }
+    if (extent != 1 && extent != rows)
+      return false;
+    onednn::PlainOperand merged = op;
+    merged.dims = {extent, op.dims[r - 1]};
+    merged.strides = {first ? op.dims[r - 1] * op.strides[r - 1] : stride, op.strides[r - 1]};
+    merged.normalize();
+    op = merged;
+    return true;
+  }
+
+  /// A product whose B has no batch (a weight shared by every row, as in a
+  /// transformer's projections) runs as one 2-D product of (batch * M) rows
+  /// when A, C and every post-op operand allow that view: oneDNN's matmul
+  /// picks a blocked layout for a constant B only for 2-D products
+  /// (measured 128x3072x768: 3.93 ms with the 3-D plain B vs 3.19 ms with
+  /// the 2-D blocked one, one thread), and the rows split across the pool
+  /// like any M.
+  void collapseBatchIntoRows() {
+    if (rank_ <= 2 || numElements(g_.bBatch) != 1)
+      return;
+    const int64_t rows = numElements(g_.batch) * g_.m;
+    onednn::PlainOperand a = a_, c = c_;
+    if (!mergeRows(a, rows) || a.dims[0] != rows || !mergeRows(c, rows) || c.dims[0] != rows)
+      return;
+    std::vector<Binary> binaries = binaries_;
+    for (Binary &bin : binaries)
+      if (!mergeRows(bin.operand, rows))
+        return;
+    onednn::PlainOperand b = b_;
+    b.dims.erase(b.dims.begin(), b.dims.end() - 2);
+    b.strides.erase(b.strides.begin(), b.strides.end() - 2);
+    a_ = a;
+    b_ = b;
+    c_ = c;
+    binaries_ = std::move(binaries);
+    rank_ = 2;
+    collapsedRows_ = rows;
+  }
+
   struct Piece {
     dnnl::matmul::primitive_desc pd;
     dnnl::matmul prim;
@@ -289,9 +349,9 @@ private:
       step = std::max<int64_t>(64, (extent + pieces - 1) / pieces / 64 * 64);
       return;
     }
-    if (g_.m >= 32) {
+    if (c_.dims[size_t(rank_ - 2)] >= 32) {
       dim = rank_ - 2;
-      extent = g_.m;
+      extent = c_.dims[size_t(rank_ - 2)];
       step = std::max<int64_t>(16, (extent + pieces - 1) / pieces);
       return;
     }
@@ -430,6 +490,7 @@ private:
   size_t firstExtra_ = 0;
   onednn::PlainOperand a_, b_, c_;
   int rank_ = 2;
+  int64_t collapsedRows_ = 0; // batch * M when the batch was merged into M
   std::vector<Binary> binaries_;
   std::string implName_;
   mutable std::mutex mutex_;
