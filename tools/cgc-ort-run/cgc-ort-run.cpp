@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -54,6 +55,18 @@ void check(OrtStatus *status, const std::string &what) {
 cgc_dtype_t toDtype(ONNXTensorElementDataType t) {
   // Both are ONNX's TensorProto.DataType numbers.
   return cgc_dtype_size(cgc_dtype_t(t)) ? cgc_dtype_t(t) : CGC_DTYPE_INVALID;
+}
+
+/// The process's peak resident memory (VmHWM of /proc/self/status) in KiB;
+/// 0 where /proc is not available. Unlike getrusage's ru_maxrss it is not
+/// raised by the memory of the process that exec'ed this one.
+long peakRssKiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.compare(0, 6, "VmHWM:") == 0)
+      return std::atol(line.c_str() + 6);
+  return 0;
 }
 
 bool endsWith(const std::string &s, const std::string &suffix) {
@@ -318,7 +331,7 @@ int runMain(const Options &o) {
     for (size_t i = 0; i < times.size(); ++i)
       out << (i ? ", " : "") << times[i];
     out << "], \"min_ms\": " << pct(0) << ", \"median_ms\": " << pct(0.5)
-        << ", \"p90_ms\": " << pct(0.9) << "}\n";
+        << ", \"p90_ms\": " << pct(0.9) << ", \"peak_rss_kib\": " << peakRssKiB() << "}\n";
   }
   for (OrtValue *v : outputValues)
     ort->ReleaseValue(v);

@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
@@ -57,6 +58,18 @@ void check(cgc_status_t status, int code = kFailure, const std::string &context 
   std::string name = cgc_status_code_name(cgc_status_code(status));
   cgc_status_free(status);
   fail(code, (context.empty() ? "" : context + ": ") + message + " [" + name + "]");
+}
+
+/// The process's peak resident memory (VmHWM of /proc/self/status) in KiB;
+/// 0 where /proc is not available. Unlike getrusage's ru_maxrss it is not
+/// raised by the memory of the process that exec'ed this one.
+long peakRssKiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.compare(0, 6, "VmHWM:") == 0)
+      return std::atol(line.c_str() + 6);
+  return 0;
 }
 
 double seconds(std::chrono::steady_clock::duration d) {
@@ -484,7 +497,8 @@ int runMain(const Options &o) {
   for (size_t i = 0; i < timings.runSeconds.size(); ++i)
     json << (i ? ", " : "") << timings.runSeconds[i] * 1000;
   json << "], \"min_ms\": " << pct(0) * 1000 << ", \"median_ms\": " << pct(0.5) * 1000
-       << ", \"p90_ms\": " << pct(0.9) * 1000 << "}\n";
+       << ", \"p90_ms\": " << pct(0.9) * 1000 << ", \"peak_rss_kib\": " << peakRssKiB()
+       << "}\n";
   if (!o.reportJson.empty()) {
     std::ofstream out(o.reportJson);
     out << json.str();
