@@ -70,6 +70,144 @@ unsigned swapCommutativeOperands(KernelProgram &program) {
 }
 
 //===----------------------------------------------------------------------===//
+// GELU written with erf
+//===----------------------------------------------------------------------===//
+
+/// The kernels after `from` that read bytes of `value`.
+std::vector<size_t> readersOf(const KernelProgram &program, const KernelOperand &value,
+                              size_t from) {
+  std::vector<size_t> readers;
+  for (size_t k = from; k < program.kernels.size(); ++k)
+    for (const auto &in : program.kernels[k].inputs)
+      if (in && overlaps(*in, value)) {
+        readers.push_back(k);
+        break;
+      }
+  return readers;
+}
+
+/// `k`'s two inputs as (running, other) when one of them is `running`.
+bool splitBinary(const KernelDesc &k, const char *op, const KernelOperand &running,
+                 const KernelOperand *&other, bool commutative) {
+  if (k.op != op || k.inputs.size() != 2 || !k.inputs[0] || !k.inputs[1] ||
+      k.outputs.size() != 1)
+    return false;
+  if (*k.inputs[0] == running) {
+    other = &*k.inputs[1];
+    return true;
+  }
+  if (commutative && *k.inputs[1] == running) {
+    other = &*k.inputs[0];
+    return true;
+  }
+  return false;
+}
+
+bool isScalar(const KernelOperand &o, cgc_dtype_t dtype) {
+  int64_t n = 1;
+  for (int64_t d : o.shape)
+    n *= d;
+  return n == 1 && o.dtype == dtype;
+}
+
+/// y = mul(mul(x, add(erf(div(x, k1)), k2)), k3) (PyTorch's GELU export;
+/// also mul(x, k1) for the first, either operand order where commutative)
+/// on float32, with one-element k1, k2, k3 and every intermediate a
+/// temporary only the next layer reads, becomes one `cgc_op.erf_gelu(x, k1,
+/// k2, k3)` at the first layer's place (runtime/drivers/reference/kernels/
+/// gelu.cpp: the same arithmetic in one pass). Nothing in between may write
+/// x or the constants, or touch y.
+unsigned foldErfGelu(KernelProgram &program) {
+  unsigned folded = 0;
+  for (size_t i = 0; i < program.kernels.size(); ++i) {
+    const KernelDesc &first = program.kernels[i];
+    bool multiply = first.op == "cgc_op.mul";
+    if ((first.op != "cgc_op.div" && !multiply) || first.inputs.size() != 2 ||
+        !first.inputs[0] || !first.inputs[1] || first.outputs.size() != 1)
+      continue;
+    const KernelOperand x = *first.inputs[0], k1 = *first.inputs[1];
+    const KernelOperand d = first.outputs[0];
+    const cgc_dtype_t f32 = CGC_DTYPE_FLOAT32;
+    if (x.dtype != f32 || !isScalar(k1, f32) || d.shape != x.shape || d.dtype != f32 ||
+        d.storage != KernelOperand::Storage::Temporary || overlaps(d, x))
+      continue;
+    // Each intermediate: exactly one later reader, the expected layer.
+    auto only = [&](const KernelOperand &v, size_t producer, size_t &reader) {
+      if (v.storage != KernelOperand::Storage::Temporary)
+        return false;
+      std::vector<size_t> r = readersOf(program, v, 0);
+      if (r.size() != 1 || r[0] <= producer)
+        return false;
+      for (size_t k = 0; k < program.kernels.size(); ++k)
+        if (k != producer)
+          for (const KernelOperand &out : program.kernels[k].outputs)
+            if (overlaps(out, v))
+              return false;
+      reader = r[0];
+      return true;
+    };
+    size_t je, ja, jp, jy;
+    if (!only(d, i, je))
+      continue;
+    const KernelDesc &erf = program.kernels[je];
+    if (erf.op != "cgc_op.erf" || erf.inputs.size() != 1 || !erf.inputs[0] ||
+        !(*erf.inputs[0] == d) || erf.outputs.size() != 1)
+      continue;
+    const KernelOperand e = erf.outputs[0];
+    if (e.shape != x.shape || e.dtype != f32 || !only(e, je, ja))
+      continue;
+    const KernelOperand *k2 = nullptr, *xp = nullptr, *k3 = nullptr;
+    const KernelDesc &add = program.kernels[ja];
+    if (!splitBinary(add, "cgc_op.add", e, k2, true) || !isScalar(*k2, f32))
+      continue;
+    const KernelOperand a = add.outputs[0];
+    if (a.shape != x.shape || a.dtype != f32 || !only(a, ja, jp))
+      continue;
+    const KernelDesc &mulX = program.kernels[jp];
+    if (!splitBinary(mulX, "cgc_op.mul", a, xp, true) || !(*xp == x))
+      continue;
+    const KernelOperand p = mulX.outputs[0];
+    if (p.shape != x.shape || p.dtype != f32 || !only(p, jp, jy))
+      continue;
+    const KernelDesc &last = program.kernels[jy];
+    if (!splitBinary(last, "cgc_op.mul", p, k3, true) || !isScalar(*k3, f32))
+      continue;
+    const KernelOperand y = last.outputs[0];
+    if (y.shape != x.shape || y.dtype != f32 || overlaps(y, x) || overlaps(y, k1) ||
+        overlaps(y, *k2) || overlaps(y, *k3))
+      continue;
+    // Computing y at the first layer's place: nothing up to the last layer
+    // (other than the chain itself) may write x or the constants or touch y.
+    bool clear = true;
+    for (size_t k = i + 1; k < jy && clear; ++k) {
+      if (k == je || k == ja || k == jp)
+        continue;
+      const KernelDesc &other = program.kernels[k];
+      for (const KernelOperand &out : other.outputs)
+        clear = clear && !overlaps(out, x) && !overlaps(out, k1) && !overlaps(out, *k2) &&
+                !overlaps(out, *k3) && !overlaps(out, y);
+      for (const auto &in : other.inputs)
+        clear = clear && !(in && overlaps(*in, y));
+    }
+    if (!clear)
+      continue;
+    KernelDesc gelu;
+    gelu.op = "cgc_op.erf_gelu";
+    gelu.inputs = {x, k1, *k2, *k3};
+    gelu.outputs = {y};
+    if (multiply)
+      gelu.setAttr("multiply", AttrValue::ofBool(true));
+    size_t removed[] = {je, ja, jp, jy};
+    program.kernels[i] = std::move(gelu);
+    std::sort(std::begin(removed), std::end(removed));
+    for (size_t r = 4; r-- > 0;)
+      program.kernels.erase(program.kernels.begin() + removed[r]);
+    ++folded;
+  }
+  return folded;
+}
+
+//===----------------------------------------------------------------------===//
 // Transposes into matrix products
 //===----------------------------------------------------------------------===//
 
@@ -208,6 +346,7 @@ RewriteStats optimizeKernelProgram(KernelProgram &program) {
   RewriteStats stats;
   stats.swappedOperands = swapCommutativeOperands(program);
   stats.foldedTransposes = foldTransposes(program);
+  stats.foldedErfGelu = foldErfGelu(program);
   stats.droppedTemporaries = dropUnusedTemporaries(program);
   return stats;
 }

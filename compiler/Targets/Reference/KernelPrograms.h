@@ -26,6 +26,8 @@ struct RewriteStats {
   unsigned swappedOperands = 0;
   /// transpose kernels folded into the strides of a matmul/gemm operand.
   unsigned foldedTransposes = 0;
+  /// x * (erf(x / k1) + k2) * k3 chains folded into one cgc_op.erf_gelu.
+  unsigned foldedErfGelu = 0;
   /// temporaries no kernel uses any more, dropped.
   unsigned droppedTemporaries = 0;
 };
@@ -42,6 +44,12 @@ struct RewriteStats {
 ///   input 0 or 1 of one later `cgc_op.matmul` / `cgc_op.gemm` is removed and
 ///   that input becomes a strided view of the transpose's input, provided no
 ///   kernel in between writes bytes of that input.
+/// - `mul(mul(x, add(erf(div(x, k1)), k2)), k3)` on float32 (PyTorch's
+///   GELU; `mul(x, k1)` first, operands of the commutative layers in either
+///   order) with one-element k1..k3 and intermediates only the next layer
+///   reads becomes one `cgc_op.erf_gelu(x, k1, k2, k3)` (a kernel-library
+///   op: the same arithmetic in one pass; the constants' values are not
+///   known here, so it is exact for any).
 /// - Temporaries left unused are dropped (and the rest renumbered).
 RewriteStats optimizeKernelProgram(KernelProgram &program);
 

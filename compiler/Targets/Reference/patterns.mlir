@@ -49,4 +49,40 @@ cgc.module @reference {
     %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%m) {keep_shape}
     cgc_pattern.yield %e
   }
+
+  // GELU as PyTorch exports it, x * (erf(x / sqrt(2)) + 1) * 0.5, after an
+  // anchor (and its bias): x feeds both the erf branch and the product, so
+  // no chain can take it. The driver's JIT folds the five layers into one
+  // cgc_op.erf_gelu kernel (the same arithmetic in one pass, for whatever
+  // constants), run in the anchor's dispatch after the fused bias: one
+  // dispatch instead of six and one pass over the result instead of five.
+  // A transformer's feed-forward layer.
+  cgc_pattern.pattern @anchorBiasGeluErf attributes {priority = 10 : i64, naming = "ops"} {
+    %m = cgc_pattern.op ["cgc_op.convolution", "cgc_op.matmul", "cgc_op.gemm"] {open, element_types = [!cgc.float32]}
+    %bias = cgc_pattern.input
+    %x = cgc_pattern.op ["cgc_op.add"](%m, %bias) {commutative}
+    %k1 = cgc_pattern.input {max_elements = 1 : i64}
+    %d = cgc_pattern.op ["cgc_op.div", "cgc_op.mul"](%x, %k1)
+    %e = cgc_pattern.op ["cgc_op.erf"](%d)
+    %k2 = cgc_pattern.input {max_elements = 1 : i64}
+    %a = cgc_pattern.op ["cgc_op.add"](%e, %k2) {commutative}
+    %p = cgc_pattern.op ["cgc_op.mul"](%x, %a) {commutative}
+    %k3 = cgc_pattern.input {max_elements = 1 : i64}
+    %y = cgc_pattern.op ["cgc_op.mul"](%p, %k3) {commutative}
+    %c = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%y) {keep_shape}
+    cgc_pattern.yield %c
+  }
+  cgc_pattern.pattern @anchorGeluErf attributes {priority = 10 : i64, naming = "ops"} {
+    %x = cgc_pattern.op ["cgc_op.convolution", "cgc_op.matmul", "cgc_op.gemm"] {open, element_types = [!cgc.float32]}
+    %k1 = cgc_pattern.input {max_elements = 1 : i64}
+    %d = cgc_pattern.op ["cgc_op.div", "cgc_op.mul"](%x, %k1)
+    %e = cgc_pattern.op ["cgc_op.erf"](%d)
+    %k2 = cgc_pattern.input {max_elements = 1 : i64}
+    %a = cgc_pattern.op ["cgc_op.add"](%e, %k2) {commutative}
+    %p = cgc_pattern.op ["cgc_op.mul"](%x, %a) {commutative}
+    %k3 = cgc_pattern.input {max_elements = 1 : i64}
+    %y = cgc_pattern.op ["cgc_op.mul"](%p, %k3) {commutative}
+    %c = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%y) {keep_shape}
+    cgc_pattern.yield %c
+  }
 }

@@ -359,6 +359,7 @@ void registerMatMulOps(std::vector<OpEntry> &ops);
 void registerMovementOps(std::vector<OpEntry> &ops);
 void registerResizeOps(std::vector<OpEntry> &ops);
 void registerScatterOps(std::vector<OpEntry> &ops);
+void registerGeluOps(std::vector<OpEntry> &ops); // gelu.cpp: cgc_op.erf_gelu
 
 /// Builds `make(dense)` for a copy of `desc` whose operands are contiguous
 /// and, if `desc` has strided operands, wraps it to pack inputs and unpack
