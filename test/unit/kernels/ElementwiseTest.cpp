@@ -33,6 +33,7 @@ std::vector<UnaryCase> unaryCases() {
   return {
       {"cgc_op.relu", kSignedTypes, -50, 50, [](double x) { return x > 0 ? x : 0.0; }},
       {"cgc_op.sigmoid", F, -12, 12, [](double x) { return 1 / (1 + std::exp(-x)); }},
+      {"cgc_op.swish", F, -12, 12, [](double x) { return x / (1 + std::exp(-x)); }},
       {"cgc_op.tanh", F, -6, 6, [](double x) { return std::tanh(x); }},
       {"cgc_op.erf", F, -4, 4, [](double x) { return std::erf(x); }},
       {"cgc_op.exp", F, -10, 10, [](double x) { return std::exp(x); }},
@@ -180,6 +181,7 @@ TEST(Elementwise, SpecialFloatValues) {
       {"cgc_op.exp", [](double x) { return double(std::exp(float(x))); }},
       {"cgc_op.tanh", [](double x) { return std::tanh(x); }},
       {"cgc_op.sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }},
+      {"cgc_op.swish", [](double x) { return x / (1 + std::exp(-x)); }},
       {"cgc_op.erf", [](double x) { return std::erf(x); }},
       {"cgc_op.abs", [](double x) { return std::fabs(x); }},
       {"cgc_op.isnan", [](double x) { return std::isnan(x) ? 1.0 : 0.0; }},

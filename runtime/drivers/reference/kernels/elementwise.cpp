@@ -118,6 +118,8 @@ struct Relu {
   }
 };
 UNARY(Sigmoid, return C(1) / (C(1) + expOf<C>(-x));)
+// x * sigmoid(x): the JIT's fold of sigmoid + mul (SiLU); not an ODS op.
+UNARY(Swish, return x / (C(1) + expOf<C>(-x));)
 UNARY(Tanh, return tanhOf<C>(x);)
 UNARY(Erf, return erfOf<C>(x);)
 UNARY(Exp, return expOf<C>(x);)
@@ -628,6 +630,7 @@ const std::unordered_map<std::string_view, UnarySpec> &unaryOps() {
   static const std::unordered_map<std::string_view, UnarySpec> table = {
       {"cgc_op.relu", {D::Signed, Result::Same, false, buildSimpleUnary<Relu, D::Signed>}},
       {"cgc_op.sigmoid", {D::Float, Result::Same, true, buildSimpleUnary<Sigmoid, D::Float>}},
+      {"cgc_op.swish", {D::Float, Result::Same, true, buildSimpleUnary<Swish, D::Float>}},
       {"cgc_op.tanh", {D::Float, Result::Same, true, buildSimpleUnary<Tanh, D::Float>}},
       {"cgc_op.erf", {D::Float, Result::Same, true, buildSimpleUnary<Erf, D::Float>}},
       {"cgc_op.exp", {D::Float, Result::Same, true, buildSimpleUnary<Exp, D::Float>}},

@@ -170,6 +170,8 @@ bool buildPostOps(const std::vector<KernelDesc> &chain, const std::vector<int64_
       eltwise({{A::eltwise_tanh, 0.f, 0.f}}, "tanh");
     } else if (name == "cgc_op.sigmoid") {
       eltwise({{A::eltwise_logistic, 0.f, 0.f}}, "sigmoid");
+    } else if (name == "cgc_op.swish") {
+      eltwise({{A::eltwise_swish, 1.f, 0.f}}, "swish");
     } else if (name == "cgc_op.gelu") {
       bool tanhApprox = r.getString("approximate", "none", {"none", "tanh"}) == "tanh";
       eltwise({{tanhApprox ? A::eltwise_gelu_tanh : A::eltwise_gelu_erf, 0.f, 0.f}}, "gelu");
