@@ -114,6 +114,10 @@ struct BuildProgramPass : public impl::BuildProgramBase<BuildProgramPass> {
         bound[value] = body.getArgument(index);
         partition.setArgAttr(index, kNameAttr,
                              builder.getStringAttr(bindPointName(value, dispatch)));
+        // Only this partition reads or writes an internal intermediate's
+        // bytes, so a driver may store it in any layout of the same size.
+        if (index >= inputs.size() + outputs.size())
+          partition.setArgAttr(index, kInternalAttr, builder.getUnitAttr());
       }
       OpBuilder inside = OpBuilder::atBlockEnd(&body);
       for (CallOp call : calls) {

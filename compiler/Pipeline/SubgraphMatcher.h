@@ -36,6 +36,9 @@ constexpr llvm::StringLiteral kMemoryAttr = "cgc.memory";
 constexpr llvm::StringLiteral kBarrierAttr = "cgc.barrier_before";
 constexpr llvm::StringLiteral kScheduleAttr = "cgc.schedule";
 constexpr llvm::StringLiteral kNameAttr = "cgc.name";
+/// Unit attribute on a partition argument whose value only that partition
+/// reads and writes (an intermediate between its own invokes).
+constexpr llvm::StringLiteral kInternalAttr = "cgc.internal";
 
 class SubgraphMatcher {
 public:

@@ -144,7 +144,9 @@ bool KernelProgram::operator==(const KernelProgram &o) const {
       return false;
     for (size_t i = 0; i < bindings.size(); ++i)
       if (bindings[i].name != o.bindings[i].name ||
-          bindings[i].bytes != o.bindings[i].bytes)
+          bindings[i].bytes != o.bindings[i].bytes ||
+          bindings[i].constant != o.bindings[i].constant ||
+          bindings[i].internal != o.bindings[i].internal)
         return false;
     return true;
   };
@@ -298,8 +300,14 @@ std::string serializeKernelProgram(const KernelProgram &program) {
   json j;
   j["version"] = KernelProgram::kVersion;
   j["bindings"] = json::array();
-  for (const auto &b : program.bindings)
-    j["bindings"].push_back({{"name", b.name}, {"bytes", b.bytes}});
+  for (const auto &b : program.bindings) {
+    json bj = {{"name", b.name}, {"bytes", b.bytes}};
+    if (b.constant)
+      bj["constant"] = true;
+    if (b.internal)
+      bj["internal"] = true;
+    j["bindings"].push_back(std::move(bj));
+  }
   j["temporaries"] = json::array();
   for (const auto &t : program.temporaries)
     j["temporaries"].push_back({{"bytes", t.bytes}, {"alignment", t.alignment}});
@@ -332,7 +340,9 @@ bool deserializeKernelProgram(std::string_view text, KernelProgram &program,
     program = KernelProgram();
     for (const json &b : j.at("bindings"))
       program.bindings.push_back(
-          {b.at("name").get<std::string>(), b.at("bytes").get<uint64_t>()});
+          {b.at("name").get<std::string>(), b.at("bytes").get<uint64_t>(),
+           b.contains("constant") && b.at("constant").get<bool>(),
+           b.contains("internal") && b.at("internal").get<bool>()});
     for (const json &t : j.at("temporaries"))
       program.temporaries.push_back(
           {t.at("bytes").get<uint64_t>(), t.at("alignment").get<uint64_t>()});

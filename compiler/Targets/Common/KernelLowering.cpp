@@ -124,8 +124,9 @@ public:
   /// Adds a binding for a memref bind point.
   KernelOperand addBinding(std::string name, MemRefType type) {
     uint32_t index = program.bindings.size();
-    program.bindings.push_back(
-        {std::move(name), static_cast<uint64_t>(type.getByteSpan())});
+    program.bindings.push_back({std::move(name),
+                                static_cast<uint64_t>(type.getByteSpan()),
+                                type.getIsConstant()});
     return operandFor(type, KernelOperand::Storage::Binding, index, 0,
                       type.getStrides());
   }
@@ -305,10 +306,13 @@ FailureOr<KernelProgram> lowerPartitionToKernelProgram(PartitionOp partition) {
   KernelProgramBuilder builder;
   Block &body = partition.getBody().front();
   DenseMap<Value, KernelOperand> where;
-  for (BlockArgument argument : body.getArguments())
+  for (BlockArgument argument : body.getArguments()) {
     where[argument] = builder.addBinding(
         bindPointName(partition, argument.getArgNumber()),
         cast<MemRefType>(argument.getType()));
+    builder.program.bindings.back().internal =
+        partition.getArgAttr(argument.getArgNumber(), "cgc.internal") != nullptr;
+  }
 
   for (Operation &op : body) {
     if (auto view = dyn_cast<ViewMemRefOp>(op)) {

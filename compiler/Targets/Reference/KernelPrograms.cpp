@@ -7,6 +7,8 @@
 #endif
 
 #include <algorithm>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <utility>
 
@@ -298,6 +300,74 @@ unsigned foldTransposes(KernelProgram &program) {
 }
 
 //===----------------------------------------------------------------------===//
+// Swish (SiLU)
+//===----------------------------------------------------------------------===//
+
+bool writes(const KernelDesc &k, const KernelOperand &value) {
+  for (const KernelOperand &out : k.outputs)
+    if (overlaps(out, value))
+      return true;
+  return false;
+}
+
+bool touches(const KernelDesc &k, const KernelOperand &value) {
+  if (writes(k, value))
+    return true;
+  for (const auto &in : k.inputs)
+    if (in && overlaps(*in, value))
+      return true;
+  return false;
+}
+
+unsigned foldSwish(KernelProgram &program) {
+  unsigned folded = 0;
+  for (size_t j = 0; j < program.kernels.size(); ++j) {
+    const KernelDesc &sig = program.kernels[j];
+    if (sig.op != "cgc_op.sigmoid" || sig.inputs.size() != 1 || !sig.inputs[0] ||
+        sig.outputs.size() != 1)
+      continue;
+    const KernelOperand &x = *sig.inputs[0], &s = sig.outputs[0];
+    if (s.storage != KernelOperand::Storage::Temporary || s.shape != x.shape ||
+        s.dtype != x.dtype || overlaps(s, x))
+      continue;
+    // The one kernel that reads s: mul(s, x) or mul(x, s), same shape.
+    size_t reader = 0, readers = 0;
+    for (size_t k = j + 1; k < program.kernels.size(); ++k)
+      for (const auto &in : program.kernels[k].inputs)
+        if (in && overlaps(*in, s)) {
+          reader = k;
+          ++readers;
+        }
+    if (readers != 1)
+      continue;
+    const KernelDesc &mul = program.kernels[reader];
+    if (mul.op != "cgc_op.mul" || mul.inputs.size() != 2 || !mul.inputs[0] || !mul.inputs[1] ||
+        mul.outputs.size() != 1)
+      continue;
+    bool sFirst = *mul.inputs[0] == s && *mul.inputs[1] == x;
+    bool xFirst = *mul.inputs[0] == x && *mul.inputs[1] == s;
+    const KernelOperand &u = mul.outputs[0];
+    if (!(sFirst || xFirst) || u.shape != x.shape || u.dtype != x.dtype)
+      continue;
+    // Computing u at the sigmoid's place: nothing in between may write x or
+    // touch u's bytes.
+    bool clear = true;
+    for (size_t k = j + 1; k < reader && clear; ++k)
+      clear = !writes(program.kernels[k], x) && !touches(program.kernels[k], u);
+    if (!clear)
+      continue;
+    KernelDesc swish;
+    swish.op = "cgc_op.swish";
+    swish.inputs = {x};
+    swish.outputs = {u};
+    program.kernels[j] = std::move(swish);
+    program.kernels.erase(program.kernels.begin() + reader);
+    ++folded;
+  }
+  return folded;
+}
+
+//===----------------------------------------------------------------------===//
 // Unused temporaries
 //===----------------------------------------------------------------------===//
 
@@ -340,6 +410,148 @@ unsigned dropUnusedTemporaries(KernelProgram &program) {
   return dropped;
 }
 
+//===----------------------------------------------------------------------===//
+// Channels-last intermediates
+//===----------------------------------------------------------------------===//
+
+/// Kernels that read and write operands of any layout at full speed (their
+/// loops follow the strides, or oneDNN takes the layout as it is).
+bool layoutAgnostic(const std::string &op) {
+  static const char *const ops[] = {
+      "cgc_op.convolution", "cgc_op.max_pool",  "cgc_op.avg_pool",
+      "cgc_op.global_avg_pool", "cgc_op.global_max_pool", "cgc_op.batch_norm",
+      "cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu",
+      "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.swish", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish",
+      "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs",
+      "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal",
+      "cgc_op.identity", "cgc_op.erf", "cgc_op.add", "cgc_op.sub", "cgc_op.mul",
+      "cgc_op.div", "cgc_op.max", "cgc_op.min", "cgc_op.prelu"};
+  return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
+}
+
+std::vector<int64_t> channelsLastStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t step = shape[1];
+  strides[1] = 1;
+  for (size_t d = shape.size(); d-- > 2;) {
+    strides[d] = step;
+    step *= shape[d];
+  }
+  strides[0] = step;
+  return strides;
+}
+
+unsigned relayoutChannelsLast(KernelProgram &program) {
+  // One node per buffer (binding or temporary). Kernels other than
+  // convolutions keep one layout across their activation-shaped operands
+  // (an elementwise op, a pool, batch norm, and above all a fused chain,
+  // whose post-ops read a residual in the result's layout), so those are
+  // joined into groups; a group changes layout together or not at all.
+  using Key = std::pair<int, uint32_t>;
+  struct Node {
+    std::vector<KernelOperand *> operands;
+    bool ok = true, convolution = false;
+    Key parent;
+  };
+  std::map<Key, Node> nodes;
+  auto keyOf = [](const KernelOperand &o) { return Key{int(o.storage), o.index}; };
+  std::function<Key(Key)> find = [&](Key k) {
+    Node &n = nodes[k];
+    if (n.parent == k)
+      return k;
+    return n.parent = find(n.parent);
+  };
+  auto node = [&](const KernelOperand &o) -> Node & {
+    Key k = keyOf(o);
+    auto [it, inserted] = nodes.try_emplace(k);
+    if (inserted) {
+      it->second.parent = k;
+      // Only intermediates this program alone touches may change layout.
+      bool eligible = o.storage == KernelOperand::Storage::Temporary ||
+                      (o.index < program.bindings.size() && program.bindings[o.index].internal);
+      it->second.ok = eligible;
+    }
+    return it->second;
+  };
+  auto join = [&](const KernelOperand &a, const KernelOperand &b) {
+    node(a);
+    node(b);
+    Key ra = find(keyOf(a)), rb = find(keyOf(b));
+    if (ra != rb)
+      nodes[ra].parent = rb;
+  };
+  /// An activation-shaped operand of a kernel whose result is `out`: same
+  /// rank, batch and channels, more than one spatial position (a per-channel
+  /// scale broadcast over the plane is not).
+  auto activationLike = [](const KernelOperand &o, const KernelOperand &out) {
+    if (o.shape.size() != out.shape.size() || o.shape.size() < 3 || o.shape[0] != out.shape[0] ||
+        o.shape[1] != out.shape[1])
+      return false;
+    int64_t spatial = 1;
+    for (size_t d = 2; d < o.shape.size(); ++d)
+      spatial *= o.shape[d];
+    return spatial > 1;
+  };
+  for (KernelDesc &k : program.kernels) {
+    bool agnostic = layoutAgnostic(k.op);
+    bool conv = k.op == "cgc_op.convolution";
+    auto visit = [&](KernelOperand &o, bool convActivation) {
+      Node &n = node(o);
+      n.operands.push_back(&o);
+      bool dense = o.offset == 0 && o.isContiguous() && o.shape.size() >= 3 &&
+                   (o.dtype == CGC_DTYPE_FLOAT32 || o.dtype == CGC_DTYPE_BFLOAT16);
+      if (!agnostic || !dense || (conv && !convActivation))
+        n.ok = false;
+      n.convolution |= conv && convActivation;
+    };
+    for (size_t i = 0; i < k.inputs.size(); ++i)
+      if (k.inputs[i])
+        visit(*k.inputs[i], i == 0);
+    for (KernelOperand &out : k.outputs)
+      visit(out, true);
+    if (conv || k.outputs.size() != 1)
+      continue;
+    for (const auto &in : k.inputs)
+      if (in && activationLike(*in, k.outputs[0]))
+        join(*in, k.outputs[0]);
+  }
+  // Per group: every member may change layout and a convolution reads or
+  // writes one of them.
+  std::map<Key, std::pair<bool, bool>> groups; // root -> (ok, convolution)
+  for (auto &[key, n] : nodes) {
+    Key root = find(key);
+    auto [it, inserted] = groups.try_emplace(root, true, false);
+    bool ok = n.ok && !n.operands.empty();
+    if (ok) {
+      const KernelOperand &first = *n.operands.front();
+      uint64_t bytes = key.first == int(KernelOperand::Storage::Temporary)
+                           ? program.temporaries[key.second].bytes
+                           : program.bindings[key.second].bytes;
+      // Every access is the whole buffer with one shape, channels and a
+      // spatial extent to permute.
+      int64_t spatial = 1;
+      for (size_t d = 2; d < first.shape.size(); ++d)
+        spatial *= first.shape[d];
+      ok = first.byteSpan() == bytes && first.shape[1] > 1 && spatial > 1;
+      for (const KernelOperand *o : n.operands)
+        ok = ok && o->shape == first.shape && o->dtype == first.dtype;
+    }
+    it->second.first = it->second.first && ok;
+    it->second.second = it->second.second || n.convolution;
+  }
+  unsigned changed = 0;
+  for (auto &[key, n] : nodes) {
+    auto [ok, convolution] = groups[find(key)];
+    if (!ok || !convolution)
+      continue;
+    std::vector<int64_t> strides = channelsLastStrides(n.operands.front()->shape);
+    for (KernelOperand *o : n.operands)
+      o->strides = strides;
+    ++changed;
+  }
+  return changed;
+}
+
 } // namespace
 
 RewriteStats optimizeKernelProgram(KernelProgram &program) {
@@ -347,7 +559,9 @@ RewriteStats optimizeKernelProgram(KernelProgram &program) {
   stats.swappedOperands = swapCommutativeOperands(program);
   stats.foldedTransposes = foldTransposes(program);
   stats.foldedErfGelu = foldErfGelu(program);
+  stats.foldedSwish = foldSwish(program);
   stats.droppedTemporaries = dropUnusedTemporaries(program);
+  stats.channelsLast = relayoutChannelsLast(program);
   return stats;
 }
 

@@ -26,10 +26,14 @@ struct RewriteStats {
   unsigned swappedOperands = 0;
   /// transpose kernels folded into the strides of a matmul/gemm operand.
   unsigned foldedTransposes = 0;
+  /// sigmoid + mul pairs folded into one cgc_op.swish kernel.
+  unsigned foldedSwish = 0;
   /// x * (erf(x / k1) + k2) * k3 chains folded into one cgc_op.erf_gelu.
   unsigned foldedErfGelu = 0;
   /// temporaries no kernel uses any more, dropped.
   unsigned droppedTemporaries = 0;
+  /// intermediates (temporaries, internal bindings) stored channels-last.
+  unsigned channelsLast = 0;
 };
 
 /// Rewrites `program` (a valid one) into an equivalent program that the
@@ -44,6 +48,12 @@ struct RewriteStats {
 ///   input 0 or 1 of one later `cgc_op.matmul` / `cgc_op.gemm` is removed and
 ///   that input becomes a strided view of the transpose's input, provided no
 ///   kernel in between writes bytes of that input.
+/// - `s = sigmoid(x)` (a temporary only one later kernel reads) and
+///   `mul(s, x)` / `mul(x, s)` of the same shape become one `cgc_op.swish`
+///   (x * sigmoid(x), SiLU; a kernel-library op, not an ODS layer) at the
+///   sigmoid's place, provided nothing in between writes x or touches the
+///   product's bytes: the driver then fuses it into the anchor before it
+///   (oneDNN's swish post-op) instead of running two kernels.
 /// - `mul(mul(x, add(erf(div(x, k1)), k2)), k3)` on float32 (PyTorch's
 ///   GELU; `mul(x, k1)` first, operands of the commutative layers in either
 ///   order) with one-element k1..k3 and intermediates only the next layer
@@ -51,6 +61,13 @@ struct RewriteStats {
 ///   op: the same arithmetic in one pass; the constants' values are not
 ///   known here, so it is exact for any).
 /// - Temporaries left unused are dropped (and the rest renumbered).
+/// - Intermediates only this program touches (temporaries, bindings marked
+///   `internal`) that a convolution reads as its input or writes, and that
+///   only layout-agnostic kernels (convolution activations, pooling,
+///   batch norm, elementwise ops) touch, always whole and dense, are stored
+///   channels-last (N, spatial..., C): oneDNN's convolutions take that layout
+///   as it is, so activations are not reordered around every convolution.
+///   Same bytes, same size, only the strides of every access change.
 RewriteStats optimizeKernelProgram(KernelProgram &program);
 
 /// One unit of execution in the reference driver: a kernel, or an anchor

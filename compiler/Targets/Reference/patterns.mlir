@@ -20,6 +20,29 @@ cgc.module @reference {
     cgc_pattern.yield %e
   }
 
+  // SiLU after an anchor: x * sigmoid(x) with x the anchor's result (the
+  // sigmoid and the product both read it, so no chain can take them), then
+  // any epilogue chain. The driver's JIT folds the sigmoid and the product
+  // into one swish that oneDNN applies as a post-op: one dispatch instead of
+  // three, and neither the sigmoid nor the anchor's result is written.
+  cgc_pattern.pattern @anchorSwish attributes {priority = 10 : i64, naming = "ops"} {
+    %m = cgc_pattern.op ["cgc_op.convolution", "cgc_op.matmul", "cgc_op.gemm"] {open, element_types = [!cgc.float32, !cgc.bfloat16]}
+    %s = cgc_pattern.op ["cgc_op.sigmoid"](%m)
+    %y = cgc_pattern.op ["cgc_op.mul"](%m, %s) {commutative}
+    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%y) {keep_shape}
+    cgc_pattern.yield %e
+  }
+
+  // A convolution on its own (ResNet's downsample branch, a projection
+  // without activation). Nothing to fuse, but inside the driver's partition
+  // its activations can stay channels-last (the JIT plans the layout of
+  // intermediates only its partition touches), where as a fallback dispatch
+  // it would cut the partition and force plain NCHW on both sides.
+  cgc_pattern.pattern @convolution attributes {priority = 5 : i64, naming = "ops"} {
+    %m = cgc_pattern.op ["cgc_op.convolution"] {open, element_types = [!cgc.float32, !cgc.bfloat16]}
+    cgc_pattern.yield %m
+  }
+
   // A transpose feeding a matrix product: the driver's JIT folds the
   // transpose into the product's operand strides (oneDNN's matmul reads
   // strided operands), so the transposed copy is never written. Attention's

@@ -13,9 +13,10 @@ namespace cgc::ref {
 
 // Until the kernel library (kernels/) has kernels, every program fails to
 // compile with a message instead of running wrong or crashing.
-static std::unique_ptr<Kernel> makeKernel(const KernelDesc &desc, std::string &error) {
+static std::unique_ptr<Kernel> makeKernel(const KernelDesc &desc, const KernelOptions &options,
+                                          std::string &error) {
 #if CGC_REF_HAVE_KERNELS
-  return createKernel(desc, error);
+  return createKernel(desc, options, error);
 #else
   error = desc.op + ": this build's kernel library (runtime/drivers/reference/kernels) has no "
                     "kernels yet";
@@ -25,9 +26,10 @@ static std::unique_ptr<Kernel> makeKernel(const KernelDesc &desc, std::string &e
 
 static std::unique_ptr<Kernel> makeFusedKernel(const KernelDesc &anchor,
                                                const std::vector<KernelDesc> &epilogue,
+                                               const KernelOptions &options,
                                                std::string &reason) {
 #if CGC_REF_HAVE_KERNELS
-  return createFusedKernel(anchor, epilogue, reason);
+  return createFusedKernel(anchor, epilogue, options, reason);
 #else
   reason = "no kernels in this build";
   return nullptr;
@@ -36,6 +38,19 @@ static std::unique_ptr<Kernel> makeFusedKernel(const KernelDesc &anchor,
 
 static bool isAnchor(const std::string &op) {
   return op == "cgc_op.convolution" || op == "cgc_op.matmul" || op == "cgc_op.gemm";
+}
+
+/// Which of `inputs` live in constant bindings (weights, biases): kernels
+/// prepare those once per address instead of on every run.
+static KernelOptions optionsFor(const KernelProgram &program,
+                                const std::vector<std::optional<KernelOperand>> &inputs) {
+  KernelOptions options;
+  options.constantInputs.resize(inputs.size(), false);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    options.constantInputs[i] = inputs[i] &&
+                                inputs[i]->storage == KernelOperand::Storage::Binding &&
+                                program.bindings[inputs[i]->index].constant;
+  return options;
 }
 
 static bool overlaps(const KernelOperand &a, const KernelOperand &b) {
@@ -99,7 +114,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
         for (const KernelDesc &e : chain)
           step.inputs.insert(step.inputs.end(), e.inputs.begin() + 1, e.inputs.end());
         std::string reason;
-        step.kernel = makeFusedKernel(desc, chain, reason);
+        step.kernel = makeFusedKernel(desc, chain, optionsFor(kp, step.inputs), reason);
         if (!step.kernel) {
           chain.pop_back(); // try a shorter epilogue
           continue;
@@ -119,7 +134,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
     step.outputs = desc.outputs;
     step.kernels = {k};
     std::string why;
-    step.kernel = makeKernel(desc, why);
+    step.kernel = makeKernel(desc, optionsFor(kp, step.inputs), why);
     if (!step.kernel) {
       error = "kernel " + std::to_string(k) + " (" + desc.op + "): " + why;
       return nullptr;

@@ -93,6 +93,14 @@ struct KernelProgram {
   struct Binding {
     std::string name;
     uint64_t bytes = 0; // the smallest range the binding must provide
+    /// A constant bind point (`!cgc.memref<constant ...>`): its bytes never
+    /// change while it is bound at a given address, so kernels may prepare
+    /// them once (pre-packed weights). JSON field "constant", absent = false.
+    bool constant = false;
+    /// An intermediate only this program reads and writes (the partition
+    /// argument's `cgc.internal`): a driver may store it in any layout of
+    /// the same byte size. JSON field "internal", absent = false.
+    bool internal = false;
   };
   struct Temporary {
     uint64_t bytes = 0;

@@ -35,13 +35,14 @@ cgc.module {
 // A partition with an internal intermediate: two matmul+epilogue subgraphs
 // of one target in one partition. Bind points: the external inputs in order
 // of first use, then what the partition produces for others, then its
-// internal intermediate; every intermediate is a view into scratch.
+// internal intermediate (marked `cgc.internal`: only this partition touches
+// its bytes); every intermediate is a view into scratch.
 // CHECK-LABEL: cgc.partition @partition0(
 // CHECK-SAME:    %[[A:[^:]*]]: !cgc.memref<8x8x!cgc.float32> {cgc.name = "a"}
 // CHECK-SAME:    %[[B:[^:]*]]: !cgc.memref<8x8x!cgc.float32> {cgc.name = "b"}
 // CHECK-SAME:    %[[C:[^:]*]]: !cgc.memref<8x8x!cgc.float32> {cgc.name = "c"}
 // CHECK-SAME:    %[[OUT:[^:]*]]: !cgc.memref<8x8x!cgc.float32> {cgc.name = "out"}
-// CHECK-SAME:    %[[T:[^:]*]]: !cgc.memref<8x8x!cgc.float32> {cgc.name = "matmulRelu.0"}
+// CHECK-SAME:    %[[T:[^:]*]]: !cgc.memref<8x8x!cgc.float32> {cgc.internal, cgc.name = "matmulRelu.0"}
 // CHECK-NEXT:    cgc.invoke @matmulRelu(%[[A]], %[[B]], %[[T]])
 // CHECK-NEXT:    cgc.invoke @matmulTanh(%[[T]], %[[C]], %[[OUT]])
 // CHECK-LABEL: cgc.program @main(

@@ -123,9 +123,10 @@ TEST_F(ReferenceExchange, DeclarationRoundTripsTheBuiltInPatterns) {
   std::vector<std::string> names;
   for (auto p : declared->getBody()->getOps<pattern::PatternOp>())
     names.push_back(p.getSymName().str());
-  EXPECT_EQ(names, (std::vector<std::string>{"anchorEpilogue", "transposedMatMulB",
-                                             "transposedMatMulA", "transposedMatMulAB",
-                                             "anchorBiasGeluErf", "anchorGeluErf"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"anchorEpilogue", "anchorSwish", "convolution",
+                                             "transposedMatMulB", "transposedMatMulA",
+                                             "transposedMatMulAB", "anchorBiasGeluErf",
+                                             "anchorGeluErf"}));
 }
 
 TEST_F(ReferenceExchange, SizeQueryProtocol) {

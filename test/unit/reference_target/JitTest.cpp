@@ -132,6 +132,8 @@ TEST(ReferenceJit, SpecPartitionLowersToTwoFusableConvReluAdds) {
   for (size_t i = 0; i < 7; ++i) {
     EXPECT_EQ(program.bindings[i].name, "bp" + std::to_string(i));
     EXPECT_EQ(program.bindings[i].bytes, bytes[i]) << i;
+    // Weights and biases are constant memrefs; the rest are not.
+    EXPECT_EQ(program.bindings[i].constant, i >= 1 && i <= 4) << i;
   }
   // conv(in, w1, b1) -> relu -> add(., in) -> scratch, then the same from
   // scratch with w2, b2 into output.
@@ -190,6 +192,53 @@ TEST(ReferenceJit, SpecPartitionRunsFused) {
       convReluAdd(inputs[0], inputs[1], inputs[2]), inputs[3], inputs[4]);
   for (size_t i = 0; i < 16; ++i)
     EXPECT_NEAR(buffers[5][i], expected[i], 1e-4) << i;
+}
+
+TEST(ReferenceJit, ConstantBindPointsArePreparedOnce) {
+  if (!reference::haveKernelLibrary())
+    GTEST_SKIP() << "this build's kernel library has no kernels";
+  KernelProgram program;
+  std::string error;
+  ASSERT_TRUE(compile(toBytecode(readSourceFile("examples/spec/partition-ir.mlir")),
+                      program, error))
+      << error;
+  // The driver tells the kernels which inputs are weights: both fused
+  // convolutions prepare theirs once instead of on every run.
+  auto compiled = ref::CompiledProgram::create(program, error);
+  ASSERT_TRUE(compiled) << error;
+  ASSERT_EQ(compiled->steps().size(), 2u);
+  for (const auto &step : compiled->steps())
+    EXPECT_NE(step.kernel->describe().find("weights prepared once"), std::string::npos)
+        << step.kernel->describe();
+  // Without the flag they are read afresh on every run.
+  KernelProgram unmarked = program;
+  for (auto &b : unmarked.bindings)
+    b.constant = false;
+  auto plain = ref::CompiledProgram::create(unmarked, error);
+  ASSERT_TRUE(plain) << error;
+  for (const auto &step : plain->steps())
+    EXPECT_EQ(step.kernel->describe().find("weights prepared once"), std::string::npos)
+        << step.kernel->describe();
+
+  // Prepared weights give the same results, run after run.
+  std::vector<std::vector<float>> buffers = {
+      randomFloats(16, 4), randomFloats(9, 5), {0.5f}, randomFloats(9, 6),
+      {-0.25f},            std::vector<float>(16), std::vector<float>(16)};
+  std::vector<std::vector<float>> again = buffers;
+  auto runOn = [&](const ref::CompiledProgram &p, std::vector<std::vector<float>> &bufs) {
+    std::vector<uint8_t *> bindings;
+    for (auto &b : bufs)
+      bindings.push_back(reinterpret_cast<uint8_t *>(b.data()));
+    ref::ThreadPool pool(2);
+    p.run(bindings, pool);
+  };
+  runOn(*compiled, buffers);
+  runOn(*plain, again);
+  for (size_t i = 0; i < 16; ++i)
+    EXPECT_NEAR(buffers[5][i], again[5][i], 1e-5) << i;
+  std::vector<float> first = buffers[5];
+  runOn(*compiled, buffers);
+  EXPECT_EQ(buffers[5], first);
 }
 
 //===----------------------------------------------------------------------===//
@@ -314,6 +363,255 @@ TEST(ReferenceJit, MultiSubgraphPartitionComputesWhatItSays) {
         EXPECT_NEAR(buffers[7][(batch * 3 + m) * 5 + n], row[n] / sum, 1e-5)
             << batch << "," << m << "," << n;
     }
+}
+
+//===----------------------------------------------------------------------===//
+// Channels-last intermediates
+//===----------------------------------------------------------------------===//
+
+/// conv3x3 + relu twice; the intermediate %t is `cgc.internal` when asked,
+/// and also read by `extraReader` (a subgraph of one op on %t -> %extra).
+std::string twoConvPartition(bool internal, const char *extraReader = nullptr) {
+  std::string t = "!cgc.memref<1x3x5x6x!cgc.float32>";
+  std::string text = R"mlir(
+cgc.module {
+  cgc.subgraph @convRelu attributes {origin = "reference", pattern = "anchorEpilogue"} {
+    cgc.functional_definition private @convReluFunctional(%x: !cgc.tensor<1x3x5x6x!cgc.float32>, %w: !cgc.tensor<constant 3x3x3x3x!cgc.float32>, %b: !cgc.tensor<constant 3x!cgc.float32>) -> !cgc.tensor<1x3x5x6x!cgc.float32> {
+      %0 = cgc_op.convolution(%x, %w, %b) {start_padding = [1, 1], end_padding = [1, 1], strides = [1, 1], dilations = [1, 1]} : (!cgc.tensor<1x3x5x6x!cgc.float32>, !cgc.tensor<constant 3x3x3x3x!cgc.float32>, !cgc.tensor<constant 3x!cgc.float32>) -> !cgc.tensor<1x3x5x6x!cgc.float32>
+      %1 = cgc_op.relu(%0) : (!cgc.tensor<1x3x5x6x!cgc.float32>) -> !cgc.tensor<1x3x5x6x!cgc.float32>
+      cgc.return %1 : !cgc.tensor<1x3x5x6x!cgc.float32>
+    }
+  }
+)mlir";
+  if (extraReader)
+    text += std::string(R"mlir(
+  cgc.subgraph @extra attributes {origin = "fallback", pattern = "layer"} {
+    cgc.functional_definition private @extraFunctional(%y: !cgc.tensor<1x3x5x6x!cgc.float32>) -> !cgc.tensor<1x3x5x6x!cgc.float32> {
+      %0 = )mlir") + extraReader + R"mlir( : (!cgc.tensor<1x3x5x6x!cgc.float32>) -> !cgc.tensor<1x3x5x6x!cgc.float32>
+      cgc.return %0 : !cgc.tensor<1x3x5x6x!cgc.float32>
+    }
+  }
+)mlir";
+  text += "  cgc.partition @p(%x: " + t + ", %w1: !cgc.memref<constant 3x3x3x3x!cgc.float32>, "
+          "%b1: !cgc.memref<constant 3x!cgc.float32>, %w2: !cgc.memref<constant 3x3x3x3x!cgc.float32>, "
+          "%b2: !cgc.memref<constant 3x!cgc.float32>, %out: " + t + ", %extra: " + t +
+          ", %t: " + t + (internal ? " {cgc.internal}" : "") + ") {\n";
+  text += "    cgc.invoke @convRelu(%x, %w1, %b1, %t) : " + t +
+          ", !cgc.memref<constant 3x3x3x3x!cgc.float32>, !cgc.memref<constant 3x!cgc.float32>, " + t + "\n";
+  if (extraReader)
+    text += "    cgc.invoke @extra(%t, %extra) : " + t + ", " + t + "\n";
+  text += "    cgc.invoke @convRelu(%t, %w2, %b2, %out) : " + t +
+          ", !cgc.memref<constant 3x3x3x3x!cgc.float32>, !cgc.memref<constant 3x!cgc.float32>, " + t + "\n";
+  text += "    cgc.return\n  }\n}\n";
+  return text;
+}
+
+/// Strides of every operand of `program` on binding `index`.
+std::vector<std::vector<int64_t>> stridesOnBinding(const KernelProgram &program, uint32_t index) {
+  std::vector<std::vector<int64_t>> out;
+  for (const KernelDesc &k : program.kernels) {
+    for (const auto &in : k.inputs)
+      if (in && in->storage == KernelOperand::Storage::Binding && in->index == index)
+        out.push_back(in->strides);
+    for (const auto &o : k.outputs)
+      if (o.storage == KernelOperand::Storage::Binding && o.index == index)
+        out.push_back(o.strides);
+  }
+  return out;
+}
+
+/// conv3x3 (pad 1, bias) + relu, NCHW, `c` channels in and out.
+std::vector<float> convRelu(const std::vector<float> &x, const std::vector<float> &w,
+                            const std::vector<float> &b, int c, int h, int wd) {
+  std::vector<float> out(size_t(c) * h * wd);
+  for (int o = 0; o < c; ++o)
+    for (int y = 0; y < h; ++y)
+      for (int xx = 0; xx < wd; ++xx) {
+        double acc = b[o];
+        for (int i = 0; i < c; ++i)
+          for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+              int yy = y + dy, xs = xx + dx;
+              if (yy >= 0 && yy < h && xs >= 0 && xs < wd)
+                acc += double(x[(i * h + yy) * wd + xs]) * w[((o * c + i) * 3 + dy + 1) * 3 + dx + 1];
+            }
+        out[(o * h + y) * wd + xx] = float(std::max(acc, 0.0));
+      }
+  return out;
+}
+
+TEST(ReferenceJit, InternalIntermediatesBetweenConvolutionsAreChannelsLast) {
+  KernelProgram program;
+  std::string error;
+  ASSERT_TRUE(compile(toBytecode(twoConvPartition(true)), program, error)) << error;
+  ASSERT_EQ(program.bindings.size(), 8u);
+  EXPECT_TRUE(program.bindings[7].internal);
+  for (size_t i = 0; i < 7; ++i)
+    EXPECT_FALSE(program.bindings[i].internal) << i;
+  // Every access to %t is N, H, W, C; the partition's own inputs and outputs
+  // keep their layout.
+  const std::vector<int64_t> nhwc = {90, 1, 18, 3};
+  auto onT = stridesOnBinding(program, 7);
+  ASSERT_EQ(onT.size(), 2u);
+  for (const auto &s : onT)
+    EXPECT_EQ(s, nhwc);
+  for (const auto &s : stridesOnBinding(program, 0))
+    EXPECT_TRUE(s.empty());
+  for (const auto &s : stridesOnBinding(program, 5))
+    EXPECT_TRUE(s.empty());
+
+  if (!reference::haveKernelLibrary())
+    return;
+  std::vector<std::vector<float>> buffers = {
+      randomFloats(90, 21), randomFloats(81, 22), randomFloats(3, 23), randomFloats(81, 24),
+      randomFloats(3, 25),  std::vector<float>(90), std::vector<float>(90),
+      std::vector<float>(90)};
+  auto in = buffers;
+  run(program, buffers);
+  std::vector<float> expected =
+      convRelu(convRelu(in[0], in[1], in[2], 3, 5, 6), in[3], in[4], 3, 5, 6);
+  for (size_t i = 0; i < 90; ++i)
+    EXPECT_NEAR(buffers[5][i], expected[i], 1e-4) << i;
+}
+
+TEST(ReferenceJit, IntermediatesKeepTheirLayoutWhenOthersMaySeeThem) {
+  const std::vector<int64_t> nhwc = {90, 1, 18, 3};
+  // Not internal: another partition may read %t's bytes as written.
+  KernelProgram program;
+  std::string error;
+  ASSERT_TRUE(compile(toBytecode(twoConvPartition(false)), program, error)) << error;
+  for (const auto &s : stridesOnBinding(program, 7))
+    EXPECT_TRUE(s.empty());
+  // Internal, but also read by a kernel built for plain layouts (softmax):
+  // it would pack the operand on every run.
+  ASSERT_TRUE(compile(toBytecode(twoConvPartition(
+                          true, "cgc_op.softmax(%y) {axis = 1 : i64}")),
+                      program, error))
+      << error;
+  for (const auto &s : stridesOnBinding(program, 7))
+    EXPECT_TRUE(s.empty());
+  // Internal, but an elementwise op reads it into a partition output, whose
+  // layout is fixed: elementwise kernels (and fused post-ops, whose extra
+  // operands must be in the result's layout) keep one layout across their
+  // operands, so %t stays plain too.
+  ASSERT_TRUE(compile(toBytecode(twoConvPartition(true, "cgc_op.sigmoid(%y)")), program, error))
+      << error;
+  auto onT = stridesOnBinding(program, 7);
+  ASSERT_EQ(onT.size(), 3u);
+  for (const auto &s : onT)
+    EXPECT_TRUE(s.empty());
+  for (const auto &s : stridesOnBinding(program, 6))
+    EXPECT_TRUE(s.empty());
+  // Nor do the temporaries between the convolutions and their relus: the
+  // relu's result is %t.
+  for (const KernelDesc &k : program.kernels)
+    for (const auto &o : k.outputs)
+      EXPECT_TRUE(o.strides.empty()) << k.op;
+  if (!reference::haveKernelLibrary())
+    return;
+  std::vector<std::vector<float>> buffers = {
+      randomFloats(90, 31), randomFloats(81, 32), randomFloats(3, 33), randomFloats(81, 34),
+      randomFloats(3, 35),  std::vector<float>(90), std::vector<float>(90),
+      std::vector<float>(90)};
+  auto in = buffers;
+  run(program, buffers);
+  std::vector<float> t = convRelu(in[0], in[1], in[2], 3, 5, 6);
+  std::vector<float> expected = convRelu(t, in[3], in[4], 3, 5, 6);
+  for (size_t i = 0; i < 90; ++i) {
+    EXPECT_NEAR(buffers[5][i], expected[i], 1e-4) << i;
+    EXPECT_NEAR(buffers[6][i], 1.0 / (1.0 + std::exp(-double(t[i]))), 1e-5) << i;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// SiLU: sigmoid + mul folded into one swish
+//===----------------------------------------------------------------------===//
+
+/// conv3x3 -> y; sigmoid(y) -> s; `mul` of y and s (in the order given).
+std::string convSiluPartition(bool sigmoidFirst) {
+  std::string t = "!cgc.tensor<1x3x5x6x!cgc.float32>";
+  std::string m = "!cgc.memref<1x3x5x6x!cgc.float32>";
+  std::string text = R"mlir(
+cgc.module {
+  cgc.subgraph @convSilu attributes {origin = "reference", pattern = "anchorSwish"} {
+    cgc.functional_definition private @f(%x: !cgc.tensor<1x3x5x6x!cgc.float32>, %w: !cgc.tensor<constant 3x3x3x3x!cgc.float32>, %b: !cgc.tensor<constant 3x!cgc.float32>) -> !cgc.tensor<1x3x5x6x!cgc.float32> {
+      %0 = cgc_op.convolution(%x, %w, %b) {start_padding = [1, 1], end_padding = [1, 1], strides = [1, 1], dilations = [1, 1]} : (!cgc.tensor<1x3x5x6x!cgc.float32>, !cgc.tensor<constant 3x3x3x3x!cgc.float32>, !cgc.tensor<constant 3x!cgc.float32>) -> !cgc.tensor<1x3x5x6x!cgc.float32>
+      %1 = cgc_op.sigmoid(%0) : ()mlir" + t + ") -> " + t + R"mlir(
+      %2 = cgc_op.mul()mlir" + std::string(sigmoidFirst ? "%1, %0" : "%0, %1") + ") : (" + t + ", " + t + ") -> " + t + R"mlir(
+      cgc.return %2 : !cgc.tensor<1x3x5x6x!cgc.float32>
+    }
+  }
+)mlir";
+  text += "  cgc.partition @p(%x: " + m + ", %w: !cgc.memref<constant 3x3x3x3x!cgc.float32>, "
+          "%b: !cgc.memref<constant 3x!cgc.float32>, %out: " + m + ") {\n";
+  text += "    cgc.invoke @convSilu(%x, %w, %b, %out) : " + m +
+          ", !cgc.memref<constant 3x3x3x3x!cgc.float32>, !cgc.memref<constant 3x!cgc.float32>, " + m + "\n";
+  text += "    cgc.return\n  }\n}\n";
+  return text;
+}
+
+TEST(ReferenceJit, SigmoidTimesItsInputBecomesOneFusedSwish) {
+  for (bool sigmoidFirst : {false, true}) {
+    KernelProgram program;
+    std::string error;
+    ASSERT_TRUE(compile(toBytecode(convSiluPartition(sigmoidFirst)), program, error)) << error;
+    ASSERT_EQ(program.kernels.size(), 2u);
+    EXPECT_EQ(program.kernels[0].op, "cgc_op.convolution");
+    EXPECT_EQ(program.kernels[1].op, "cgc_op.swish");
+    EXPECT_EQ(*program.kernels[1].inputs[0], program.kernels[0].outputs[0]);
+    EXPECT_EQ(program.kernels[1].outputs[0], binding(3, {1, 3, 5, 6}));
+    EXPECT_TRUE(program.temporaries.size() == 1u);
+    if (!reference::haveKernelLibrary())
+      continue;
+    auto compiled = ref::CompiledProgram::create(program, error);
+    ASSERT_TRUE(compiled) << error;
+    EXPECT_EQ(compiled->fusedCount(), 1u);
+    std::vector<std::vector<float>> buffers = {randomFloats(90, 41), randomFloats(81, 42),
+                                               randomFloats(3, 43), std::vector<float>(90)};
+    auto in = buffers;
+    run(program, buffers);
+    // conv3x3 with 3 channels, then x * sigmoid(x).
+    for (int o = 0; o < 3; ++o)
+      for (int y = 0; y < 5; ++y)
+        for (int xx = 0; xx < 6; ++xx) {
+          double acc = in[2][o];
+          for (int i = 0; i < 3; ++i)
+            for (int dy = -1; dy <= 1; ++dy)
+              for (int dx = -1; dx <= 1; ++dx) {
+                int yy = y + dy, xs = xx + dx;
+                if (yy >= 0 && yy < 5 && xs >= 0 && xs < 6)
+                  acc += double(in[0][(i * 5 + yy) * 6 + xs]) *
+                         in[1][((o * 3 + i) * 3 + dy + 1) * 3 + dx + 1];
+              }
+          double expected = acc / (1 + std::exp(-acc));
+          EXPECT_NEAR(buffers[3][(o * 5 + y) * 6 + xx], expected, 1e-4) << o << "," << y << "," << xx;
+        }
+  }
+}
+
+TEST(ReferenceJit, SigmoidReadTwiceIsNotFolded) {
+  // The sigmoid is also returned: it must be written, so nothing is folded.
+  const char *text = R"mlir(
+cgc.module {
+  cgc.subgraph @s attributes {origin = "reference", pattern = "x"} {
+    cgc.functional_definition private @f(%x: !cgc.tensor<4x!cgc.float32>) -> (!cgc.tensor<4x!cgc.float32>, !cgc.tensor<4x!cgc.float32>) {
+      %0 = cgc_op.sigmoid(%x) : (!cgc.tensor<4x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32>
+      %1 = cgc_op.mul(%x, %0) : (!cgc.tensor<4x!cgc.float32>, !cgc.tensor<4x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32>
+      cgc.return %1, %0 : !cgc.tensor<4x!cgc.float32>, !cgc.tensor<4x!cgc.float32>
+    }
+  }
+  cgc.partition @p(%x: !cgc.memref<4x!cgc.float32>, %y: !cgc.memref<4x!cgc.float32>, %s: !cgc.memref<4x!cgc.float32>) {
+    cgc.invoke @s(%x, %y, %s) : !cgc.memref<4x!cgc.float32>, !cgc.memref<4x!cgc.float32>, !cgc.memref<4x!cgc.float32>
+    cgc.return
+  }
+}
+)mlir";
+  KernelProgram program;
+  std::string error;
+  ASSERT_TRUE(compile(toBytecode(text), program, error)) << error;
+  ASSERT_EQ(program.kernels.size(), 2u);
+  EXPECT_EQ(program.kernels[0].op, "cgc_op.sigmoid");
+  EXPECT_EQ(program.kernels[1].op, "cgc_op.mul");
 }
 
 //===----------------------------------------------------------------------===//

@@ -49,6 +49,22 @@ TEST(KernelProgram, RoundTripsThroughJSON) {
   EXPECT_FALSE(back.kernels[1].inputs[1].has_value());
 }
 
+TEST(KernelProgram, ConstantBindingsRoundTrip) {
+  KernelProgram program = sampleProgram();
+  program.bindings.push_back({"weights", 16, true});
+  std::string error;
+  KernelProgram back;
+  std::string text = serializeKernelProgram(program);
+  ASSERT_TRUE(deserializeKernelProgram(text, back, error)) << error;
+  EXPECT_EQ(back, program);
+  EXPECT_FALSE(back.bindings[0].constant);
+  EXPECT_TRUE(back.bindings[2].constant);
+  // The flag takes part in equality; programs without it read as before.
+  back.bindings[2].constant = false;
+  EXPECT_FALSE(back == program);
+  EXPECT_EQ(serializeKernelProgram(sampleProgram()).find("constant"), std::string::npos);
+}
+
 TEST(KernelProgram, RejectsOperandsOutsideTheirBinding) {
   KernelProgram program = sampleProgram();
   program.bindings[1].bytes = 255; // one byte short of 1x1x8x8 floats
