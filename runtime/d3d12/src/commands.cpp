@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstddef>
 
 namespace cgc::d3d12 {
@@ -423,6 +424,172 @@ static void signalEvent(HANDLE event) {
   (void)written;
 }
 
+//===----------------------------------------------------------------------===//
+// Queue cores: a queue's pending work and how it is executed
+//===----------------------------------------------------------------------===//
+
+struct QueueCore {
+  struct Item {
+    enum Kind { Execute, Signal, Wait } kind;
+    std::vector<std::shared_ptr<Recording>> recordings;
+    ComPtr<Fence> fence;
+    uint64_t value = 0;
+  };
+
+  QueueCore(Device *device, D3D12DDI_HCOMMANDQUEUE handle) : device(device), handle(handle) {}
+
+  void push(Item item) {
+    bool notify;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      items.push_back(std::move(item));
+      notify = state == State::Idle; // otherwise it looks at `items` again
+    }
+    if (notify)
+      wake.notify_one();
+  }
+
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping.store(true);
+    }
+    wake.notify_all();
+    grace.notify_all();
+  }
+
+  /// Runs one item; called with `execMutex` held, so items run one at a time
+  /// and in order whichever thread runs them.
+  void execute(Item &item) {
+    switch (item.kind) {
+    case Item::Execute: {
+      if (FAILED(device->GetDeviceRemovedReason()))
+        break;
+      D3D12DDI_HRECORDING_CGC one;
+      std::vector<D3D12DDI_HRECORDING_CGC> many;
+      const D3D12DDI_HRECORDING_CGC *handles = &one;
+      if (item.recordings.size() == 1) {
+        one = item.recordings[0]->handle;
+      } else {
+        for (const auto &r : item.recordings)
+          many.push_back(r->handle);
+        handles = many.data();
+      }
+      HRESULT hr = device->queueDdi().pfnExecuteCommandLists(
+          handle, UINT(item.recordings.size()), handles);
+      if (FAILED(hr))
+        device->removeDevice(hr, "the driver failed to execute command lists (" +
+                                     hresultName(hr) + ")");
+      break;
+    }
+    case Item::Signal:
+      item.fence->signal(item.value);
+      break;
+    case Item::Wait:
+      item.fence->waitFor(item.value, &stopping);
+      break;
+    }
+  }
+
+  /// Pops the front item and runs it under `execMutex`; false if there is
+  /// none (another thread took it) or, for a helper, if the queue is gone or
+  /// the item is a queue wait not satisfied yet.
+  bool runFront(bool helper) {
+    std::lock_guard<std::mutex> exec(execMutex);
+    if (closed)
+      return false;
+    Item item;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (items.empty())
+        return false;
+      const Item &front = items.front();
+      if (helper && front.kind == Item::Wait && front.fence->GetCompletedValue() < front.value)
+        return false;
+      item = std::move(items.front());
+      items.pop_front();
+      if (item.kind == Item::Execute) {
+        lastHelped = helper;
+        helped += helper;
+      }
+    }
+    execute(item);
+    return true;
+  }
+
+  /// The queue's thread: runs items as they come until stopped and drained.
+  /// Items are left to threads helping from a fence (they run them without
+  /// a thread hop): while one helps, and — when the last run was run by a
+  /// helper, so the one just submitted likely will be too — until no helper
+  /// has come for `kGrace`.
+  void workerLoop() {
+    static constexpr auto kGrace = std::chrono::microseconds(500);
+    std::unique_lock<std::mutex> lock(mutex);
+    while (true) {
+      state = State::Idle;
+      wake.wait(lock, [&] { return helpers == 0 && (stopping.load() || !items.empty()); });
+      if (items.empty())
+        return; // stopping, drained
+      if (lastHelped && !handedOver && !stopping.load()) {
+        state = State::Grace;
+        uint64_t seen = helped;
+        grace.wait_for(lock, kGrace, [&] {
+          return helpers > 0 || items.empty() || stopping.load() || handedOver;
+        });
+        if (helpers > 0 || items.empty() || helped != seen)
+          continue;
+      }
+      handedOver = false;
+      state = State::Busy;
+      lock.unlock();
+      runFront(/*helper=*/false);
+      lock.lock();
+    }
+  }
+
+  /// Runs items on the calling thread until `fence` reaches `value`; stops
+  /// at an empty queue, at a queue wait that is not satisfied yet (the
+  /// queue's thread waits for that) or once the queue is destroyed.
+  void help(Fence &fence, uint64_t value) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++helpers;
+    }
+    struct Leave {
+      QueueCore &core;
+      ~Leave() {
+        bool handOver;
+        {
+          std::lock_guard<std::mutex> lock(core.mutex);
+          handOver = --core.helpers == 0 && !core.items.empty();
+          core.handedOver = core.handedOver || handOver;
+        }
+        if (handOver) {
+          core.wake.notify_one();
+          core.grace.notify_one();
+        }
+      }
+    } leave{*this};
+    while (fence.GetCompletedValue() < value)
+      if (!runFront(/*helper=*/true))
+        return;
+  }
+
+  Device *device; // valid until `closed`
+  D3D12DDI_HCOMMANDQUEUE handle;
+  std::mutex mutex; // guards what follows up to `stopping`
+  std::condition_variable wake, grace;
+  std::deque<Item> items;
+  enum class State { Idle, Grace, Busy } state = State::Busy; // the queue's thread
+  int helpers = 0;         // threads in help()
+  uint64_t helped = 0;     // Execute items run by helpers
+  bool lastHelped = false; // the last Execute item ran on a helper
+  bool handedOver = false; // a helper left items for the queue's thread
+  std::atomic<bool> stopping{false};
+  std::mutex execMutex; // held while an item runs
+  bool closed = false;  // under execMutex: the queue is gone
+};
+
 Fence::Fence(Device *device, UINT64 initialValue, D3D12_FENCE_FLAGS flags)
     : localValue_(initialValue), flags_(flags) {
   device_ = device;
@@ -475,7 +642,35 @@ void Fence::fireEvents(uint64_t value) {
     signalEvent(event);
 }
 
-bool Fence::waitFor(uint64_t value, const std::atomic<bool> *abort) {
+void Fence::addSignaler(const std::shared_ptr<QueueCore> &queue) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = signalers_.begin(); it != signalers_.end();) {
+    if (it->first == queue.get() && !it->second.expired())
+      return;
+    it = it->second.expired() ? signalers_.erase(it) : std::next(it);
+  }
+  signalers_.push_back({queue.get(), queue});
+}
+
+bool Fence::waitFor(uint64_t value, const std::atomic<bool> *abort, bool help) {
+  if (value_->load() >= value)
+    return true;
+  if (help) {
+    std::vector<std::shared_ptr<QueueCore>> queues;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const auto &s : signalers_)
+        if (auto queue = s.second.lock())
+          queues.push_back(std::move(queue));
+    }
+    for (const auto &queue : queues)
+      queue->help(*this, value);
+    // The queue's thread may be finishing a short run: a brief spin saves
+    // the wake-up of a sleep.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+    while (value_->load() < value && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+  }
   if (shared_)
     return waitShared(shared_, *value_, value, abort);
   std::unique_lock<std::mutex> lock(mutex_);
@@ -492,7 +687,7 @@ bool Fence::waitFor(uint64_t value, const std::atomic<bool> *abort) {
 
 HRESULT Fence::SetEventOnCompletion(UINT64 Value, HANDLE hEvent) {
   if (!hEvent) {
-    waitFor(Value, nullptr);
+    waitFor(Value, nullptr, /*help=*/true);
     return S_OK;
   }
   {
@@ -524,18 +719,20 @@ HRESULT Fence::Signal(UINT64 Value) {
 
 CommandQueue::CommandQueue(Device *device, const D3D12_COMMAND_QUEUE_DESC &desc,
                            D3D12DDI_HCOMMANDQUEUE handle)
-    : desc_(desc), handle_(handle) {
+    : desc_(desc), handle_(handle), core_(std::make_shared<QueueCore>(device, handle)) {
   device_ = device;
-  worker_ = std::thread([this] { run(); });
+  worker_ = std::thread([core = core_.get()] { core->workerLoop(); });
 }
 
 CommandQueue::~CommandQueue() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_.store(true);
-  }
-  wake_.notify_all();
+  core_->stop();
   worker_.join();
+  {
+    // A thread helping from a fence may still hold the core: let it finish
+    // its item and see that the queue is gone.
+    std::lock_guard<std::mutex> exec(core_->execMutex);
+    core_->closed = true;
+  }
   device_->ddi().pfnDestroyCommandQueue(device_->handle(), handle_);
 }
 
@@ -552,21 +749,13 @@ HRESULT CommandQueue::QueryInterface(REFIID riid, void **ppv) {
 }
 void CommandQueue::notImplemented(const char *what) { device_->notImplemented(what); }
 
-void CommandQueue::push(Item item) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    items_.push_back(std::move(item));
-  }
-  wake_.notify_one();
-}
-
 void CommandQueue::ExecuteCommandLists(UINT NumCommandLists, ID3D12CommandList *const *ppCommandLists) {
   if (NumCommandLists && !ppCommandLists) {
     device_->error("ExecuteCommandLists: ppCommandLists is null");
     return;
   }
-  Item item;
-  item.kind = Item::Execute;
+  QueueCore::Item item;
+  item.kind = QueueCore::Item::Execute;
   for (UINT i = 0; i < NumCommandLists; ++i) {
     CommandList *list = implOf<CommandList>(ppCommandLists[i], kImplCommandList);
     std::shared_ptr<Recording> recording = list ? list->recording() : nullptr;
@@ -584,18 +773,19 @@ void CommandQueue::ExecuteCommandLists(UINT NumCommandLists, ID3D12CommandList *
     }
     item.recordings.push_back(std::move(recording));
   }
-  push(std::move(item));
+  core_->push(std::move(item));
 }
 
 HRESULT CommandQueue::Signal(ID3D12Fence *pFence, UINT64 Value) {
   Fence *fence = implOf<Fence>(pFence, kImplFence);
   if (!fence)
     return device_->fail(E_INVALIDARG, "Signal: pFence is not a fence of this runtime");
-  Item item;
-  item.kind = Item::Signal;
+  QueueCore::Item item;
+  item.kind = QueueCore::Item::Signal;
   item.fence = fence;
   item.value = Value;
-  push(std::move(item));
+  fence->addSignaler(core_);
+  core_->push(std::move(item));
   return S_OK;
 }
 
@@ -603,47 +793,12 @@ HRESULT CommandQueue::Wait(ID3D12Fence *pFence, UINT64 Value) {
   Fence *fence = implOf<Fence>(pFence, kImplFence);
   if (!fence)
     return device_->fail(E_INVALIDARG, "Wait: pFence is not a fence of this runtime");
-  Item item;
-  item.kind = Item::Wait;
+  QueueCore::Item item;
+  item.kind = QueueCore::Item::Wait;
   item.fence = fence;
   item.value = Value;
-  push(std::move(item));
+  core_->push(std::move(item));
   return S_OK;
-}
-
-void CommandQueue::run() {
-  while (true) {
-    Item item;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_.load() || !items_.empty(); });
-      if (items_.empty())
-        return; // stopping, drained
-      item = std::move(items_.front());
-      items_.pop_front();
-    }
-    switch (item.kind) {
-    case Item::Execute: {
-      if (FAILED(device_->GetDeviceRemovedReason()))
-        break;
-      std::vector<D3D12DDI_HRECORDING_CGC> handles;
-      for (const auto &r : item.recordings)
-        handles.push_back(r->handle);
-      HRESULT hr = device_->queueDdi().pfnExecuteCommandLists(handle_, UINT(handles.size()),
-                                                              handles.data());
-      if (FAILED(hr))
-        device_->removeDevice(hr, "the driver failed to execute command lists (" +
-                                      hresultName(hr) + ")");
-      break;
-    }
-    case Item::Signal:
-      item.fence->signal(item.value);
-      break;
-    case Item::Wait:
-      item.fence->waitFor(item.value, &stopping_);
-      break;
-    }
-  }
 }
 
 } // namespace cgc::d3d12

@@ -476,6 +476,11 @@ private:
 // Queues and fences
 //===----------------------------------------------------------------------===//
 
+/// A command queue's pending work (commands.cpp), shared with the fences
+/// the queue will signal: a thread blocked on such a fence runs the work
+/// itself instead of waiting for the queue's thread.
+struct QueueCore;
+
 class Fence final : public ID3D12Fence1 {
   CGC_D3D12_REFCOUNT
   CGC_D3D12_DEVICE_CHILD
@@ -492,7 +497,13 @@ public:
 
   void signal(uint64_t value);
   /// Blocks until the value is reached; false if `abort` became true first.
-  bool waitFor(uint64_t value, const std::atomic<bool> *abort);
+  /// With `help`, the calling thread first runs the pending work of the
+  /// queues that will signal this fence (in their order, up to the signal or
+  /// a queue wait not yet satisfied): no thread hop for a run that is waited
+  /// for. Threads that hold a queue's execution lock never help.
+  bool waitFor(uint64_t value, const std::atomic<bool> *abort, bool help = false);
+  /// Notes that `queue` has a signal of this fence pending.
+  void addSignaler(const std::shared_ptr<QueueCore> &queue);
 
   /// Shared fences (D3D12_FENCE_FLAG_SHARED, or opened with
   /// OpenSharedHandle) keep their value in a shared page of a memfd: a
@@ -519,6 +530,7 @@ private:
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<std::pair<uint64_t, HANDLE>> events_;
+  std::vector<std::pair<QueueCore *, std::weak_ptr<QueueCore>>> signalers_;
   // Shared fences only.
   SharedMemory sharedMemory_;
   SharedPage *shared_ = nullptr;
@@ -546,21 +558,9 @@ public:
 #include "generated/CommandQueue.inc"
 
 private:
-  struct Item {
-    enum Kind { Execute, Signal, Wait } kind;
-    std::vector<std::shared_ptr<Recording>> recordings;
-    ComPtr<Fence> fence;
-    uint64_t value = 0;
-  };
-  void run();
-  void push(Item item);
-
   D3D12_COMMAND_QUEUE_DESC desc_;
   D3D12DDI_HCOMMANDQUEUE handle_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Item> items_;
-  std::atomic<bool> stopping_{false};
+  std::shared_ptr<QueueCore> core_; // items, executed by worker_ or a helper
   std::thread worker_;
 };
 

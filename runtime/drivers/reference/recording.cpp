@@ -4,9 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
-#include <functional>
-#include <mutex>
 
 namespace cgc::ref {
 
@@ -81,24 +78,9 @@ void Recording::execute(ThreadPool &pool) const {
       runWork(work_[level[0]], pool);
       continue;
     }
-    // Exceptions (out of memory for scratch) must not escape a pool task.
-    std::mutex failedMutex;
-    std::exception_ptr failed;
-    std::vector<std::function<void()>> tasks;
-    tasks.reserve(level.size());
-    for (size_t w : level)
-      tasks.push_back([&, w] {
-        try {
-          runWork(work_[w], pool);
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(failedMutex);
-          if (!failed)
-            failed = std::current_exception();
-        }
-      });
-    pool.runAll(tasks);
-    if (failed)
-      std::rethrow_exception(failed);
+    // The first exception (out of memory for scratch) is rethrown once every
+    // work item of the level has finished.
+    pool.run(level.size(), [&](size_t i) { runWork(work_[level[i]], pool); });
   }
 }
 

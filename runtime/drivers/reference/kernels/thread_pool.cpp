@@ -3,103 +3,225 @@
 #include "thread_pool.h"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace cgc::ref {
 
+namespace {
+
+void futexWait(std::atomic<uint32_t> *word, uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAIT_PRIVATE, expected, nullptr,
+          nullptr, 0);
+}
+
+void futexWake(std::atomic<uint32_t> *word, int count) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE_PRIVATE, count, nullptr,
+          nullptr, 0);
+}
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Spins until `ready()` or `budgetNs` passed; true if ready.
+template <class F> bool spinUntil(int64_t budgetNs, F &&ready) {
+  if (ready())
+    return true;
+  if (budgetNs <= 0)
+    return false;
+  int64_t deadline = nowNs() + budgetNs;
+  while (true) {
+    for (int i = 0; i < 32; ++i) {
+      cpuRelax();
+      if (ready())
+        return true;
+    }
+    if (nowNs() >= deadline)
+      return false;
+  }
+}
+
+} // namespace
+
+struct ThreadPool::Job {
+  Job(FunctionRef<void(size_t)> body, size_t n) : body(body), n(n) {}
+  FunctionRef<void(size_t)> body;
+  const size_t n;
+  std::atomic<size_t> next{0}; // the next index to claim
+  std::atomic<size_t> done{0}; // indices finished
+  std::atomic<bool> failed{false};
+  std::exception_ptr error; // written once, by whoever set `failed`
+  // In the pool's list while `listed` (both under jobsMutex_).
+  Job *prevJob = nullptr, *nextJob = nullptr;
+  bool listed = false;
+};
+
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
+  // Spinning only pays when every thread has a core of its own.
+  int64_t spinUs = 100;
+  if (const char *env = std::getenv("CGC_REFERENCE_SPIN_US"))
+    spinUs = std::max(0, std::atoi(env));
+  unsigned cores = std::thread::hardware_concurrency();
+  if (cores && unsigned(threads_) > cores)
+    spinUs = 0;
+  spinNs_ = spinUs * 1000;
   for (int i = 1; i < threads_; ++i)
     workers_.emplace_back([this] { workerLoop(); });
 }
 
 ThreadPool::~ThreadPool() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(jobsMutex_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  futexWake(&epoch_, INT_MAX);
   for (std::thread &worker : workers_)
     worker.join();
 }
 
-void ThreadPool::workerLoop() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (true) {
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-    if (stopping_ && queue_.empty())
-      return;
-    runOne(lock);
+ThreadPool::Job *ThreadPool::claim(size_t &index) {
+  for (Job *j = jobs_, *next = nullptr; j; j = next) {
+    next = j->nextJob;
+    size_t i = j->next.fetch_add(1, std::memory_order_relaxed);
+    if (i < j->n) {
+      index = i;
+      return j;
+    }
+    // Nothing left to claim: out of the list (its caller waits for it).
+    if (j->prevJob)
+      j->prevJob->nextJob = j->nextJob;
+    else
+      jobs_ = j->nextJob;
+    if (j->nextJob)
+      j->nextJob->prevJob = j->prevJob;
+    j->listed = false;
+  }
+  return nullptr;
+}
+
+void ThreadPool::execute(Job *job, size_t index) {
+  const size_t n = job->n;
+  try {
+    job->body(index);
+  } catch (...) {
+    if (!job->failed.exchange(true, std::memory_order_relaxed))
+      job->error = std::current_exception();
+  }
+  // After this increment the job may be gone: touch only the pool.
+  if (job->done.fetch_add(1, std::memory_order_acq_rel) + 1 == n) {
+    doneEpoch_.fetch_add(1, std::memory_order_seq_cst);
+    if (doneSleepers_.load(std::memory_order_seq_cst) > 0)
+      futexWake(&doneEpoch_, INT_MAX);
   }
 }
 
-bool ThreadPool::runOne(std::unique_lock<std::mutex> &lock) {
-  if (queue_.empty())
-    return false;
-  std::function<void()> task = std::move(queue_.front());
-  queue_.pop_front();
-  lock.unlock();
-  task();
-  lock.lock();
-  return true;
+void ThreadPool::workerLoop() {
+  while (true) {
+    uint32_t seen = epoch_.load(std::memory_order_acquire);
+    Job *job;
+    size_t index = 0;
+    {
+      std::lock_guard<std::mutex> lock(jobsMutex_);
+      job = claim(index);
+      if (!job && stopping_)
+        return;
+    }
+    if (job) {
+      execute(job, index);
+      continue;
+    }
+    if (spinUntil(spinNs_, [&] { return epoch_.load(std::memory_order_relaxed) != seen; }))
+      continue;
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (epoch_.load(std::memory_order_seq_cst) == seen)
+      futexWait(&epoch_, seen);
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+void ThreadPool::waitDone(Job &job) {
+  auto finished = [&] { return job.done.load(std::memory_order_acquire) == job.n; };
+  if (spinUntil(spinNs_, finished))
+    return;
+  while (!finished()) {
+    uint32_t seen = doneEpoch_.load(std::memory_order_seq_cst);
+    doneSleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (job.done.load(std::memory_order_seq_cst) != job.n)
+      futexWait(&doneEpoch_, seen);
+    doneSleepers_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+void ThreadPool::run(size_t n, FunctionRef<void(size_t)> body) {
+  if (n == 0)
+    return;
+  if (threads_ == 1 || n == 1) {
+    for (size_t i = 0; i < n; ++i)
+      body(i);
+    return;
+  }
+  Job job(body, n);
+  {
+    std::lock_guard<std::mutex> lock(jobsMutex_);
+    job.nextJob = jobs_;
+    if (jobs_)
+      jobs_->prevJob = &job;
+    jobs_ = &job;
+    job.listed = true;
+  }
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0)
+    futexWake(&epoch_, int(std::min<size_t>(n - 1, workers_.size())));
+  // The caller takes indices too, until none is left.
+  while (true) {
+    size_t i = job.next.fetch_add(1, std::memory_order_relaxed);
+    if (i >= n)
+      break;
+    execute(&job, i);
+  }
+  {
+    std::lock_guard<std::mutex> lock(jobsMutex_);
+    if (job.listed) {
+      if (job.prevJob)
+        job.prevJob->nextJob = job.nextJob;
+      else
+        jobs_ = job.nextJob;
+      if (job.nextJob)
+        job.nextJob->prevJob = job.prevJob;
+      job.listed = false;
+    }
+  }
+  waitDone(job);
+  if (job.failed.load(std::memory_order_relaxed))
+    std::rethrow_exception(job.error);
 }
 
 void ThreadPool::runAll(const std::vector<std::function<void()>> &tasks) {
-  if (tasks.empty())
-    return;
-  if (threads_ == 1 || tasks.size() == 1) {
-    for (const auto &task : tasks)
-      task();
-    return;
-  }
-  // `remaining` only changes under doneMutex, so once the caller has seen it
-  // reach zero and taken doneMutex, no task touches this frame any more.
-  size_t remaining = tasks.size();
-  std::mutex doneMutex;
-  std::condition_variable done;
-  std::exception_ptr firstError;
-  auto wrap = [&](const std::function<void()> &task) {
-    return [&, task] {
-      std::exception_ptr error;
-      try {
-        task();
-      } catch (...) {
-        error = std::current_exception();
-      }
-      std::lock_guard<std::mutex> lock(doneMutex);
-      if (error && !firstError)
-        firstError = error;
-      if (--remaining == 0)
-        done.notify_all();
-    };
-  };
-  auto finished = [&] {
-    std::lock_guard<std::mutex> lock(doneMutex);
-    return remaining == 0;
-  };
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t i = 1; i < tasks.size(); ++i)
-      queue_.push_back(wrap(tasks[i]));
-  }
-  wake_.notify_all();
-  wrap(tasks[0])();
-  // Help with queued work (ours or anyone's) until our tasks are done.
-  while (!finished()) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (runOne(lock))
-      continue;
-    lock.unlock();
-    std::unique_lock<std::mutex> doneLock(doneMutex);
-    done.wait_for(doneLock, std::chrono::microseconds(50),
-                  [&] { return remaining == 0; });
-  }
-  if (firstError)
-    std::rethrow_exception(firstError);
+  run(tasks.size(), [&](size_t i) { tasks[i](); });
 }
 
-void ThreadPool::parallelFor(int64_t n, int64_t grain,
-                             const std::function<void(int64_t, int64_t)> &body) {
+void ThreadPool::parallelFor(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> body) {
   if (n <= 0)
     return;
   grain = std::max<int64_t>(grain, 1);
@@ -108,14 +230,12 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain,
     body(0, n);
     return;
   }
-  std::vector<std::function<void()>> tasks;
-  int64_t per = n / chunks, extra = n % chunks, begin = 0;
-  for (int64_t c = 0; c < chunks; ++c) {
-    int64_t end = begin + per + (c < extra ? 1 : 0);
-    tasks.push_back([&body, begin, end] { body(begin, end); });
-    begin = end;
-  }
-  runAll(tasks);
+  const int64_t per = n / chunks, extra = n % chunks;
+  run(size_t(chunks), [&](size_t c) {
+    int64_t ci = int64_t(c);
+    int64_t begin = ci * per + std::min(ci, extra);
+    body(begin, begin + per + (ci < extra ? 1 : 0));
+  });
 }
 
 } // namespace cgc::ref
