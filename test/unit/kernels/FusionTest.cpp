@@ -170,6 +170,53 @@ TEST(Fusion, ConvolutionChainsMatchUnfused) {
       }
 }
 
+TEST(Fusion, ResidualInAnotherLayoutThanTheResult) {
+  // Every combination of layouts of input, result and full-size residual:
+  // the fused kernel (when it is created) agrees with the unfused ops.
+  // oneDNN 2.6's GEMM convolution reads such a residual in the result's
+  // layout; that fusion must be refused.
+  std::mt19937 rng(75);
+  for (int64_t k : {1, 3})
+    for (Layout xl : {Layout::Contiguous, Layout::ChannelsLast})
+      for (Layout yl : {Layout::Contiguous, Layout::ChannelsLast})
+        for (Layout rl : {Layout::Contiguous, Layout::ChannelsLast}) {
+          Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 14, 14}, xl);
+          Tensor w(CGC_DTYPE_FLOAT32, {64, 64, k, k}), b(CGC_DTYPE_FLOAT32, {64});
+          Tensor r(CGC_DTYPE_FLOAT32, {1, 64, 14, 14}, rl);
+          fillRandom(x, rng, -1, 1);
+          fillRandom(w, rng, -0.2, 0.2);
+          fillRandom(b, rng, -0.5, 0.5);
+          fillRandom(r, rng, -1, 1);
+          Tensor t(CGC_DTYPE_FLOAT32, {1, 64, 14, 14}, yl), y(CGC_DTYPE_FLOAT32, {1, 64, 14, 14}, yl);
+          KernelOptions options;
+          options.constantInputs = {false, true, true, false};
+          Desc conv = convDesc(x, w, &b, t, {k / 2, k / 2});
+          KernelDesc add = Desc("cgc_op.add").in(t).in(r).out(t).get();
+          KernelDesc relu = Desc("cgc_op.relu").in(t).out(y).get();
+          // Unfused.
+          auto kc = make(conv.get(), options);
+          runKernel(*kc, {&x, &w, &b}, {&t}, pool3());
+          auto ka = make(add);
+          runKernel(*ka, {&t, &r}, {&t}, pool3());
+          auto kr = make(relu);
+          runKernel(*kr, {&t}, {&y}, pool3());
+          std::vector<double> expected = y.values();
+          // Fused.
+          std::string reason;
+          Tensor out(CGC_DTYPE_FLOAT32, {1, 64, 14, 14}, yl);
+          relu.outputs = {out.operand()};
+          auto fused = createFusedKernel(conv.get(), {add, relu}, options, reason);
+          std::string name = "k" + std::to_string(k) + " x" + std::to_string(int(xl)) + " y" +
+                             std::to_string(int(yl)) + " r" + std::to_string(int(rl));
+          if (!fused) {
+            EXPECT_NE(reason.find("laid out unlike the result"), std::string::npos) << name << ": " << reason;
+            continue;
+          }
+          runKernel(*fused, {&x, &w, &b, &r}, {&out}, pool3());
+          EXPECT_TRUE(closeTo(out, expected, 1e-4, 1e-4, name + " [" + fused->describe() + "]"));
+        }
+}
+
 TEST(Fusion, ChannelSplitConvolutionSlicesExtraOperands) {
   // 7x7 outputs with 64 filters run as output-channel blocks: per-channel and
   // full-shape extra operands are sliced with them.

@@ -264,6 +264,10 @@ public:
     implName_ = whole.pd.impl_info_str();
     if (implName_.rfind("ref", 0) == 0)
       throw dnnl::error(dnnl_unimplemented, "only oneDNN's reference implementation applies");
+    if (implName_.find("gemm") != std::string::npos && !sameLayoutBinaries(whole.pd.dst_desc()))
+      throw dnnl::error(dnnl_unimplemented,
+                        "oneDNN's GEMM convolution misreads a full-size binary post-op operand "
+                        "laid out unlike the result");
     description_ = cat(geomText(g), summary, " (oneDNN ", implName_,
                        whole.reorderSrc || whole.reorderDst ? ", activations reordered" : "",
                        epilogue_.empty() ? "" : ", epilogue after",
@@ -323,6 +327,29 @@ private:
   };
 
   Geometry wholePiece() const { return Geometry(); }
+
+  /// False if a binary post-op operand has the result's full shape but not
+  /// the layout of `dst` (oneDNN 2.6's GEMM-based convolution then reads it
+  /// as if it had dst's layout: wrong results, measured on a channels-last
+  /// convolution with an NCHW residual).
+  bool sameLayoutBinaries(const dnnl::memory::desc &dst) const {
+    const dnnl_memory_desc_t &d = dst.data;
+    if (d.format_kind != dnnl_blocked || d.format_desc.blocking.inner_nblks != 0)
+      return binaries_.empty();
+    for (const Binary &b : binaries_) {
+      const onednn::PlainOperand &o = b.operand;
+      if (o.dims.size() != size_t(d.ndims))
+        return false;
+      bool full = true, same = true;
+      for (int i = 0; i < d.ndims; ++i) {
+        full = full && o.dims[size_t(i)] == d.dims[i];
+        same = same && (d.dims[i] == 1 || o.strides[size_t(i)] == d.format_desc.blocking.strides[i]);
+      }
+      if (full && !same)
+        return false;
+    }
+    return true;
+  }
 
   /// split(threads), or the whole problem in one piece if oneDNN has only
   /// its reference implementation for some piece (decided once per count).
