@@ -210,6 +210,175 @@ unsigned foldErfGelu(KernelProgram &program) {
 }
 
 //===----------------------------------------------------------------------===//
+// Reshapes as views, transposes into a product's result
+//===----------------------------------------------------------------------===//
+
+/// The kernels that write bytes of `value`.
+std::vector<size_t> writersOf(const KernelProgram &program, const KernelOperand &value) {
+  std::vector<size_t> writers;
+  for (size_t k = 0; k < program.kernels.size(); ++k)
+    for (const KernelOperand &out : program.kernels[k].outputs)
+      if (overlaps(out, value)) {
+        writers.push_back(k);
+        break;
+      }
+  return writers;
+}
+
+/// `o` seen with `shape` (same bytes, dense).
+KernelOperand reshaped(const KernelOperand &o, const std::vector<int64_t> &shape) {
+  KernelOperand v = o;
+  v.shape = shape;
+  v.strides.clear();
+  return v;
+}
+
+bool isPlainReshape(const KernelDesc &k) {
+  return k.op == "cgc_op.reshape" && !k.inputs.empty() && k.inputs[0] &&
+         k.outputs.size() == 1 && k.inputs[0]->isContiguous() &&
+         k.outputs[0].isContiguous() && k.inputs[0]->dtype == k.outputs[0].dtype &&
+         k.inputs[0]->byteSpan() == k.outputs[0].byteSpan();
+}
+
+/// A reshape between dense tensors copies bytes unchanged, so it can go:
+/// - forward: its result (a temporary only one later kernel reads, as a
+///   whole) is replaced there by the source seen with the new shape, if
+///   nothing in between writes the source;
+/// - backward: its source (a temporary only it reads, written whole as the
+///   output of one earlier kernel) is replaced in that kernel by the result
+///   seen with the source's shape, if nothing in between touches the result.
+unsigned foldReshapes(KernelProgram &program) {
+  unsigned folded = 0;
+  for (size_t r = 0; r < program.kernels.size();) {
+    const KernelDesc &reshape = program.kernels[r];
+    if (!isPlainReshape(reshape)) {
+      ++r;
+      continue;
+    }
+    const KernelOperand src = *reshape.inputs[0], dst = reshape.outputs[0];
+    bool done = false;
+    std::vector<size_t> readers = readersOf(program, dst, 0);
+    std::vector<size_t> dstWriters = writersOf(program, dst);
+    if (dst.storage == KernelOperand::Storage::Temporary && readers.size() == 1 &&
+        readers[0] > r && dstWriters.size() == 1 && !overlaps(src, dst)) {
+      size_t reader = readers[0];
+      bool clear = true;
+      for (size_t k = r + 1; k < reader && clear; ++k)
+        for (const KernelOperand &out : program.kernels[k].outputs)
+          clear = clear && !overlaps(out, src);
+      for (const KernelOperand &out : program.kernels[reader].outputs)
+        clear = clear && !overlaps(out, dst);
+      size_t uses = 0;
+      for (const auto &in : program.kernels[reader].inputs)
+        if (in && overlaps(*in, dst)) {
+          ++uses;
+          clear = clear && *in == dst;
+        }
+      if (clear && uses == 1) {
+        for (auto &in : program.kernels[reader].inputs)
+          if (in && *in == dst)
+            in = reshaped(src, dst.shape);
+        done = true;
+      }
+    }
+    if (!done && src.storage == KernelOperand::Storage::Temporary) {
+      std::vector<size_t> srcReaders = readersOf(program, src, 0);
+      std::vector<size_t> writers = writersOf(program, src);
+      if (srcReaders.size() == 1 && srcReaders[0] == r && writers.size() == 1 &&
+          writers[0] < r && !overlaps(src, dst)) {
+        size_t writer = writers[0];
+        KernelDesc &w = program.kernels[writer];
+        size_t slot = 0, hits = 0;
+        for (size_t i = 0; i < w.outputs.size(); ++i)
+          if (overlaps(w.outputs[i], src)) {
+            slot = i;
+            ++hits;
+          }
+        bool clear = hits == 1 && w.outputs[slot] == src;
+        for (const auto &in : w.inputs)
+          clear = clear && !(in && overlaps(*in, dst));
+        for (size_t k = writer + 1; k < r && clear; ++k) {
+          const KernelDesc &other = program.kernels[k];
+          for (const KernelOperand &out : other.outputs)
+            clear = clear && !overlaps(out, dst);
+          for (const auto &in : other.inputs)
+            clear = clear && !(in && overlaps(*in, dst));
+        }
+        if (clear) {
+          w.outputs[slot] = reshaped(dst, src.shape);
+          done = true;
+        }
+      }
+    }
+    if (done) {
+      program.kernels.erase(program.kernels.begin() + r);
+      ++folded;
+    } else {
+      ++r;
+    }
+  }
+  return folded;
+}
+
+/// `y = transpose(x)` where x is a dense temporary written only by a
+/// matmul/gemm (as its result) and read only by the transpose, and y is
+/// dense: the product writes y directly through permuted strides (oneDNN's
+/// matmul takes a strided result; attention's context heads merged back
+/// into rows), provided nothing in between touches y.
+bool isPermutation(const std::vector<int64_t> &perm, size_t rank);
+
+unsigned foldResultTransposes(KernelProgram &program) {
+  unsigned folded = 0;
+  for (size_t t = 0; t < program.kernels.size();) {
+    const KernelDesc &transpose = program.kernels[t];
+    bool done = false;
+    if (transpose.op == "cgc_op.transpose" && transpose.inputs.size() == 1 &&
+        transpose.inputs[0] && transpose.outputs.size() == 1) {
+      const KernelOperand x = *transpose.inputs[0], y = transpose.outputs[0];
+      std::vector<int64_t> perm = transpose.getInts("perm");
+      size_t rank = x.shape.size();
+      std::vector<size_t> writers = writersOf(program, x), readers = readersOf(program, x, 0);
+      if (x.storage == KernelOperand::Storage::Temporary && x.isContiguous() &&
+          y.isContiguous() && x.dtype == y.dtype && isPermutation(perm, rank) &&
+          y.shape.size() == rank && !overlaps(x, y) && writers.size() == 1 &&
+          writers[0] < t && readers.size() == 1 && readers[0] == t) {
+        KernelDesc &m = program.kernels[writers[0]];
+        bool ok = (m.op == "cgc_op.matmul" || m.op == "cgc_op.gemm") && m.outputs.size() == 1 &&
+                  m.outputs[0] == x;
+        for (size_t d = 0; d < rank && ok; ++d)
+          ok = y.shape[d] == x.shape[size_t(perm[d])];
+        for (const auto &in : m.inputs)
+          ok = ok && !(in && overlaps(*in, y));
+        for (size_t k = writers[0] + 1; k < t && ok; ++k) {
+          const KernelDesc &other = program.kernels[k];
+          for (const KernelOperand &out : other.outputs)
+            ok = ok && !overlaps(out, y);
+          for (const auto &in : other.inputs)
+            ok = ok && !(in && overlaps(*in, y));
+        }
+        if (ok) {
+          std::vector<int64_t> ys = y.effectiveStrides();
+          KernelOperand view = y;
+          view.shape = x.shape;
+          view.strides.assign(rank, 0);
+          for (size_t d = 0; d < rank; ++d)
+            view.strides[size_t(perm[d])] = ys[d];
+          m.outputs[0] = view;
+          done = true;
+        }
+      }
+    }
+    if (done) {
+      program.kernels.erase(program.kernels.begin() + t);
+      ++folded;
+    } else {
+      ++t;
+    }
+  }
+  return folded;
+}
+
+//===----------------------------------------------------------------------===//
 // Transposes into matrix products
 //===----------------------------------------------------------------------===//
 
@@ -557,7 +726,9 @@ unsigned relayoutChannelsLast(KernelProgram &program) {
 RewriteStats optimizeKernelProgram(KernelProgram &program) {
   RewriteStats stats;
   stats.swappedOperands = swapCommutativeOperands(program);
+  stats.foldedReshapes = foldReshapes(program);
   stats.foldedTransposes = foldTransposes(program);
+  stats.foldedResultTransposes = foldResultTransposes(program);
   stats.foldedErfGelu = foldErfGelu(program);
   stats.foldedSwish = foldSwish(program);
   stats.droppedTemporaries = dropUnusedTemporaries(program);

@@ -28,6 +28,11 @@ struct RewriteStats {
   unsigned foldedTransposes = 0;
   /// sigmoid + mul pairs folded into one cgc_op.swish kernel.
   unsigned foldedSwish = 0;
+  /// reshapes between dense tensors turned into views (removed).
+  unsigned foldedReshapes = 0;
+  /// transposes of a matmul/gemm result folded into the product's output
+  /// strides.
+  unsigned foldedResultTransposes = 0;
   /// x * (erf(x / k1) + k2) * k3 chains folded into one cgc_op.erf_gelu.
   unsigned foldedErfGelu = 0;
   /// temporaries no kernel uses any more, dropped.
@@ -54,6 +59,12 @@ struct RewriteStats {
 ///   sigmoid's place, provided nothing in between writes x or touches the
 ///   product's bytes: the driver then fuses it into the anchor before it
 ///   (oneDNN's swish post-op) instead of running two kernels.
+/// - A `cgc_op.reshape` between dense tensors is removed: its only reader
+///   reads the source seen with the new shape, or the only writer of its
+///   source (a temporary) writes the result seen with the old shape.
+/// - A `cgc_op.transpose` of a dense temporary that only a matmul/gemm
+///   writes is removed: the product writes the transpose's result through
+///   permuted strides.
 /// - `mul(mul(x, add(erf(div(x, k1)), k2)), k3)` on float32 (PyTorch's
 ///   GELU; `mul(x, k1)` first, operands of the commutative layers in either
 ///   order) with one-element k1..k3 and intermediates only the next layer

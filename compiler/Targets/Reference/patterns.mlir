@@ -108,4 +108,34 @@ cgc.module @reference {
     %c = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%y) {keep_shape}
     cgc_pattern.yield %c
   }
+
+  // Attention's head split and merge around its two products: a reshape
+  // between dense tensors is a view and a transpose a stride permutation,
+  // so the JIT removes both (reshapes become views of their source or
+  // destination, transposes fold into the product's operand or result
+  // strides) and no copy of Q, K, V or the context is written. Scores:
+  // transpose(reshape(q)) . transpose(reshape(k)), then the scale and mask
+  // as the epilogue chain. Context: p . transpose(reshape(v)), its result's
+  // heads merged back into rows by transpose and reshape.
+  cgc_pattern.pattern @attentionScores attributes {priority = 10 : i64, naming = "ops"} {
+    %q = cgc_pattern.input
+    %k = cgc_pattern.input
+    %rq = cgc_pattern.op ["cgc_op.reshape"](%q) {element_types = [!cgc.float32, !cgc.bfloat16]}
+    %tq = cgc_pattern.op ["cgc_op.transpose"](%rq)
+    %rk = cgc_pattern.op ["cgc_op.reshape"](%k) {element_types = [!cgc.float32, !cgc.bfloat16]}
+    %tk = cgc_pattern.op ["cgc_op.transpose"](%rk)
+    %m = cgc_pattern.op ["cgc_op.matmul"](%tq, %tk) {element_types = [!cgc.float32, !cgc.bfloat16]}
+    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%m) {keep_shape}
+    cgc_pattern.yield %e
+  }
+  cgc_pattern.pattern @attentionContext attributes {priority = 10 : i64, naming = "ops"} {
+    %p = cgc_pattern.input
+    %v = cgc_pattern.input
+    %rv = cgc_pattern.op ["cgc_op.reshape"](%v) {element_types = [!cgc.float32, !cgc.bfloat16]}
+    %tv = cgc_pattern.op ["cgc_op.transpose"](%rv)
+    %m = cgc_pattern.op ["cgc_op.matmul"](%p, %tv) {element_types = [!cgc.float32, !cgc.bfloat16]}
+    %t = cgc_pattern.op ["cgc_op.transpose"](%m)
+    %r = cgc_pattern.op ["cgc_op.reshape"](%t)
+    cgc_pattern.yield %r
+  }
 }

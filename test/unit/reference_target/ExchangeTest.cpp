@@ -126,7 +126,8 @@ TEST_F(ReferenceExchange, DeclarationRoundTripsTheBuiltInPatterns) {
   EXPECT_EQ(names, (std::vector<std::string>{"anchorEpilogue", "anchorSwish", "convolution",
                                              "transposedMatMulB", "transposedMatMulA",
                                              "transposedMatMulAB", "anchorBiasGeluErf",
-                                             "anchorGeluErf"}));
+                                             "anchorGeluErf", "attentionScores",
+                                             "attentionContext"}));
 }
 
 TEST_F(ReferenceExchange, SizeQueryProtocol) {
