@@ -9,12 +9,15 @@
 
 #include "compiler/Import/Locations.h"
 #include "compiler/InitAll.h"
+#include "compiler/Targets/Common/UntrustedBytecode.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -41,9 +44,16 @@ FailureOr<ImportedModel *> Session::getImportedModel() {
   if (extension == ".mlir" || extension == ".mlirbc") {
     // CGC IR written earlier (text or bytecode): parsed and verified; its
     // constants are named but their bytes are not in the file.
+    // Bytecode is read as untrusted input (UntrustedBytecode.h): a corrupted
+    // file must not hang or crash the compiler.
     ParserConfig config(context.get());
     Block block;
-    if (failed(parseSourceFile(inputPath, &block, config))) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+        llvm::MemoryBuffer::getFile(inputPath);
+    bool bytecode = file && isBytecode((*file)->getMemBufferRef());
+    if (bytecode ? failed(readUntrustedBytecode((*file)->getMemBufferRef(),
+                                                &block, context.get()))
+                 : failed(parseSourceFile(inputPath, &block, config))) {
       importFailed = true;
       return failure();
     }

@@ -7,12 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Targets/Reference/BytecodeCheck.h"
+#include "compiler/Targets/Common/BytecodeCheck.h"
 
 #include <cstring>
 #include <optional>
 
-namespace cgc::reference {
+namespace cgc {
 
 namespace {
 
@@ -164,6 +164,7 @@ public:
   const uint8_t *base;
   size_t size;
   std::string error;
+  BytecodeCounts counts;
 
 private:
   bool checkStrings(Cursor c);
@@ -284,6 +285,8 @@ bool Checker::checkAttrTypeOffsets(Cursor c, size_t attrTypeBytes) {
     return false;
   if (numAttrs + numTypes > c.size())
     return c.fail("attribute and type counts exceed the offset table");
+  counts.attributes = numAttrs;
+  counts.types = numTypes;
   uint64_t offset = 0;
   for (uint64_t expected : {numAttrs, numTypes}) {
     uint64_t seen = 0;
@@ -528,11 +531,17 @@ bool Checker::run() {
          checkAttrTypeOffsets(*sections[kAttrTypeOffset],
                               sections[kAttrType]->size()) &&
          [&] {
-           // The top-level block: a header, then its ops.
+           // The top-level block: a header without arguments (the reader
+           // has no value scope for them yet), then its ops.
            Cursor ir = *sections[kIR];
            uint64_t numOps;
-           if (!checkBlockHeader(ir, numOps))
+           bool hasArgs;
+           if (!ir.varintWithFlag(numOps, hasArgs))
              return false;
+           if (hasArgs)
+             return ir.fail("the top-level block has arguments");
+           if (numOps > ir.size())
+             return ir.fail("operation count exceeds the bytes left");
            for (uint64_t o = 0; o < numOps; ++o)
              if (!checkOp(ir, 0))
                return false;
@@ -542,16 +551,20 @@ bool Checker::run() {
 
 } // namespace
 
-bool checkBytecodeStructure(const void *data, size_t size, std::string &error) {
+bool checkBytecodeStructure(const void *data, size_t size, std::string &error,
+                            BytecodeCounts *counts) {
   if (!data || size == 0) {
     error = "empty bytecode";
     return false;
   }
   Checker checker(static_cast<const uint8_t *>(data), size);
-  if (checker.run())
+  if (checker.run()) {
+    if (counts)
+      *counts = checker.counts;
     return true;
+  }
   error = checker.error;
   return false;
 }
 
-} // namespace cgc::reference
+} // namespace cgc

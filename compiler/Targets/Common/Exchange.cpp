@@ -1,9 +1,11 @@
 //===- Exchange.cpp - MLIR_EXCHANGE bytes on both sides -------------------===//
 
 #include "compiler/Targets/Common/Exchange.h"
+#include "compiler/Targets/Common/UntrustedBytecode.h"
 
 #include "cgc_pattern/IR/CGCPatternOps.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -71,9 +73,15 @@ OwningOpRef<ModuleOp> parseCGCModule(MLIRContext *context, StringRef bytes,
   bool parsed = false, single = false, verified = false;
   std::string firstError = captureFirstError(context, [&] {
     Block block;
-    ParserConfig config(context);
-    if (failed(parseSourceString(bytes, &block, config)))
+    // Bytecode comes from another process or a file: read it as untrusted.
+    llvm::MemoryBufferRef buffer(bytes, "bytecode");
+    if (isBytecode(buffer)) {
+      if (failed(readUntrustedBytecode(buffer, &block, context)))
+        return;
+    } else if (failed(parseSourceString(bytes, &block,
+                                        ParserConfig(context)))) {
       return;
+    }
     parsed = true;
     if (block.getOperations().size() != 1 || !isa<ModuleOp>(block.front()))
       return;

@@ -44,7 +44,8 @@ mlir::OwningOpRef<ModuleOp> readMLIRContainer(mlir::MLIRContext *context,
                                               const Guid &expected,
                                               std::string &error);
 
-/// Parses MLIR bytecode (or text) holding one cgc.module.
+/// Parses MLIR bytecode (or text) holding one cgc.module. Bytecode is read as
+/// untrusted input (UntrustedBytecode.h).
 mlir::OwningOpRef<ModuleOp> parseCGCModule(mlir::MLIRContext *context,
                                            llvm::StringRef bytes,
                                            std::string &error);

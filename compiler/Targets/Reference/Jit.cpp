@@ -4,8 +4,9 @@
 // driver calls at CreateStateObject (compilePartition) and for
 // MLIR_EXCHANGE (exchange).
 //
-// compilePartition checks the bytecode's structure (BytecodeCheck.h), reads
-// it into an MLIR context of its own (calls run concurrently: the runtime
+// compilePartition reads the bytecode as untrusted input (its structure
+// checked first, the reader's work bounded: UntrustedBytecode.h) into an MLIR
+// context of its own (calls run concurrently: the runtime
 // compiles partitions in parallel), checks its shape (one cgc.module holding one cgc.partition and exactly the
 // cgc.subgraphs it invokes; the CGC dialects' bytecode reader rejects an IR
 // version newer than this build's), lowers it with the generic kernel
@@ -14,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Targets/Common/KernelLowering.h"
-#include "compiler/Targets/Reference/BytecodeCheck.h"
+#include "compiler/Targets/Common/UntrustedBytecode.h"
 #include "compiler/Targets/Reference/KernelPrograms.h"
 #include "compiler/Targets/Reference/ReferenceTarget.h"
 #include "jit.h"
@@ -27,7 +28,6 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -85,12 +85,6 @@ bool compilePartitionImpl(const void *bytecode, size_t size,
     error = "the Partition IR is not MLIR bytecode";
     return false;
   }
-  // MLIR's reader trusts counts in its input (BytecodeCheck.h).
-  if (!reference::checkBytecodeStructure(bytecode, size, error)) {
-    error = "cannot read the Partition IR bytecode: " + error;
-    return false;
-  }
-
   MLIRContext context(MLIRContext::Threading::DISABLED);
   context.loadDialect<CGCDialect, op::CGCOpDialect>();
   std::string firstError;
@@ -104,9 +98,9 @@ bool compilePartitionImpl(const void *bytecode, size_t size,
     return success();
   });
 
+  // MLIR's reader trusts its input (UntrustedBytecode.h).
   Block block;
-  ParserConfig config(&context);
-  if (failed(readBytecodeFile(buffer, &block, config))) {
+  if (failed(readUntrustedBytecode(buffer, &block, &context))) {
     error = "cannot read the Partition IR bytecode: " +
             (firstError.empty() ? std::string("malformed bytecode") : firstError);
     return false;
