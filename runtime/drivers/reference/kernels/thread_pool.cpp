@@ -78,7 +78,7 @@ struct ThreadPool::Job {
 
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
   // Spinning only pays when every thread has a core of its own.
-  int64_t spinUs = 100;
+  int64_t spinUs = 300;
   if (const char *env = std::getenv("CGC_REFERENCE_SPIN_US"))
     spinUs = std::max(0, std::atoi(env));
   unsigned cores = std::thread::hardware_concurrency();

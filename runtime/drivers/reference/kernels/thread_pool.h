@@ -10,7 +10,7 @@
 // in a few pieces): a job is a function over indices [0, n) that lives on the
 // caller's stack (no allocation, no std::function per piece); threads claim
 // indices with an atomic counter. Idle workers spin on an atomic epoch for a
-// short while ($CGC_REFERENCE_SPIN_US, default 100 µs) before sleeping on a
+// short while ($CGC_REFERENCE_SPIN_US, default 300 µs) before sleeping on a
 // futex, so back-to-back jobs start without a wake-up; a caller waiting for
 // the last pieces spins the same way before sleeping.
 //
