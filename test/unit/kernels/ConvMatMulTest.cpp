@@ -2,6 +2,9 @@
 
 #include "KernelTestUtil.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 using namespace cgc;
 using namespace cgc::ref;
 using namespace cgc::ref::test;
@@ -405,6 +408,43 @@ TEST(MatMul, BertShapesWithConstantPackedWeights) {
   auto ks = make(Desc("cgc_op.matmul").in(q).in(kk).out(s));
   runKernel(*ks, {&q, &kk}, {&s}, pool3());
   EXPECT_TRUE(closeTo(s, matmulOracle(q, kk, false, false, os), 1e-5, 1e-4, ks->describe()));
+}
+
+// A constant B mapped from a file (as the runtime maps a compiled model's
+// constants): once packed, its pages are handed back (MADV_PAGEOUT), and a
+// later split for another thread count packs again from the re-read file.
+TEST(MatMul, ConstantWeightsFromAFileStayCorrectAfterTheirPagesAreReleased) {
+  std::mt19937 rng(53);
+  const int64_t k = 256, n = 1536; // 1.5 MB of weights: whole pages
+  Tensor a(CGC_DTYPE_FLOAT32, {2, 64, k}), w(CGC_DTYPE_FLOAT32, {k, n});
+  fillRandom(a, rng, -1, 1);
+  fillRandom(w, rng, -0.1, 0.1);
+  char path[] = "/tmp/cgc-matmul-weights-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  size_t bytes = size_t(k * n) * 4;
+  ASSERT_EQ(write(fd, w.data(), bytes), ssize_t(bytes));
+  void *mapped = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  unlink(path);
+  ASSERT_NE(mapped, MAP_FAILED);
+  std::vector<int64_t> os;
+  std::vector<double> expected = matmulOracle(a, w, false, false, os);
+  Tensor y(CGC_DTYPE_FLOAT32, os);
+  KernelOptions options;
+  options.constantInputs = {false, true};
+  auto kernel = make(Desc("cgc_op.matmul").in(a).in(w).out(y), options);
+  ASSERT_TRUE(kernel);
+  EXPECT_NE(kernel->describe().find("packed B"), std::string::npos) << kernel->describe();
+  for (ThreadPool *pool : {&pool1(), &pool3(), &pool1()}) {
+    std::fill_n(static_cast<float *>(y.data()), count(os), -1.0f);
+    const void *in[] = {a.data(), mapped};
+    void *out[] = {y.data()};
+    kernel->run({in, out}, *pool);
+    EXPECT_TRUE(closeTo(y, expected, 1e-5, 1e-4, kernel->describe() + " on " +
+                                                     std::to_string(pool->size()) + " threads"));
+  }
+  munmap(mapped, bytes);
 }
 
 TEST(Gemm, AlphaBetaAndBroadcastC) {
