@@ -678,7 +678,9 @@ unsigned relayoutChannelsLast(KernelProgram &program) {
         visit(*k.inputs[i], i == 0);
     for (KernelOperand &out : k.outputs)
       visit(out, true);
-    if (conv || k.outputs.size() != 1)
+    // (A global pool's 1x1 result is no activation: its input may change
+    // layout alone.)
+    if (conv || k.outputs.size() != 1 || !activationLike(k.outputs[0], k.outputs[0]))
       continue;
     for (const auto &in : k.inputs)
       if (in && activationLike(*in, k.outputs[0]))

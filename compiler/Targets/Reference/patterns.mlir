@@ -43,6 +43,22 @@ cgc.module @reference {
     cgc_pattern.yield %m
   }
 
+  // Pooling, and the scaling and gating of squeeze-excitation, on 4-D
+  // activations, each on its own: nothing to fuse, but inside the driver's
+  // partitions the convolutions around them keep their activations
+  // channels-last, where fallback dispatches would cut the partition (and
+  // add a dispatch and a barrier each). Not add/relu/clip: after a
+  // convolution they fuse anyway, and elsewhere (an attention mask) they are
+  // better left to the fallback target.
+  cgc_pattern.pattern @pooling attributes {priority = 1 : i64, naming = "ops"} {
+    %m = cgc_pattern.op ["cgc_op.global_avg_pool", "cgc_op.global_max_pool", "cgc_op.max_pool", "cgc_op.avg_pool"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
+    cgc_pattern.yield %m
+  }
+  cgc_pattern.pattern @activationScale attributes {priority = 1 : i64, naming = "ops"} {
+    %m = cgc_pattern.op ["cgc_op.mul", "cgc_op.sigmoid"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4], min_elements = 1024 : i64}
+    cgc_pattern.yield %m
+  }
+
   // A transpose feeding a matrix product: the driver's JIT folds the
   // transpose into the product's operand strides (oneDNN's matmul reads
   // strided operands), so the transposed copy is never written. Attention's

@@ -124,6 +124,7 @@ TEST_F(ReferenceExchange, DeclarationRoundTripsTheBuiltInPatterns) {
   for (auto p : declared->getBody()->getOps<pattern::PatternOp>())
     names.push_back(p.getSymName().str());
   EXPECT_EQ(names, (std::vector<std::string>{"anchorEpilogue", "anchorSwish", "convolution",
+                                             "pooling", "activationScale",
                                              "transposedMatMulB", "transposedMatMulA",
                                              "transposedMatMulAB", "anchorBiasGeluErf",
                                              "anchorGeluErf", "attentionScores",

@@ -523,6 +523,52 @@ TEST(ReferenceJit, IntermediatesKeepTheirLayoutWhenOthersMaySeeThem) {
   }
 }
 
+TEST(ReferenceJit, AGlobalPoolDoesNotPinItsInputsLayout) {
+  // conv -> relu -> %t (internal) -> {global_avg_pool -> %p, conv -> %out}:
+  // the pool's 1x1 result is no activation, so %t is still channels-last
+  // (the pool reduces over any layout) while %p keeps the plan's layout.
+  std::string t = "!cgc.memref<1x3x5x6x!cgc.float32>", p = "!cgc.memref<1x3x1x1x!cgc.float32>";
+  std::string text = twoConvPartition(true);
+  // Add the pool subgraph and its invoke, and %p as a partition output.
+  text.replace(text.find("  cgc.partition"), 0, R"mlir(  cgc.subgraph @pool attributes {origin = "reference", pattern = "pooling"} {
+    cgc.functional_definition private @poolFunctional(%y: !cgc.tensor<1x3x5x6x!cgc.float32>) -> !cgc.tensor<1x3x1x1x!cgc.float32> {
+      %0 = cgc_op.global_avg_pool(%y) : (!cgc.tensor<1x3x5x6x!cgc.float32>) -> !cgc.tensor<1x3x1x1x!cgc.float32>
+      cgc.return %0 : !cgc.tensor<1x3x1x1x!cgc.float32>
+    }
+  }
+)mlir");
+  text.replace(text.find("%extra: " + t), ("%extra: " + t).size(), "%extra: " + p);
+  std::string secondConv = "    cgc.invoke @convRelu(%t, %w2";
+  text.replace(text.find(secondConv), 0, "    cgc.invoke @pool(%t, %extra) : " + t + ", " + p + "\n");
+  KernelProgram program;
+  std::string error;
+  ASSERT_TRUE(compile(toBytecode(text), program, error)) << error;
+  const std::vector<int64_t> nhwc = {90, 1, 18, 3};
+  auto onT = stridesOnBinding(program, 7);
+  ASSERT_EQ(onT.size(), 3u);
+  for (const auto &s : onT)
+    EXPECT_EQ(s, nhwc);
+  for (const auto &s : stridesOnBinding(program, 6))
+    EXPECT_TRUE(s.empty());
+  if (!reference::haveKernelLibrary())
+    return;
+  std::vector<std::vector<float>> buffers = {
+      randomFloats(90, 51), randomFloats(81, 52), randomFloats(3, 53), randomFloats(81, 54),
+      randomFloats(3, 55),  std::vector<float>(90), std::vector<float>(3), std::vector<float>(90)};
+  auto in = buffers;
+  run(program, buffers);
+  std::vector<float> mid = convRelu(in[0], in[1], in[2], 3, 5, 6);
+  std::vector<float> expected = convRelu(mid, in[3], in[4], 3, 5, 6);
+  for (size_t i = 0; i < 90; ++i)
+    EXPECT_NEAR(buffers[5][i], expected[i], 1e-4) << i;
+  for (int c = 0; c < 3; ++c) {
+    double sum = 0;
+    for (int i = 0; i < 30; ++i)
+      sum += mid[c * 30 + i];
+    EXPECT_NEAR(buffers[6][c], sum / 30, 1e-5) << c;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // SiLU: sigmoid + mul folded into one swish
 //===----------------------------------------------------------------------===//

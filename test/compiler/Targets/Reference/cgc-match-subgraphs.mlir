@@ -36,12 +36,14 @@ cgc.module {
 // -----
 
 // A ResNet bottleneck's end: 1x1 convolution, residual add (residual on
-// either side), relu; the max pool after it is no epilogue.
+// either side), relu; the max pool after it is no epilogue: a subgraph of
+// its own, still the driver's (pooling between convolutions stays inside its
+// partitions).
 // CHECK-LABEL: cgc.subgraph @convolutionAddRelu attributes {{{.*}}origin = "reference", pattern = "anchorEpilogue"}
 // CHECK:         %[[C:.*]] = cgc_op.convolution
 // CHECK-NEXT:    %[[S:.*]] = cgc_op.add(%arg{{[0-9]}}, %[[C]])
 // CHECK-NEXT:    cgc_op.relu(%[[S]])
-// CHECK-LABEL: cgc.subgraph @maxPool attributes {{{.*}}origin = "fallback"
+// CHECK-LABEL: cgc.subgraph @maxPool attributes {{{.*}}origin = "reference", pattern = "pooling"
 // CHECK-LABEL: cgc.entry_point @bottleneck
 // CHECK:         %[[A:.*]] = cgc.call @convolutionAddRelu(%arg0, %w, %b, %arg1)
 // CHECK-NEXT:    cgc.call @maxPool(%[[A]])
