@@ -362,7 +362,7 @@ struct CompiledModel::Impl {
       munmap(mapping, mappingSize);
   }
 
-  bool open(const void *data, size_t size, std::string &error);
+  bool open(const void *data, size_t size, bool mappedFile, std::string &error);
 };
 
 CompiledModel::CompiledModel() : impl(std::make_unique<Impl>()) {}
@@ -372,7 +372,7 @@ CompiledModel &CompiledModel::operator=(CompiledModel &&) noexcept = default;
 
 bool CompiledModel::open(const void *data, size_t size, std::string &error) {
   impl = std::make_unique<Impl>();
-  return impl->open(data, size, error);
+  return impl->open(data, size, /*mappedFile=*/false, error);
 }
 
 bool CompiledModel::openFile(const std::string &path, std::string &error) {
@@ -399,16 +399,17 @@ bool CompiledModel::openFile(const std::string &path, std::string &error) {
   }
   impl->mapping = mapping;
   impl->mappingSize = size;
-  if (!impl->open(mapping, size, error)) {
+  if (!impl->open(mapping, size, /*mappedFile=*/true, error)) {
     error = path + ": " + error;
     return false;
   }
   return true;
 }
 
-bool CompiledModel::Impl::open(const void *data, size_t size,
+bool CompiledModel::Impl::open(const void *data, size_t size, bool mappedFile,
                                std::string &error) {
-  if (!reader.open(data, size, error))
+  if (!(mappedFile ? reader.openMappedFile(data, size, error)
+                  : reader.open(data, size, error)))
     return false;
   if (!reader.checkKnownParts({parts::kMLIR, parts::kVersions,
                                parts::kBindPoints, parts::kPlan,

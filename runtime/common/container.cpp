@@ -4,6 +4,8 @@
 #include "cgc/dtype.h"
 
 #include <algorithm>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstring>
 
@@ -343,6 +345,40 @@ std::vector<uint8_t> ContainerWriter::finish(std::string *error) const {
 //===----------------------------------------------------------------------===//
 
 bool ContainerReader::open(const void *data, size_t size, std::string &error) {
+  return open(data, size, /*releaseHashed=*/false, error);
+}
+
+bool ContainerReader::openMappedFile(const void *mapping, size_t size,
+                                     std::string &error) {
+  return open(mapping, size, /*releaseHashed=*/true, error);
+}
+
+namespace {
+/// MD5 of [data, data + size); with `release`, the whole pages of each slice
+/// are dropped from the (file-backed, never written) mapping once hashed.
+void md5Releasing(const uint8_t *data, size_t size, bool release,
+                  uint8_t digest[16]) {
+  if (!release) {
+    md5(data, size, digest);
+    return;
+  }
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  constexpr size_t kSlice = size_t(8) << 20;
+  MD5Hasher hasher;
+  for (size_t at = 0; at < size; at += kSlice) {
+    size_t n = std::min(kSlice, size - at);
+    hasher.update(data + at, n);
+    uintptr_t begin = (uintptr_t(data + at) + page - 1) & ~(page - 1);
+    uintptr_t end = uintptr_t(data + at + n) & ~(page - 1);
+    if (end > begin)
+      madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+  }
+  hasher.final(digest);
+}
+} // namespace
+
+bool ContainerReader::open(const void *data, size_t size, bool releaseHashed,
+                           std::string &error) {
   base_ = static_cast<const uint8_t *>(data);
   size_ = size;
   parts_.clear();
@@ -405,7 +441,7 @@ bool ContainerReader::open(const void *data, size_t size, std::string &error) {
     return false;
   }
   uint8_t digest[16];
-  md5(base_ + 20, size - 20, digest);
+  md5Releasing(base_ + 20, size - 20, releaseHashed, digest);
   if (std::memcmp(digest, base_ + 4, 16) != 0) {
     error = "container digest mismatch: the contents were modified after "
             "they were written";

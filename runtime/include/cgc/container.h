@@ -167,6 +167,11 @@ public:
   /// last part ending at the end) and the digest. Returns false with a
   /// message naming the problem.
   bool open(const void *data, size_t size, std::string &error);
+  /// The same for a read-only private file mapping: the pages the digest
+  /// check reads are released from the process as it goes (they stay in the
+  /// page cache and fault back in when a part is used), so checking a large
+  /// container does not make all of it resident at once.
+  bool openMappedFile(const void *mapping, size_t size, std::string &error);
 
   const std::vector<Part> &getParts() const { return parts_; }
   /// Parts with the given FourCC, in order.
@@ -186,6 +191,8 @@ public:
   ByteView bytes() const { return {base_, size_}; }
 
 private:
+  bool open(const void *data, size_t size, bool releaseHashed,
+            std::string &error);
   const uint8_t *base_ = nullptr;
   size_t size_ = 0;
   std::vector<Part> parts_;
