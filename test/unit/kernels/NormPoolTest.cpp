@@ -37,6 +37,36 @@ TEST(Normalization, BatchNormEveryFloatTypeAndLayout) {
       }
 }
 
+TEST(Pooling, LargeChannelsLastMaxPoolAcrossThreads) {
+  // Big enough to split across the pool; a channel range of a channels-last
+  // tensor is not dense, so it runs whole on oneDNN's optimized kernel.
+  std::mt19937 rng(36);
+  for (Layout layout : {Layout::Contiguous, Layout::ChannelsLast}) {
+    Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 56, 56}, layout);
+    fillRandom(x, rng, -3, 3);
+    Tensor y(CGC_DTYPE_FLOAT32, {1, 64, 28, 28}, layout);
+    auto k = make(Desc("cgc_op.max_pool").in(x).out(y).ints("kernel_shape", {3, 3})
+                      .ints("strides", {2, 2}).ints("start_padding", {1, 1})
+                      .ints("end_padding", {1, 1}).ints("dilations", {1, 1}));
+    EXPECT_EQ(k->describe().find("ref"), std::string::npos) << k->describe();
+    runKernel(*k, {&x}, {&y}, pool3());
+    std::vector<double> e;
+    for (int64_t c = 0; c < 64; ++c)
+      for (int64_t oh = 0; oh < 28; ++oh)
+        for (int64_t ow = 0; ow < 28; ++ow) {
+          double m = -kInf;
+          for (int64_t i = 0; i < 3; ++i)
+            for (int64_t j = 0; j < 3; ++j) {
+              int64_t ih = oh * 2 - 1 + i, iw = ow * 2 - 1 + j;
+              if (ih >= 0 && ih < 56 && iw >= 0 && iw < 56)
+                m = std::max(m, x.get((c * 56 + ih) * 56 + iw));
+            }
+          e.push_back(m);
+        }
+    EXPECT_TRUE(closeTo(y, e, 0, 0, std::string("max_pool ") + layoutName(layout)));
+  }
+}
+
 TEST(Normalization, LayerNormAxesBroadcastScaleOptionalBias) {
   std::mt19937 rng(31);
   for (cgc_dtype_t dt : kFloatTypes)

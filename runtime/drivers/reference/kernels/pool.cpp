@@ -275,7 +275,12 @@ public:
     const int64_t channels = g_.channels;
     const int64_t outputs = numElements(g_.out) * g_.batch * channels;
     const int64_t want = pool.size() > 1 && outputs >= 32768 ? 2 * int64_t(pool.size()) : 1;
-    const int64_t step = std::max<int64_t>(1, (channels + want - 1) / want);
+    int64_t step = std::max<int64_t>(1, (channels + want - 1) / want);
+    // A channel range of a channels-last tensor is not dense, and oneDNN has
+    // only its reference pooling for that (measured 100x slower than the
+    // whole tensor on one thread): such pieces run whole.
+    if (step < channels && !denseSlices(step))
+      step = channels;
     const int64_t elem = int64_t(dnnl::memory::data_type_size(src_.type));
     std::vector<std::function<void()>> tasks;
     for (int64_t c0 = 0; c0 < channels; c0 += step) {
@@ -296,6 +301,24 @@ public:
   }
 
 private:
+  /// True if pieces of `channels` channels (and the last, shorter one) run
+  /// on an optimized oneDNN implementation (decided once per size).
+  bool denseSlices(int64_t channels) const {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = sliceOk_.find(channels);
+      if (it != sliceOk_.end())
+        return it->second;
+    }
+    bool ok = true;
+    for (int64_t len : {channels, g_.channels % channels})
+      if (len > 0)
+        ok = ok && std::string(piece(len).pd.impl_info_str()).rfind("ref", 0) != 0;
+    std::lock_guard<std::mutex> lock(mutex_);
+    sliceOk_[channels] = ok;
+    return ok;
+  }
+
   struct Piece {
     dnnl::pooling_v2_forward::primitive_desc pd;
     dnnl::pooling_v2_forward prim;
@@ -339,6 +362,7 @@ private:
   onednn::PlainOperand src_, dst_;
   mutable std::mutex mutex_;
   mutable std::map<int64_t, std::unique_ptr<Piece>> pieces_;
+  mutable std::map<int64_t, bool> sliceOk_;
 };
 
 std::unique_ptr<Kernel> makePool(const KernelDesc &desc, const KernelOptions &) {
