@@ -10,6 +10,9 @@
 
 #include <thread>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 using namespace cgc;
 using namespace cgc::ref;
 using namespace cgc::ref::test;
@@ -215,6 +218,47 @@ TEST(Fusion, ResidualInAnotherLayoutThanTheResult) {
           runKernel(*fused, {&x, &w, &b, &r}, {&out}, pool3());
           EXPECT_TRUE(closeTo(out, expected, 1e-4, 1e-4, name + " [" + fused->describe() + "]"));
         }
+}
+
+// Constant weights mapped from a file (as the runtime maps a compiled
+// model's constants): once prepared, their pages are handed back
+// (MADV_PAGEOUT), and a split for another thread count prepares them again
+// from the re-read file.
+TEST(Fusion, ConvolutionWeightsFromAFileStayCorrectAfterTheirPagesAreReleased) {
+  std::mt19937 rng(76);
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 128, 14, 14}, Layout::ChannelsLast);
+  Tensor w(CGC_DTYPE_FLOAT32, {256, 128, 3, 3}), b(CGC_DTYPE_FLOAT32, {256}); // 1.1 MB
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w, rng, -0.1, 0.1);
+  fillRandom(b, rng, -0.5, 0.5);
+  char path[] = "/tmp/cgc-conv-weights-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  size_t bytes = size_t(w.size()) * 4;
+  ASSERT_EQ(write(fd, w.data(), bytes), ssize_t(bytes));
+  void *mapped = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  unlink(path);
+  ASSERT_NE(mapped, MAP_FAILED);
+  Tensor y0(CGC_DTYPE_FLOAT32, {1, 256, 14, 14}, Layout::ChannelsLast);
+  auto plain = make(convDesc(x, w, &b, y0, {1, 1}).get());
+  runKernel(*plain, {&x, &w, &b}, {&y0}, pool1());
+  std::vector<double> expected = y0.values();
+  Tensor y(CGC_DTYPE_FLOAT32, {1, 256, 14, 14}, Layout::ChannelsLast);
+  KernelOptions options;
+  options.constantInputs = {false, true, true};
+  auto kernel = make(convDesc(x, w, &b, y, {1, 1}).get(), options);
+  ASSERT_TRUE(kernel);
+  EXPECT_NE(kernel->describe().find("weights prepared once"), std::string::npos)
+      << kernel->describe();
+  for (ThreadPool *pool : {&pool1(), &pool3(), &pool1()}) {
+    const void *in[] = {x.data(), mapped, b.data()};
+    void *out[] = {y.data()};
+    kernel->run({in, out}, *pool);
+    EXPECT_TRUE(closeTo(y, expected, 1e-5, 1e-4, kernel->describe() + " on " +
+                                                     std::to_string(pool->size()) + " threads"));
+  }
+  munmap(mapped, bytes);
 }
 
 TEST(Fusion, ChannelSplitConvolutionSlicesExtraOperands) {
