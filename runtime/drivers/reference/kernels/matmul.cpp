@@ -210,8 +210,12 @@ public:
     const double flops = 2.0 * double(numElements(g_.batch)) * double(g_.m) * double(g_.n) *
                          double(g_.k);
     // A few microseconds of work: splitting costs more than it saves.
-    if (threads > 1 && flops >= 4e6 && splitUsable(threads))
-      chooseSplit(threads, dim, extent, step);
+    if (threads > 1 && flops >= 4e6) {
+      const Split split = chooseSplit(threads);
+      dim = split.dim;
+      extent = split.extent;
+      step = split.step;
+    }
     std::vector<std::function<void()>> tasks;
     for (int64_t start = 0; start < extent; start += step) {
       int64_t len = std::min(step, extent - start);
@@ -314,61 +318,65 @@ private:
     return dim;
   }
 
-  /// False if oneDNN has only its reference implementation for a piece of
-  /// the split for `threads` (then the product runs in one piece).
-  bool splitUsable(int threads) const {
+  struct Split {
+    int dim = -1; // -1: the whole product in one piece
+    int64_t extent = 1, step = 1;
+  };
+
+  /// The split for `threads`: the first of splitCandidates() for which
+  /// oneDNN has a real implementation of every piece (slicing can leave an
+  /// operand layout only its reference implementation takes: the N slices
+  /// of a product with a packed B and a strided result do), else none.
+  Split chooseSplit(int threads) const {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      auto it = splitOk_.find(threads);
-      if (it != splitOk_.end())
+      auto it = splits_.find(threads);
+      if (it != splits_.end())
         return it->second;
     }
-    int dim;
-    int64_t extent, step;
-    chooseSplit(threads, dim, extent, step);
-    bool ok = true;
-    for (int64_t len : {step, extent % step}) {
-      if (len == 0 || dim < 0)
-        continue;
-      try {
-        ok = ok && std::string(piece(dim, len).pd.impl_info_str()).rfind("ref", 0) != 0;
-      } catch (const dnnl::error &) {
-        ok = false;
+    Split chosen;
+    for (const Split &candidate : splitCandidates(threads)) {
+      bool ok = true;
+      for (int64_t len : {candidate.step, candidate.extent % candidate.step}) {
+        if (len == 0)
+          continue;
+        try {
+          ok = ok && std::string(piece(candidate.dim, len).pd.impl_info_str()).rfind("ref", 0) != 0;
+        } catch (const dnnl::error &) {
+          ok = false;
+        }
+      }
+      if (ok) {
+        chosen = candidate;
+        break;
       }
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    splitOk_[threads] = ok;
-    return ok;
+    splits_[threads] = chosen;
+    return chosen;
   }
 
-  void chooseSplit(int threads, int &dim, int64_t &extent, int64_t &step) const {
+  /// Splits into about 2 * threads pieces, in order of preference: the
+  /// largest batch dimension if it alone gives every thread work, then N in
+  /// multiples of 64 columns, then M in blocks of at least 16 rows.
+  std::vector<Split> splitCandidates(int threads) const {
     const int64_t pieces = 2 * threads;
-    // The largest batch dimension, if it alone gives every thread work.
+    std::vector<Split> out;
     int bestBatch = -1;
     for (int d = 0; d < rank_ - 2; ++d)
       if (bestBatch < 0 || c_.dims[size_t(d)] > c_.dims[size_t(bestBatch)])
         bestBatch = d;
     if (bestBatch >= 0 && c_.dims[size_t(bestBatch)] >= threads) {
-      dim = bestBatch;
-      extent = c_.dims[size_t(dim)];
-      step = std::max<int64_t>(1, (extent + pieces - 1) / pieces);
-      return;
+      int64_t extent = c_.dims[size_t(bestBatch)];
+      out.push_back({bestBatch, extent, std::max<int64_t>(1, (extent + pieces - 1) / pieces)});
     }
-    if (g_.n >= 128) {
-      dim = rank_ - 1;
-      extent = g_.n;
-      step = std::max<int64_t>(64, (extent + pieces - 1) / pieces / 64 * 64);
-      return;
-    }
-    if (c_.dims[size_t(rank_ - 2)] >= 32) {
-      dim = rank_ - 2;
-      extent = c_.dims[size_t(rank_ - 2)];
-      step = std::max<int64_t>(16, (extent + pieces - 1) / pieces);
-      return;
-    }
-    dim = -1;
-    extent = 1;
-    step = 1;
+    if (g_.n >= 128)
+      out.push_back({rank_ - 1, g_.n,
+                     std::max<int64_t>(64, (g_.n + pieces - 1) / pieces / 64 * 64)});
+    const int64_t rows = c_.dims[size_t(rank_ - 2)];
+    if (rows >= 32)
+      out.push_back({rank_ - 2, rows, std::max<int64_t>(16, (rows + pieces - 1) / pieces)});
+    return out;
   }
 
   /// The primitive for pieces of `len` along `dim` (-1: the whole product).
@@ -532,7 +540,7 @@ private:
   std::string implName_;
   mutable std::mutex mutex_;
   mutable std::map<std::pair<int, int64_t>, std::unique_ptr<Piece>> pieces_;
-  mutable std::map<int, bool> splitOk_;
+  mutable std::map<int, Split> splits_;
   mutable std::mutex packMutex_;
   mutable std::vector<Packed> packed_;
   mutable std::vector<const char *> released_;
