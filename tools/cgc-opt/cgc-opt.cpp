@@ -4,14 +4,51 @@
 // and prints text or bytecode. CGC IR files hold a `cgc.module` at the top, so
 // no implicit builtin.module is wrapped around it.
 //
+// Bytecode input is read once through readUntrustedBytecode first: MLIR's
+// reader can loop forever or overflow its stack on corrupted bytecode
+// (UntrustedBytecode.h), and MlirOptMain has no hook for a reader of our own.
+// Input that fails that read is reported and refused; input that passes it
+// is handed to MlirOptMain unchanged. Bytecode on stdin is not checked.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/InitAll.h"
+#include "compiler/Targets/Common/UntrustedBytecode.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
+#include "mlir/IR/Block.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
 #include <vector>
+
+/// False (after reporting why) if `path` holds MLIR bytecode that the
+/// bounded reader refuses; true for text and for readable bytecode.
+static bool bytecodeIsReadable(llvm::StringRef path,
+                               mlir::DialectRegistry &registry) {
+  if (path == "-")
+    return true; // Reading stdin here would consume it; not checked.
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(path, &error);
+  if (!file)
+    return true; // MlirOptMain reports the missing file.
+  if (!mlir::isBytecode(file->getMemBufferRef()))
+    return true;
+  mlir::MLIRContext context(registry);
+  context.allowUnregisteredDialects();
+  mlir::Block block;
+  if (mlir::succeeded(cgc::readUntrustedBytecode(file->getMemBufferRef(),
+                                                 &block, &context)))
+    return true;
+  llvm::errs() << path << ": error: cannot read this MLIR bytecode\n";
+  return false;
+}
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -23,6 +60,10 @@ int main(int argc, char **argv) {
   static char noImplicitModule[] = "--no-implicit-module";
   args.insert(args.begin() + 1, noImplicitModule);
   int newArgc = static_cast<int>(args.size());
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      newArgc, args.data(), "CGC optimizer driver\n", registry);
+  if (!bytecodeIsReadable(inputFilename, registry))
+    return 1;
   return mlir::asMainReturnCode(mlir::MlirOptMain(
-      newArgc, args.data(), "CGC optimizer driver\n", registry));
+      newArgc, args.data(), inputFilename, outputFilename, registry));
 }
