@@ -30,8 +30,6 @@
 #include <mutex>
 #include <tuple>
 
-#include <sys/mman.h>
-#include <unistd.h>
 
 namespace cgc::ref {
 namespace {
@@ -288,7 +286,7 @@ public:
       for (const Geometry &pg : pieces)
         allPrepared = allPrepared && piece(pg).reorderWeights;
       if (allPrepared)
-        releaseWeights(static_cast<const char *>(args.inputs[1]));
+        weightsPageOut_.release(weights_, args.inputs[1]);
     }
     if (!epilogue_.empty()) {
       std::vector<const void *> extra(epilogue_.numExtraOperands());
@@ -545,33 +543,6 @@ private:
     return dnnl::reorder(pd);
   }
 
-  /// Once every piece reads prepared weights, the constant source is only
-  /// read again to prepare them for another split: its pages are handed back
-  /// to the kernel (MADV_PAGEOUT: a file-backed mapping, such as the compiled
-  /// model's constants mapped in place, drops them and re-reads them from the
-  /// file if ever touched; anonymous memory keeps its contents), so weights
-  /// are not resident twice. Once per address.
-  void releaseWeights(const char *w) const {
-    {
-      std::lock_guard<std::mutex> lock(preparedMutex_);
-      if (std::find(released_.begin(), released_.end(), w) != released_.end())
-        return;
-      released_.push_back(w);
-    }
-#ifdef MADV_PAGEOUT
-    int64_t span = 1;
-    for (size_t d = 0; d < weights_.dims.size(); ++d)
-      span += (weights_.dims[d] - 1) * weights_.strides[d];
-    const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-    const uintptr_t begin = (uintptr_t(w) + page - 1) / page * page;
-    const uintptr_t end =
-        (uintptr_t(w) + uintptr_t(span) * dnnl::memory::data_type_size(weights_.type)) / page *
-        page;
-    if (end > begin)
-      madvise(reinterpret_cast<void *>(begin), end - begin, MADV_PAGEOUT);
-#endif
-  }
-
   /// Weights in `pc`'s layout: prepared once per address and layout when
   /// constant (pieces with the same layout share them), else into `scratch`.
   const void *weightsFor(const Piece &pc, const void *src, Scratch &scratch) const {
@@ -671,7 +642,7 @@ private:
   mutable std::map<int, bool> splitOk_;
   mutable std::mutex preparedMutex_;
   mutable std::vector<Prepared> prepared_;
-  mutable std::vector<const char *> released_;
+  mutable onednn::SourcePageOut weightsPageOut_;
 };
 
 //===----------------------------------------------------------------------===//

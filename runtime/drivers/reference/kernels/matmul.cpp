@@ -17,8 +17,6 @@
 #include <map>
 #include <mutex>
 
-#include <sys/mman.h>
-#include <unistd.h>
 
 namespace cgc::ref {
 namespace {
@@ -228,7 +226,7 @@ public:
         if (len != 0 || dim < 0)
           allPacked = allPacked && piece(dim, dim < 0 ? 0 : len).reorderB;
       if (allPacked)
-        releaseSource(b);
+        bPageOut_.release(b_, b);
     }
   }
 
@@ -447,32 +445,6 @@ private:
     return data->data();
   }
 
-  /// Once every piece reads its packed copy of a constant B, the source's
-  /// pages are only read again to pack for another split: they are handed
-  /// back to the kernel (MADV_PAGEOUT: a file-backed mapping, such as the
-  /// compiled model's constants mapped in place, drops them and re-reads
-  /// them from the file if ever touched; anonymous memory keeps its
-  /// contents), so weights are not resident twice. Once per address.
-  void releaseSource(const char *b) const {
-    {
-      std::lock_guard<std::mutex> lock(packMutex_);
-      if (std::find(released_.begin(), released_.end(), b) != released_.end())
-        return;
-      released_.push_back(b);
-    }
-#ifdef MADV_PAGEOUT
-    int64_t span = 1;
-    for (size_t d = 0; d < b_.dims.size(); ++d)
-      span += (b_.dims[d] - 1) * b_.strides[d];
-    const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-    const uintptr_t begin = (uintptr_t(b) + page - 1) / page * page;
-    const uintptr_t end =
-        (uintptr_t(b) + uintptr_t(span) * dnnl::memory::data_type_size(b_.type)) / page * page;
-    if (end > begin)
-      madvise(reinterpret_cast<void *>(begin), end - begin, MADV_PAGEOUT);
-#endif
-  }
-
   void reorder(const Piece &pc, const void *src, void *dst) const {
     std::unordered_map<int, dnnl::memory> rargs = {
         {DNNL_ARG_FROM, onednn::wrap(pc.b.desc(), src)},
@@ -543,7 +515,7 @@ private:
   mutable std::map<int, Split> splits_;
   mutable std::mutex packMutex_;
   mutable std::vector<Packed> packed_;
-  mutable std::vector<const char *> released_;
+  mutable onednn::SourcePageOut bPageOut_;
 };
 
 //===----------------------------------------------------------------------===//

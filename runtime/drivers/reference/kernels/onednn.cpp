@@ -3,6 +3,8 @@
 #include "onednn.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cfloat>
 
@@ -281,6 +283,27 @@ void execute(const dnnl::primitive &prim, size_t scratchpadBytes,
   thread_local dnnl::stream stream(engine());
   prim.execute(stream, args);
   stream.wait();
+}
+
+void SourcePageOut::release(const PlainOperand &operand, const void *base) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (std::find(released_.begin(), released_.end(), base) != released_.end())
+      return;
+    released_.push_back(base);
+  }
+#ifdef MADV_PAGEOUT
+  int64_t span = 1;
+  for (size_t d = 0; d < operand.dims.size(); ++d)
+    span += (operand.dims[d] - 1) * operand.strides[d];
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (uintptr_t(base) + page - 1) / page * page;
+  const uintptr_t end =
+      (uintptr_t(base) + uintptr_t(span) * dnnl::memory::data_type_size(operand.type)) / page *
+      page;
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_PAGEOUT);
+#endif
 }
 
 } // namespace cgc::ref::onednn

@@ -137,6 +137,22 @@ inline dnnl::memory wrap(const dnnl::memory::desc &desc, const void *ptr) {
   return dnnl::memory(desc, engine(), const_cast<void *>(ptr));
 }
 
+/// Hands the pages of a constant operand back to the kernel once every
+/// piece of a kernel reads a prepared (reordered or packed) copy of it: its
+/// source is then only read again to prepare for another split.
+/// MADV_PAGEOUT on the operand's whole pages: a file-backed mapping, such as
+/// the compiled model's constants mapped in place, drops them and re-reads
+/// them from the file if ever touched; anonymous memory keeps its contents.
+/// So weights are not resident twice. Once per address.
+class SourcePageOut {
+public:
+  void release(const PlainOperand &operand, const void *base);
+
+private:
+  std::mutex mutex_;
+  std::vector<const void *> released_;
+};
+
 } // namespace cgc::ref::onednn
 
 #endif // CGC_REFERENCE_KERNELS_ONEDNN_H
