@@ -149,6 +149,31 @@ int32_t answerExchange(const std::vector<uint8_t> &answer, void *out,
   return kS_OK;
 }
 
+int32_t DeclaredPatternsExchange::exchange(
+    const Guid &interface, const void *in, size_t inSize, void *out,
+    size_t *outSize, MLIRContext *context,
+    llvm::function_ref<SpecializationVerdict(SubgraphOp)> decide) {
+  if (!outSize)
+    return kE_INVALIDARG;
+  if (interface == interfaces::kSubgraphDeclarationRequest)
+    return answerExchange(declaration, out, outSize);
+  if (interface != interfaces::kSubgraphSpecializationRequest)
+    return kDXGI_ERROR_UNSUPPORTED;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto bytes = static_cast<const uint8_t *>(in);
+  std::vector<uint8_t> request(bytes, bytes + (in ? inSize : 0));
+  if (request != lastRequest_ || lastAnswer_.empty()) {
+    std::string error;
+    std::vector<uint8_t> answer =
+        answerSpecialization(context, in, inSize, decide, error);
+    if (answer.empty())
+      return kE_INVALIDARG;
+    lastRequest_ = std::move(request);
+    lastAnswer_ = std::move(answer);
+  }
+  return answerExchange(lastAnswer_, out, outSize);
+}
+
 std::vector<uint8_t> answerSpecialization(
     MLIRContext *context, const void *in, size_t inSize,
     llvm::function_ref<SpecializationVerdict(SubgraphOp)> decide,

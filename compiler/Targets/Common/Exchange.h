@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,27 @@ std::vector<uint8_t> answerSpecialization(
     mlir::MLIRContext *context, const void *in, size_t inSize,
     llvm::function_ref<SpecializationVerdict(SubgraphOp)> decide,
     std::string &error);
+
+/// The exchange function of a target that declares a fixed set of patterns
+/// and decides specialization requests subgraph by subgraph: answers
+/// CGC_SUBGRAPH_DECLARATION_REQUEST with `declaration` and
+/// CGC_SUBGRAPH_SPECIALIZATION_REQUEST with answerSpecialization over
+/// `decide`, keeping the last answer so that the fetch after a size query
+/// does not compute it again. Other interfaces are unsupported.
+class DeclaredPatternsExchange {
+public:
+  /// The CGC_SUBGRAPH_DECLARATION container.
+  std::vector<uint8_t> declaration;
+
+  /// `decide` runs in `context` under this object's lock.
+  int32_t exchange(const Guid &interface, const void *in, size_t inSize,
+                   void *out, size_t *outSize, mlir::MLIRContext *context,
+                   llvm::function_ref<SpecializationVerdict(SubgraphOp)> decide);
+
+private:
+  std::mutex mutex_;
+  std::vector<uint8_t> lastRequest_, lastAnswer_;
+};
 
 /// Runs `fn` and returns the text of the first error diagnostic it emits on
 /// `context` (empty if none).

@@ -10,7 +10,6 @@
 #include "llvm/Support/Path.h"
 
 #include <memory>
-#include <mutex>
 
 using namespace mlir;
 
@@ -23,12 +22,9 @@ namespace {
 struct FileTargetState {
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
-  std::vector<uint8_t> declaration;
   std::string name;
-  std::mutex mutex;
-  // The last specialization answer, so the fetch after a size query does not
-  // recompute it.
-  std::vector<uint8_t> lastRequest, lastAnswer;
+  /// The declaration and the (cached) specialization answers.
+  DeclaredPatternsExchange exchanger;
 
   FileTargetState() {
     context.loadDialect<CGCDialect, op::CGCOpDialect,
@@ -72,24 +68,9 @@ struct FileTargetState {
 
   int32_t exchange(const Guid &interface, const void *in, size_t inSize,
                    void *out, size_t *outSize) {
-    if (interface == interfaces::kSubgraphDeclarationRequest)
-      return answerExchange(declaration, out, outSize);
-    if (interface != interfaces::kSubgraphSpecializationRequest)
-      return kDXGI_ERROR_UNSUPPORTED;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto bytes = static_cast<const uint8_t *>(in);
-    std::vector<uint8_t> request(bytes, bytes + (in ? inSize : 0));
-    if (request != lastRequest || lastAnswer.empty()) {
-      std::string error;
-      std::vector<uint8_t> answer = answerSpecialization(
-          &context, in, inSize,
-          [&](SubgraphOp subgraph) { return decide(subgraph); }, error);
-      if (answer.empty())
-        return kE_INVALIDARG;
-      lastRequest = std::move(request);
-      lastAnswer = std::move(answer);
-    }
-    return answerExchange(lastAnswer, out, outSize);
+    return exchanger.exchange(
+        interface, in, inSize, out, outSize, &context,
+        [&](SubgraphOp subgraph) { return decide(subgraph); });
   }
 };
 
@@ -135,7 +116,7 @@ std::optional<TargetHandle> createFileTarget(StringRef path,
        llvm::make_early_inc_range(*declaration->getBody()))
     if (isa<pattern::RejectWhenOp>(op))
       op.erase();
-  state->declaration =
+  state->exchanger.declaration =
       writeMLIRContainer(*declaration, interfaces::kSubgraphDeclaration);
 
   TargetHandle handle;

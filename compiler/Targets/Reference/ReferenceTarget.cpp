@@ -35,14 +35,10 @@ struct ReferenceTargetState {
   MLIRContext context{MLIRContext::Threading::DISABLED};
   /// The patterns and, for a file, its rejection rules.
   OwningOpRef<ModuleOp> patterns;
-  /// The CGC_SUBGRAPH_DECLARATION container.
-  std::vector<uint8_t> declaration;
   /// "the built-in patterns" or "patterns file 'X'".
   std::string source;
-  std::mutex mutex;
-  // The last specialization answer, so the fetch after a size query does not
-  // create every kernel again.
-  std::vector<uint8_t> lastRequest, lastAnswer;
+  /// The declaration and the (cached) specialization answers.
+  DeclaredPatternsExchange exchanger;
 
   ReferenceTargetState() {
     context.loadDialect<CGCDialect, op::CGCOpDialect,
@@ -72,7 +68,7 @@ struct ReferenceTargetState {
     for (Operation &op : llvm::make_early_inc_range(*declared->getBody()))
       if (isa<pattern::RejectWhenOp>(op))
         op.erase();
-    declaration = writeMLIRContainer(*declared, interfaces::kSubgraphDeclaration);
+    exchanger.declaration = writeMLIRContainer(*declared, interfaces::kSubgraphDeclaration);
     return true;
   }
 
@@ -139,26 +135,9 @@ struct ReferenceTargetState {
 
   int32_t exchange(const Guid &interface, const void *in, size_t inSize,
                    void *out, size_t *outSize) {
-    if (!outSize)
-      return kE_INVALIDARG;
-    if (interface == interfaces::kSubgraphDeclarationRequest)
-      return answerExchange(declaration, out, outSize);
-    if (interface != interfaces::kSubgraphSpecializationRequest)
-      return kDXGI_ERROR_UNSUPPORTED;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto bytes = static_cast<const uint8_t *>(in);
-    std::vector<uint8_t> request(bytes, bytes + (in ? inSize : 0));
-    if (request != lastRequest || lastAnswer.empty()) {
-      std::string error;
-      std::vector<uint8_t> answer = answerSpecialization(
-          &context, in, inSize,
-          [&](SubgraphOp subgraph) { return decide(subgraph); }, error);
-      if (answer.empty())
-        return kE_INVALIDARG;
-      lastRequest = std::move(request);
-      lastAnswer = std::move(answer);
-    }
-    return answerExchange(lastAnswer, out, outSize);
+    return exchanger.exchange(
+        interface, in, inSize, out, outSize, &context,
+        [&](SubgraphOp subgraph) { return decide(subgraph); });
   }
 };
 
