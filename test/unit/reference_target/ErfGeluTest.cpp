@@ -20,24 +20,8 @@ using namespace cgc;
 
 namespace {
 
-KernelOperand operand(KernelOperand::Storage storage, uint32_t index,
-                      std::vector<int64_t> shape) {
-  KernelOperand o;
-  o.dtype = CGC_DTYPE_FLOAT32;
-  o.shape = std::move(shape);
-  o.storage = storage;
-  o.index = index;
-  return o;
-}
-
-KernelDesc layer(const char *op, std::vector<KernelOperand> inputs, KernelOperand output) {
-  KernelDesc d;
-  d.op = op;
-  for (KernelOperand &in : inputs)
-    d.inputs.push_back(std::move(in));
-  d.outputs = {std::move(output)};
-  return d;
-}
+using test::f32;
+using test::layer;
 
 constexpr int64_t kRows = 6, kCols = 40, kCount = kRows * kCols;
 
@@ -56,9 +40,9 @@ KernelProgram geluProgram(bool swapped, bool multiply) {
   }
   for (int i = 0; i < 4; ++i)
     p.temporaries.push_back({uint64_t(kCount * 4), 64});
-  auto x = operand(S::Binding, 0, shape), y = operand(S::Binding, 4, shape);
-  auto k = [&](uint32_t i) { return operand(S::Binding, i, {}); };
-  auto t = [&](uint32_t i) { return operand(S::Temporary, i, shape); };
+  auto x = f32(S::Binding, 0, shape), y = f32(S::Binding, 4, shape);
+  auto k = [&](uint32_t i) { return f32(S::Binding, i, {}); };
+  auto t = [&](uint32_t i) { return f32(S::Temporary, i, shape); };
   p.kernels.push_back(layer(multiply ? "cgc_op.mul" : "cgc_op.div", {x, k(1)}, t(0)));
   p.kernels.push_back(layer("cgc_op.erf", {t(0)}, t(1)));
   p.kernels.push_back(
@@ -140,8 +124,8 @@ TEST(ReferenceErfGelu, LeavesChainsItWouldChangeAlone) {
   {
     KernelProgram p = geluProgram(false, false);
     p.bindings.push_back({"z", uint64_t(kCount * 4)});
-    p.kernels.push_back(layer("cgc_op.relu", {operand(S::Temporary, 1, shape)},
-                              operand(S::Binding, 5, shape)));
+    p.kernels.push_back(layer("cgc_op.relu", {f32(S::Temporary, 1, shape)},
+                              f32(S::Binding, 5, shape)));
     EXPECT_EQ(reference::optimizeKernelProgram(p).foldedErfGelu, 0u);
     EXPECT_EQ(p.kernels.size(), 6u);
   }
@@ -149,7 +133,7 @@ TEST(ReferenceErfGelu, LeavesChainsItWouldChangeAlone) {
   {
     KernelProgram p = geluProgram(false, false);
     p.kernels.insert(p.kernels.begin() + 2,
-                     layer("cgc_op.relu", {operand(S::Binding, 2, {})}, operand(S::Binding, 0, shape)));
+                     layer("cgc_op.relu", {f32(S::Binding, 2, {})}, f32(S::Binding, 0, shape)));
     std::string error;
     ASSERT_TRUE(p.validate(error)) << error;
     EXPECT_EQ(reference::optimizeKernelProgram(p).foldedErfGelu, 0u);
@@ -157,14 +141,14 @@ TEST(ReferenceErfGelu, LeavesChainsItWouldChangeAlone) {
   // The product is not with the erf's own input.
   {
     KernelProgram p = geluProgram(false, false);
-    p.kernels[3].inputs[0] = operand(S::Binding, 4, shape);
+    p.kernels[3].inputs[0] = f32(S::Binding, 4, shape);
     EXPECT_EQ(reference::optimizeKernelProgram(p).foldedErfGelu, 0u);
   }
   // A scale that is not one element.
   {
     KernelProgram p = geluProgram(false, false);
     p.bindings[3].bytes = kCols * 4;
-    p.kernels[4].inputs[1] = operand(S::Binding, 3, {kCols});
+    p.kernels[4].inputs[1] = f32(S::Binding, 3, {kCols});
     EXPECT_EQ(reference::optimizeKernelProgram(p).foldedErfGelu, 0u);
   }
   // float64 is not folded.

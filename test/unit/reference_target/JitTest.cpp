@@ -68,11 +68,8 @@ bool compile(const std::string &bytecode, KernelProgram &program,
 
 KernelOperand binding(uint32_t index, std::vector<int64_t> shape,
                       uint64_t offset = 0) {
-  KernelOperand o;
-  o.dtype = CGC_DTYPE_FLOAT32;
-  o.shape = std::move(shape);
-  o.storage = KernelOperand::Storage::Binding;
-  o.index = index;
+  KernelOperand o =
+      test::f32(KernelOperand::Storage::Binding, index, std::move(shape));
   o.offset = offset;
   return o;
 }
@@ -423,20 +420,9 @@ std::vector<std::vector<int64_t>> stridesOnBinding(const KernelProgram &program,
 /// conv3x3 (pad 1, bias) + relu, NCHW, `c` channels in and out.
 std::vector<float> convRelu(const std::vector<float> &x, const std::vector<float> &w,
                             const std::vector<float> &b, int c, int h, int wd) {
-  std::vector<float> out(size_t(c) * h * wd);
-  for (int o = 0; o < c; ++o)
-    for (int y = 0; y < h; ++y)
-      for (int xx = 0; xx < wd; ++xx) {
-        double acc = b[o];
-        for (int i = 0; i < c; ++i)
-          for (int dy = -1; dy <= 1; ++dy)
-            for (int dx = -1; dx <= 1; ++dx) {
-              int yy = y + dy, xs = xx + dx;
-              if (yy >= 0 && yy < h && xs >= 0 && xs < wd)
-                acc += double(x[(i * h + yy) * wd + xs]) * w[((o * c + i) * 3 + dy + 1) * 3 + dx + 1];
-            }
-        out[(o * h + y) * wd + xx] = float(std::max(acc, 0.0));
-      }
+  std::vector<float> out = conv3x3(x, w, b, c, h, wd);
+  for (float &v : out)
+    v = std::max(v, 0.0f);
   return out;
 }
 

@@ -3,6 +3,8 @@
 #ifndef CGC_TEST_REFERENCE_TARGET_TESTUTIL_H
 #define CGC_TEST_REFERENCE_TARGET_TESTUTIL_H
 
+#include "cgc/kernel_program.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +14,28 @@
 #include <vector>
 
 namespace cgc::test {
+
+/// A float32 operand of a kernel program: binding or temporary `index`.
+inline KernelOperand f32(KernelOperand::Storage storage, uint32_t index,
+                         std::vector<int64_t> shape) {
+  KernelOperand o;
+  o.dtype = CGC_DTYPE_FLOAT32;
+  o.shape = std::move(shape);
+  o.storage = storage;
+  o.index = index;
+  return o;
+}
+
+/// A kernel of layer `op` with `inputs` and one `output`.
+inline KernelDesc layer(const char *op, std::vector<KernelOperand> inputs,
+                        KernelOperand output) {
+  KernelDesc d;
+  d.op = op;
+  for (KernelOperand &in : inputs)
+    d.inputs.push_back(std::move(in));
+  d.outputs = {std::move(output)};
+  return d;
+}
 
 inline std::string readSourceFile(const std::string &relative) {
   std::ifstream file(std::string(CGC_SOURCE_DIR) + "/" + relative);

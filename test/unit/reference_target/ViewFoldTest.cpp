@@ -21,23 +21,8 @@ namespace {
 
 using S = KernelOperand::Storage;
 
-KernelOperand f32(S storage, uint32_t index, std::vector<int64_t> shape) {
-  KernelOperand o;
-  o.dtype = CGC_DTYPE_FLOAT32;
-  o.shape = std::move(shape);
-  o.storage = storage;
-  o.index = index;
-  return o;
-}
-
-KernelDesc layer(const char *op, std::vector<KernelOperand> inputs, KernelOperand output) {
-  KernelDesc d;
-  d.op = op;
-  for (KernelOperand &in : inputs)
-    d.inputs.push_back(std::move(in));
-  d.outputs = {std::move(output)};
-  return d;
-}
+using test::f32;
+using test::layer;
 
 KernelDesc transposeLayer(KernelOperand in, KernelOperand out, std::vector<int64_t> perm) {
   KernelDesc d = layer("cgc_op.transpose", {std::move(in)}, std::move(out));
