@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/ModelZoo.h"
 #include "compiler/Import/Importer.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -40,20 +41,7 @@ using cgc::registerImportDialects;
 
 namespace {
 
-struct Model {
-  const char *name;
-  const char *file;
-  std::vector<const char *> shapes;
-};
-
-const Model kZoo[] = {
-    {"ResNet-50", "resnet50.onnx", {"input=1x3x224x224"}},
-    {"MobileNetV2", "mobilenet_v2.onnx", {"input=1x3x224x224"}},
-    {"EfficientNet-B0", "efficientnet_b0.onnx", {"input=1x3x224x224"}},
-    {"BERT encoder", "bert_encoder.onnx",
-     {"input_ids=1x128", "attention_mask=1x128"}},
-    {"BERT encoder (external data)", "bert_encoder_external/model.onnx",
-     {"input_ids=1x128", "attention_mask=1x128"}}};
+using cgc::bench::Model;
 
 /// What a child reports back.
 struct Result {
@@ -158,7 +146,7 @@ int main(int argc, char **argv) {
                                "median ms", "base MB", "peak MB",
                                "peak/size", "ops");
   int failures = 0;
-  for (const Model &model : kZoo) {
+  for (const Model &model : cgc::bench::modelZoo()) {
     if (!only.empty() && only != model.name && only != model.file)
       continue;
     std::string path = models + "/" + model.file;
@@ -171,7 +159,7 @@ int main(int argc, char **argv) {
     // External data counts toward the model's size.
     std::string weights = models + "/bert_encoder_external/weights.bin";
     uint64_t external = 0;
-    if (std::strstr(model.file, "external") &&
+    if (model.externalData &&
         !llvm::sys::fs::file_size(weights, external))
       size += external;
     Result result = measureInChild(path, model, repeat);
