@@ -2,6 +2,8 @@
 
 #include "KernelTestUtil.h"
 
+#include <cstdlib>
+#include <string>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -279,6 +281,35 @@ TEST(Convolution, ResNetStyle3x3PicksBlockedOneDnn) {
   EXPECT_NE(k->describe().find("reordered"), std::string::npos) << k->describe();
   runKernel(*k, {&x, &w, &b}, {&y}, pool3());
   EXPECT_TRUE(closeTo(y, convOracle(x, w, &b, c, y.shape()), 1e-5, 1e-4, "3x3 blocked"));
+}
+
+TEST(Convolution, Winograd3x3MatchesTheOracle) {
+  // 3x3 stride-1 float32 convolutions with >= 32 channels run on oneDNN's
+  // Winograd kernels (unless CGC_REFERENCE_WINOGRAD=0): the results stay
+  // within the float32 tolerance of the double oracle for whole runs, row
+  // bands and channel blocks (pool3), batches, odd sizes, asymmetric padding
+  // and channels-last operands. (oneDNN 2.6 has no Winograd kernel for
+  // asymmetric padding: those run on the direct kernel.)
+  std::mt19937 rng(45);
+  const char *env = std::getenv("CGC_REFERENCE_WINOGRAD");
+  bool enabled = !(env && std::string(env) == "0");
+  std::vector<ConvCase> cases = {
+      {1, 64, 64, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 32, 48, 1, {19, 23}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {2, 32, 32, 1, {9, 13}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false},
+      {1, 128, 64, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+  };
+  for (const ConvCase &c : cases) {
+    Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}), w(CGC_DTYPE_FLOAT32, {c.m, c.c, 3, 3});
+    Tensor y(CGC_DTYPE_FLOAT32, convOut(c, false));
+    auto k = make(Desc("cgc_op.convolution").in(x).in(w).out(y).ints("strides", c.stride)
+                      .ints("dilations", c.dilation).ints("start_padding", c.padB)
+                      .ints("end_padding", c.padE));
+    ASSERT_TRUE(k);
+    EXPECT_EQ(k->describe().find("Winograd") != std::string::npos, enabled) << k->describe();
+    checkConv(c, CGC_DTYPE_FLOAT32, false, Layout::Contiguous, Layout::Contiguous, false, rng);
+    checkConv(c, CGC_DTYPE_FLOAT32, false, Layout::ChannelsLast, Layout::ChannelsLast, true, rng);
+  }
 }
 
 TEST(Convolution, RejectsBadDescriptors) {
