@@ -173,6 +173,51 @@ TEST(Fusion, ConvolutionChainsMatchUnfused) {
       }
 }
 
+TEST(Fusion, ResidualAddedInPlaceAsOneDnnSum) {
+  // A channels-last 1x1 convolution + residual add + relu: the residual runs
+  // as oneDNN's sum post-op (result preloaded with it) — copied in when it
+  // is another buffer, nothing copied when it is the result itself.
+  std::mt19937 rng(76);
+  const std::vector<int64_t> shape = {1, 256, 14, 14};
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 14, 14}, Layout::ChannelsLast);
+  Tensor w(CGC_DTYPE_FLOAT32, {256, 64, 1, 1}), b(CGC_DTYPE_FLOAT32, {256});
+  Tensor r(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+  Tensor t(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+  Tensor y(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w, rng, -0.2, 0.2);
+  fillRandom(b, rng, -0.5, 0.5);
+  fillRandom(r, rng, -1, 1);
+  KernelOptions options;
+  options.constantInputs = {false, true, true, false};
+  Desc conv = convDesc(x, w, &b, t, {0, 0});
+  KernelDesc add = Desc("cgc_op.add").in(t).in(r).out(t).get();
+  KernelDesc relu = Desc("cgc_op.relu").in(t).out(y).get();
+  // Unfused reference.
+  runKernel(*make(conv.get(), options), {&x, &w, &b}, {&t}, pool1());
+  runKernel(*make(add), {&t, &r}, {&t}, pool1());
+  runKernel(*make(relu), {&t}, {&y}, pool1());
+  std::vector<double> expected = y.values();
+  std::string reason;
+  std::unique_ptr<Kernel> fused = createFusedKernel(conv.get(), {add, relu}, options, reason);
+  ASSERT_TRUE(fused) << reason;
+  EXPECT_NE(fused->describe().find("residual accumulated in place"), std::string::npos)
+      << fused->describe();
+  for (ThreadPool *pool : {&pool1(), &pool3()}) {
+    // The residual in its own buffer: it stays unchanged.
+    std::vector<double> residual = r.values();
+    Tensor out(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+    runKernel(*fused, {&x, &w, &b, &r}, {&out}, *pool);
+    EXPECT_TRUE(closeTo(out, expected, 1e-5, 1e-5, "residual copied [" + fused->describe() + "]"));
+    EXPECT_EQ(r.values(), residual);
+    // In place: the result buffer holds the residual.
+    Tensor inPlace(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+    inPlace.setValues(residual);
+    runKernel(*fused, {&x, &w, &b, &inPlace}, {&inPlace}, *pool);
+    EXPECT_TRUE(closeTo(inPlace, expected, 1e-5, 1e-5, "in place"));
+  }
+}
+
 TEST(Fusion, ResidualInAnotherLayoutThanTheResult) {
   // Every combination of layouts of input, result and full-size residual:
   // the fused kernel (when it is created) agrees with the unfused ops.

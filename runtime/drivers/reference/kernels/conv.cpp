@@ -288,6 +288,7 @@ public:
     }
     const Piece &whole = piece(wholePiece());
     implName_ = whole.pd.impl_info_str();
+    chooseSumForm(whole);
     if (implName_.rfind("ref", 0) == 0)
       throw dnnl::error(dnnl_unimplemented, "only oneDNN's reference implementation applies");
     if (implName_.find("gemm") != std::string::npos && !sameLayoutBinaries(whole.pd.dst_desc()))
@@ -296,6 +297,7 @@ public:
                         "laid out unlike the result");
     description_ = cat(geomText(g), summary, " (oneDNN ", implName_,
                        whole.winograd ? ", Winograd" : "",
+                       sumBinary_ >= 0 ? ", residual accumulated in place" : "",
                        whole.reorderSrc || whole.reorderDst ? ", activations reordered" : "",
                        epilogue_.empty() ? "" : ", epilogue after",
                        constantWeights ? ", weights prepared once" : "", ", split across the pool)");
@@ -303,6 +305,9 @@ public:
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
     std::vector<Geometry> pieces = usableSplit(pool.size());
+    if (sumBinary_ >= 0 && residualFitsSum(args))
+      for (Geometry &pg : pieces)
+        pg.sum = true;
     std::vector<std::function<void()>> tasks;
     for (const Geometry &pg : pieces)
       tasks.push_back([&, pg] { runPiece(pg, args); });
@@ -336,13 +341,19 @@ private:
     int64_t start = 0, len = 0;
     int64_t inStart = 0, inLen = 0; // rows (dim 2) of the input
     int64_t padB = 0, padE = 0;     // of that spatial dimension
+    /// Built with binaries_[sumBinary_] as oneDNN's sum post-op (the
+    /// residual copied into the result first) instead of a binary add.
+    bool sum = false;
     bool operator<(const Geometry &o) const {
-      return std::tie(dim, len, inLen, padB, padE) < std::tie(o.dim, o.len, o.inLen, o.padB, o.padE);
+      return std::tie(dim, len, inLen, padB, padE, sum) <
+             std::tie(o.dim, o.len, o.inLen, o.padB, o.padE, o.sum);
     }
   };
   struct Piece {
     dnnl::primitive_desc pd;
     bool winograd = false; // pd is oneDNN's Winograd convolution
+    dnnl::reorder sumCopy; // the residual into the result (Geometry::sum)
+    size_t sumCopyScratch = 0;
     dnnl::primitive prim;
     size_t scratchpad = 0;
     bool reorderSrc = false, reorderDst = false, reorderWeights = false;
@@ -362,6 +373,55 @@ private:
   };
 
   Geometry wholePiece() const { return Geometry(); }
+
+  /// oneDNN 2.6 has no brgemm 1x1 convolution with a full-size binary post-op
+  /// and takes its older jit_1x1 kernel instead (ResNet-50's residual
+  /// convolutions, one thread: 64->256 @56 0.58 vs 0.52 ms, 256->1024 @14
+  /// 0.55 vs 0.49 ms). A residual added first in the chain, shaped and laid
+  /// out like the result, can be oneDNN's sum post-op instead (the result
+  /// preloaded with the residual): used when that gets a brgemm kernel and
+  /// the result is written in place (no reorder of the result).
+  void chooseSumForm(const Piece &whole) {
+    if (binaries_.empty() || binaries_[0].index != 0 || whole.reorderDst || whole.winograd ||
+        implName_.rfind("brg", 0) == 0 || !epilogue_.empty())
+      return;
+    dnnl::algorithm alg;
+    dnnl::memory::desc d;
+    post_.ops.get_params_binary(0, alg, d);
+    const onednn::PlainOperand &r = binaries_[0].operand;
+    if (alg != dnnl::algorithm::binary_add || r.type != dst_.type || r.dims != dst_.dims ||
+        r.desc() != dst_.desc())
+      return;
+    sumBinary_ = 0;
+    try {
+      Geometry g = wholePiece();
+      g.sum = true;
+      const Piece &p = piece(g);
+      if (std::string(p.pd.impl_info_str()).rfind("brg", 0) == 0 && !p.reorderDst)
+        return;
+    } catch (const dnnl::error &) {
+    }
+    sumBinary_ = -1;
+  }
+
+  /// The sum form needs the residual and the result to be the same bytes or
+  /// disjoint: a partial overlap (which no planned program has; operands of
+  /// one kernel that partly alias are undefined for any kernel) keeps the
+  /// binary form rather than preload over residual values.
+  bool residualFitsSum(const KernelArgs &args) const {
+    const int64_t elem = int64_t(dnnl::memory::data_type_size(dst_.type));
+    auto span = [&](const onednn::PlainOperand &o) {
+      int64_t last = 0;
+      for (size_t d = 0; d < o.dims.size(); ++d)
+        last += (o.dims[d] - 1) * o.strides[d];
+      return (last + 1) * elem;
+    };
+    const char *r = static_cast<const char *>(args.inputs[firstExtra_ + size_t(sumBinary_)]);
+    const char *y = static_cast<const char *>(args.outputs[0]);
+    if (r == y)
+      return true;
+    return r + span(binaries_[size_t(sumBinary_)].operand) <= y || y + span(dst_) <= r;
+  }
 
   /// False if a binary post-op operand has the result's full shape but not
   /// the layout of `dst` (oneDNN 2.6's GEMM-based convolution then reads it
@@ -414,9 +474,11 @@ private:
   /// Pieces for `threads` threads (about two per thread).
   std::vector<Geometry> split(int threads) const {
     std::vector<Geometry> out;
-    const int64_t want = 2 * int64_t(threads);
+    int64_t want = 2 * int64_t(threads);
     auto ranges = [&](int dim, int64_t extent, int64_t minLen) {
       int64_t step = std::max(minLen, (extent + want - 1) / want);
+      if (dim == 1 && winograd_) // whole 16-channel blocks
+        step = (step + 15) / 16 * 16;
       for (int64_t s = 0; s < extent; s += step) {
         Geometry pg;
         pg.dim = dim;
@@ -431,6 +493,15 @@ private:
       out.push_back(wholePiece());
     } else if (g_.batch >= threads) {
       ranges(0, g_.batch, 1);
+    } else if (winograd_) {
+      // One output-channel block per thread: oneDNN lays out a Winograd
+      // piece's weights for its whole problem, so row bands would each get
+      // their own transformed copy (measured 512->512 @7: 16.8 MB whole,
+      // 37.7 MB per half-height band, and 2.3 vs 0.83 ms), while channel
+      // blocks split the weights and cost the same as the whole (two halves
+      // 0.57 vs 0.56 ms at 64->64 @56, 0.74 vs 0.83 ms at 512->512 @7).
+      want = threads;
+      ranges(1, g_.outC, 16);
     } else if (mode_ == Mode::User && !channelsLast_ && g_.groups == 1 && g_.outC >= 32) {
       // The GEMM path on NCHW needs dense operands: output-channel blocks
       // (a block of one image is dense; a row band is not).
@@ -505,8 +576,12 @@ private:
         dnnl::algorithm alg;
         dnnl::memory::desc d;
         post_.ops.get_params_binary(i, alg, d);
+        bool asSum = pg.sum && int(next) == sumBinary_;
         onednn::PlainOperand e = binaries_[next++].operand.slice(pg.dim, 0, pg.len, off);
-        ops.append_binary(alg, e.desc());
+        if (asSum)
+          ops.append_sum(1.f);
+        else
+          ops.append_binary(alg, e.desc());
         p->extras.push_back(e);
       }
     }
@@ -574,6 +649,9 @@ private:
       p->dstReorder = makeReorder(p->pd.dst_desc(), p->dst.desc(), p->dstReorderScratch);
     if (p->reorderWeights)
       p->weightsReorder = makeReorder(userWeights, p->pd.weights_desc(), p->weightsReorderScratch);
+    if (pg.sum)
+      p->sumCopy = makeReorder(p->extras[size_t(sumBinary_)].desc(), p->dst.desc(),
+                               p->sumCopyScratch);
     const Piece &ref = *p;
     pieces_.emplace(pg, std::move(p));
     return ref;
@@ -626,7 +704,8 @@ private:
     } else if (pg.dim == 1) {
       dst_.slice(1, pg.start, pg.len, dstOff);
       weights_.slice(0, pg.start, pg.len, wOff);
-      bias_.slice(0, pg.start, pg.len, bOff);
+      if (g_.hasBias)
+        bias_.slice(0, pg.start, pg.len, bOff);
     }
     const char *x = static_cast<const char *>(args.inputs[0]) + srcOff * elem;
     const char *w = static_cast<const char *>(args.inputs[1]) + wOff * elem;
@@ -654,10 +733,21 @@ private:
                                                              bOff * elem);
     for (size_t i = 0; i < binaries_.size(); ++i) {
       int64_t off;
-      int64_t start = pg.dim == 2 ? pg.start : pg.start;
-      binaries_[i].operand.slice(pg.dim, start, pg.len, off);
-      margs[DNNL_ARG_ATTR_MULTIPLE_POST_OP(binaries_[i].index) | DNNL_ARG_SRC_1] = onednn::wrap(
-          pc.extras[i].desc(), static_cast<const char *>(args.inputs[firstExtra_ + i]) + off * elem);
+      binaries_[i].operand.slice(pg.dim, pg.start, pg.len, off);
+      const char *operand = static_cast<const char *>(args.inputs[firstExtra_ + i]) + off * elem;
+      if (pg.sum && int(i) == sumBinary_) {
+        // oneDNN's sum post-op adds what the result holds: the residual,
+        // unless it already is the result (computed in place).
+        if (operand != y) {
+          std::unordered_map<int, dnnl::memory> rargs = {
+              {DNNL_ARG_FROM, onednn::wrap(pc.extras[i].desc(), operand)},
+              {DNNL_ARG_TO, userDst}};
+          onednn::execute(pc.sumCopy, pc.sumCopyScratch, rargs);
+        }
+        continue;
+      }
+      margs[DNNL_ARG_ATTR_MULTIPLE_POST_OP(binaries_[i].index) | DNNL_ARG_SRC_1] =
+          onednn::wrap(pc.extras[i].desc(), operand);
     }
     dnnl::memory dst = userDst;
     if (pc.reorderDst) {
@@ -679,6 +769,7 @@ private:
   Mode mode_ = Mode::Any;
   bool channelsLast_ = false;
   bool winograd_ = false; // try oneDNN's Winograd convolution first
+  int sumBinary_ = -1;    // binaries_ entry run as a sum post-op (chooseSumForm)
   Epilogue epilogue_; // the fused chain when it runs after oneDNN
   onednn::PlainOperand src_, dst_, weights_, bias_;
   std::vector<Binary> binaries_;
