@@ -6,10 +6,12 @@
 #include "compiler/Pipeline/SubgraphMatcher.h"
 #include "compiler/Targets/Common/KernelLowering.h"
 #include "compiler/Targets/Fallback/FallbackTarget.h"
+#include "compiler/Targets/Registry.h"
 #include "cgc/version.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Parallel.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/raw_ostream.h"
@@ -442,10 +444,39 @@ packageCompiledModel(ModuleOp module, const ConstantBytes &constants,
   ++part;
   writer.addMLIRPart(interfaces::kOutput, bytecodeOf(module));
   ++part;
+  // Partition IR, and the precompiled programs of the targets that have an
+  // offline compiler (in parallel: each compiles in a context of its own).
+  size_t count = context.partitions.size();
+  std::vector<std::string> partitionBytecode(count);
+  std::vector<PrecompileFn> precompilers(count);
+  for (auto [index, partition] : llvm::enumerate(context.partitions)) {
+    OwningOpRef<ModuleOp> isolated = isolatePartition(module, partition);
+    partitionBytecode[index] = bytecodeOf(*isolated);
+    if (options.precompile && plan.programs[index].kind == PlanProgram::Kind::Mlir)
+      precompilers[index] = findPrecompiler(plan.programs[index].target);
+  }
+  std::vector<std::vector<uint8_t>> precompiled(count);
+  std::vector<std::string> precompileErrors(count);
+  llvm::parallelFor(0, count, [&](size_t index) {
+    if (!precompilers[index])
+      return;
+    const std::string &bytes = partitionBytecode[index];
+    ByteView bytecode{reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()};
+    if (!precompilers[index](bytecode, precompiled[index], precompileErrors[index]) &&
+        precompileErrors[index].empty())
+      precompileErrors[index] = "unknown error";
+  });
+  for (size_t index = 0; index < count; ++index)
+    if (!precompileErrors[index].empty()) {
+      context.partitions[index].emitOpError("cannot be precompiled by target '")
+          << plan.programs[index].target << "': " << precompileErrors[index];
+      return failure();
+    }
+
   for (auto [index, partition] : llvm::enumerate(context.partitions)) {
     PlanProgram &entry = plan.programs[index];
-    OwningOpRef<ModuleOp> isolated = isolatePartition(module, partition);
-    writer.addMLIRPart(interfaces::kSubgraphPartition, bytecodeOf(*isolated));
+    writer.addMLIRPart(interfaces::kSubgraphPartition, partitionBytecode[index]);
+    std::string().swap(partitionBytecode[index]);
     entry.part = part++;
     writer.addPart(parts::kBindPoints,
                    serializeBindPoints(context.bindPoints[index]));
@@ -456,6 +487,12 @@ packageCompiledModel(ModuleOp module, const ConstantBytes &constants,
         return failure();
       writer.addPart(parts::kKernelProgram, serializeKernelProgram(*kernel));
       entry.kernelPart = part++;
+    }
+    if (precompilers[index]) {
+      writer.addPart(parts::kPrecompiledProgram, precompiled[index].data(),
+                     precompiled[index].size());
+      std::vector<uint8_t>().swap(precompiled[index]);
+      entry.precompiledPart = part++;
     }
   }
   plan.constantsPart = part + 1; // after the plan

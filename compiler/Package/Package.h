@@ -2,7 +2,8 @@
 //
 // Writes the compiled model container (cgc/compiled_model.h) for an Output IR
 // module: the Output IR, per partition its isolated Partition IR, bind
-// points and (for fallback partitions) kernel program, the execution plan
+// points and (for fallback partitions) kernel program or (for partitions of
+// a target with an offline compiler) precompiled program, the execution plan
 // and the constants. The plan is built from the program: its views, barriers
 // and invokes, nothing else.
 //
@@ -39,6 +40,12 @@ struct PackageOptions {
   /// Alignment of the constants blob in the file (the runtime maps the file
   /// and uses the constants in place).
   uint64_t pageAlignment = 4096;
+  /// Store, for each MLIR program whose target has an offline compiler
+  /// (findPrecompiler: the reference target), its precompiled program (a
+  /// 'CGPC' part, the driver's cached blob), so that the driver need not
+  /// compile it at load. A partition its target's compiler rejects is then
+  /// an error at the partition, here rather than at load.
+  bool precompile = true;
 };
 
 /// The execution plan of an Output IR module (without part numbers for the

@@ -4,6 +4,7 @@
 
 #include "compiler/Targets/Fallback/FallbackTarget.h"
 #include "compiler/Targets/File/FileTarget.h"
+#include "compiler/Targets/Reference/PartitionCompiler.h"
 #include "compiler/Targets/Reference/ReferenceTarget.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -145,6 +146,14 @@ std::string describeTargetKinds() {
   for (auto &[name, kind] : r.kinds)
     text += "  " + name + "  " + kind.description + "\n";
   return text;
+}
+
+PrecompileFn findPrecompiler(llvm::StringRef targetName) {
+  if (targetName == kReferenceTargetName)
+    return [](ByteView bytecode, std::vector<uint8_t> &blob, std::string &error) {
+      return reference::precompilePartition(bytecode, blob, error);
+    };
+  return nullptr;
 }
 
 } // namespace cgc

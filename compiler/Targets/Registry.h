@@ -53,6 +53,11 @@ bool resolveTargets(llvm::ArrayRef<std::string> specs,
 /// One line per registered kind: "  KIND  description".
 std::string describeTargetKinds();
 
+/// The offline compiler of the target named `targetName` (the origin on its
+/// subgraphs, a plan program's `target`), or null if it has none. Built in:
+/// `reference` (the reference driver's partition compiler).
+PrecompileFn findPrecompiler(llvm::StringRef targetName);
+
 } // namespace cgc
 
 #endif // CGC_COMPILER_TARGETS_REGISTRY_H

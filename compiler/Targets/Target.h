@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace cgc {
 
@@ -36,6 +37,14 @@ enum : int32_t {
 using ExchangeFn =
     std::function<int32_t(const Guid &interface, const void *in, size_t inSize,
                           void *out, size_t *outSize)>;
+
+/// A target's offline compiler for the MLIR programs of its partitions (the
+/// "IHV compiler plugin" of the spec's Program Precompilation): from a
+/// partition's Partition IR bytecode to a precompiled program
+/// (cgc/precompiled_program.h) that its driver uses instead of compiling the
+/// bytecode at CreateStateObject. False with a message if it cannot.
+using PrecompileFn = std::function<bool(ByteView bytecode, std::vector<uint8_t> &blob,
+                                        std::string &error)>;
 
 /// A target as the compiler sees it.
 struct TargetHandle {

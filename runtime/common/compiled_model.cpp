@@ -2,6 +2,7 @@
 
 #include "cgc/compiled_model.h"
 
+#include "cgc/precompiled_program.h"
 #include "cgc/version.h"
 
 #include <nlohmann/json.hpp>
@@ -47,7 +48,7 @@ bool PlanConstant::operator==(const PlanConstant &o) const {
 bool PlanProgram::operator==(const PlanProgram &o) const {
   return name == o.name && target == o.target && kind == o.kind &&
          part == o.part && bindPointsPart == o.bindPointsPart &&
-         kernelPart == o.kernelPart;
+         kernelPart == o.kernelPart && precompiledPart == o.precompiledPart;
 }
 bool PlanCommand::operator==(const PlanCommand &o) const {
   return kind == o.kind && program == o.program && ranges == o.ranges;
@@ -212,6 +213,8 @@ std::string serializeExecutionPlan(const ExecutionPlan &plan) {
                     {"bind_points_part", p.bindPointsPart}};
     if (p.kind == PlanProgram::Kind::Kernel)
       program["kernel_part"] = p.kernelPart;
+    if (p.precompiledPart)
+      program["precompiled_part"] = *p.precompiledPart;
     j["programs"].push_back(program);
   }
   j["commands"] = json::array();
@@ -290,6 +293,13 @@ bool parseExecutionPlan(std::string_view text, ExecutionPlan &plan,
       program.bindPointsPart = p.at("bind_points_part").get<uint32_t>();
       if (program.kind == PlanProgram::Kind::Kernel)
         program.kernelPart = p.at("kernel_part").get<uint32_t>();
+      if (p.contains("precompiled_part")) {
+        if (program.kind != PlanProgram::Kind::Mlir)
+          fail("program '" + program.name +
+               "' is a kernel program with a precompiled part; only MLIR programs are "
+               "precompiled");
+        program.precompiledPart = p.at("precompiled_part").get<uint32_t>();
+      }
       plan.programs.push_back(std::move(program));
     }
     for (const json &c : j.at("commands")) {
@@ -351,6 +361,7 @@ struct CompiledModel::Impl {
   std::vector<ByteView> bytecode;
   std::vector<std::vector<BindPoint>> bindPoints;
   std::vector<KernelProgram> kernels; // empty for mlir programs
+  std::vector<ByteView> precompiled;  // empty where there is none
   std::vector<const ContainerReader::Part *> mlirPart, bindPointsPart;
   std::string irVersion, compilerVersion;
   // The file mapping of openFile.
@@ -413,7 +424,8 @@ bool CompiledModel::Impl::open(const void *data, size_t size, bool mappedFile,
     return false;
   if (!reader.checkKnownParts({parts::kMLIR, parts::kVersions,
                                parts::kBindPoints, parts::kPlan,
-                               parts::kKernelProgram, parts::kConstants},
+                               parts::kKernelProgram, parts::kConstants,
+                               parts::kPrecompiledProgram},
                               error))
     return false;
   const std::vector<ContainerReader::Part> &all = reader.getParts();
@@ -522,8 +534,10 @@ bool CompiledModel::Impl::open(const void *data, size_t size, bool mappedFile,
   bytecode.resize(count);
   bindPoints.resize(count);
   kernels.resize(count);
+  precompiled.resize(count);
   mlirPart.resize(count);
   bindPointsPart.resize(count);
+  std::vector<bool> precompiledUsed(all.size(), false);
   for (size_t p = 0; p < count; ++p) {
     const PlanProgram &program = plan.programs[p];
     std::string what = "program '" + program.name + "'";
@@ -573,7 +587,35 @@ bool CompiledModel::Impl::open(const void *data, size_t size, bool mappedFile,
           return false;
         }
     }
+    if (program.precompiledPart) {
+      uint32_t index = *program.precompiledPart;
+      const ContainerReader::Part *part =
+          partAt(index, parts::kPrecompiledProgram, what + "'s precompiled program");
+      if (!part)
+        return false;
+      if (precompiledUsed[index]) {
+        error = what + "'s precompiled program (part #" + std::to_string(index) +
+                ") is another program's too";
+        return false;
+      }
+      precompiledUsed[index] = true;
+      // The blob is the driver's to judge (it may be for another driver or
+      // compiler); here only that it is one: a container with a key.
+      ContainerReader blob;
+      PrecompiledKey key;
+      if (!readPrecompiledProgram(part->data.data, part->data.size, blob, key, error)) {
+        error = what + "'s precompiled program (part #" + std::to_string(index) + "): " + error;
+        return false;
+      }
+      precompiled[p] = part->data;
+    }
   }
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].fourCC == parts::kPrecompiledProgram && !precompiledUsed[i]) {
+      error = "part #" + std::to_string(i) +
+              " is a precompiled program ('CGPC') that no program of the plan refers to";
+      return false;
+    }
 
   // Every dispatch binds each bind point to a range of the right buffer,
   // large enough and aligned as the bind point asks.
@@ -642,6 +684,10 @@ const std::string &CompiledModel::getIRVersion() const {
 }
 const std::string &CompiledModel::getCompilerVersion() const {
   return impl->compilerVersion;
+}
+
+ByteView CompiledModel::getPrecompiledProgram(size_t index) const {
+  return impl->precompiled.at(index);
 }
 
 std::vector<uint8_t> CompiledModel::buildProgramContainer(size_t index) const {

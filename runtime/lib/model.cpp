@@ -1,13 +1,16 @@
 //===- model.cpp - Loading a compiled model -------------------------------===//
 //
-// Validate the file (cgc/compiled_model.h), compile every program in
-// parallel (CreateStateObject for MLIR programs, CreateComputePipelineState
+// Validate the file (cgc/compiled_model.h), create every program in
+// parallel (CreateStateObject for MLIR programs, with their precompiled
+// program as a cached blob when they have one; CreateComputePipelineState
 // for fallback kernel programs), and map the constants in place.
 //
 //===----------------------------------------------------------------------===//
 
 #include "internal.h"
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 
 #include <sys/mman.h>
@@ -52,6 +55,11 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
   programs.resize(p.programs.size());
   std::mutex progressMutex;
   uint32_t done = 0;
+  const char *noPrecompiled = std::getenv("CGC_NO_PRECOMPILED");
+  bool ignorePrecompiled = (options && options->ignore_precompiled) ||
+                           (noPrecompiled && *noPrecompiled && std::strcmp(noPrecompiled, "0"));
+  std::atomic<uint32_t> precompiled{0}, compiled{0}, rejected{0};
+  bool anyPrecompiled = false;
   uint64_t compileStart = nowNs();
   parallelFor(device->compileThreads, p.programs.size(), [&](size_t i) {
     const PlanProgram &planned = p.programs[i];
@@ -65,20 +73,43 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
       std::vector<uint8_t> bytecode = file.buildProgramContainer(i);
       std::wstring name = widen(planned.name);
       D3D12_MLIR_PROGRAM_DESC desc = {name.c_str(), bytecode.data(), bytecode.size()};
-      D3D12_STATE_SUBOBJECT sub = {D3D12_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM, &desc};
-      D3D12_STATE_OBJECT_DESC so = {D3D12_STATE_OBJECT_TYPE_EXECUTABLE, 1, &sub};
+      ByteView blob = file.getPrecompiledProgram(i);
+      D3D12_CACHED_MLIR_PROGRAM_CGC cached = {name.c_str(), {blob.data, blob.size}};
+      D3D12_STATE_SUBOBJECT subs[] = {
+          {D3D12_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM, &desc},
+          {D3D12_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC, &cached}};
+      bool withBlob = blob.size && !ignorePrecompiled;
+      D3D12_STATE_OBJECT_DESC so = {D3D12_STATE_OBJECT_TYPE_EXECUTABLE, withBlob ? 2u : 1u, subs};
       HRESULT hr = d3d->CreateStateObject(&so, IID_PPV_ARGS(&program.stateObject));
       if (FAILED(hr)) {
         std::string why = CGCD3D12GetLastError();
         std::string more = device->messagesSince(mark, planned.name);
         fail(hr == E_NOTIMPL ? CGC_STATUS_UNIMPLEMENTED : CGC_STATUS_INTERNAL,
              what + ": CreateStateObject failed (" + hresultText(hr) + "): " +
-                 (more.empty() ? why : more));
+                 (more.empty() ? why : more) +
+                 (withBlob ? " (it was given the model's precompiled program; "
+                             "CGC_NO_PRECOMPILED=1 has the driver compile the bytecode instead)"
+                           : ""));
       }
       ComPtr<ID3D12StateObjectProperties1> properties;
       if (FAILED(program.stateObject->QueryInterface(IID_PPV_ARGS(&properties))))
         fail(CGC_STATUS_INTERNAL, what + ": the state object has no properties");
       program.id = properties->GetProgramIdentifier(name.c_str());
+      CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS status = CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_NONE;
+      if (withBlob) {
+        hr = CGCD3D12GetCachedMlirProgramStatus(program.stateObject.Get(), name.c_str(), &status);
+        if (FAILED(hr))
+          fail(CGC_STATUS_INTERNAL, what + ": the driver does not say whether it used the "
+                                           "precompiled program (" +
+                                       hresultText(hr) + "): " + CGCD3D12GetLastError());
+      }
+      if (status == CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_HIT) {
+        ++precompiled;
+      } else {
+        ++compiled;
+        if (status == CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_MISMATCH)
+          ++rejected;
+      }
     } else {
       std::vector<uint8_t> shader = kernelContainer(file.getKernelProgram(i));
       D3D12_COMPUTE_PIPELINE_STATE_DESC desc = {};
@@ -100,6 +131,12 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
                         planned.name.c_str());
   });
   stats.compile_ns = nowNs() - compileStart;
+  for (size_t i = 0; i < p.programs.size(); ++i)
+    anyPrecompiled |= file.getPrecompiledProgram(i).size != 0;
+  stats.precompiled_programs = precompiled;
+  stats.compiled_programs = compiled;
+  stats.precompiled_rejected = rejected;
+  stats.precompiled_ignored = ignorePrecompiled && anyPrecompiled;
 
   // Constants: in place when the file put them at a page boundary.
   ByteView bytes = file.getConstants();

@@ -9,7 +9,8 @@
 // Flags: --target (repeatable or comma-separated, in priority order),
 // --partition-granularity, --max-subgraphs, --alignment, --schedule,
 // --no-in-place, --memory-report FILE (.txt table, .svg timeline, .html
-// both; repeatable), --mlir-timing.
+// both; repeatable), --mlir-timing, --no-precompile (store no precompiled
+// programs: the driver compiles every MLIR program at load).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +43,7 @@ struct LowerFlags {
   std::vector<std::string> memoryReports;
   bool timing = false;
   bool verifyPlan = false;
+  bool noPrecompile = false;
 
   DefaultTimingManager timingManager;
   std::optional<TimingScope> root;
@@ -132,13 +134,17 @@ FailureOr<PackagedModel> packageModel(Session &session, LowerFlags &flags) {
     return failure();
   const ConstantStore &store = (*model)->constants;
   TimingScope packageTimer = flags.rootScope().nest("Package (compiled model)");
+  PackageOptions options;
+  options.precompile = !flags.noPrecompile;
   return packageCompiledModel(
-      *(*model)->module, [&](StringRef name) -> std::optional<ConstantData> {
+      *(*model)->module,
+      [&](StringRef name) -> std::optional<ConstantData> {
         const ConstantStore::Entry *entry = store.lookup(name);
         if (!entry)
           return std::nullopt;
         return ConstantData{entry->getBytes(), entry->dtype, entry->shape};
-      });
+      },
+      options);
 }
 
 LogicalResult emitPlan(Session &session, LowerFlags &flags) {
@@ -226,6 +232,10 @@ void registerLowerStages(Driver &driver) {
         app.add_flag("--verify-plan", flags->verifyPlan,
                      "Check the barrier schedule against every pair of "
                      "accesses (slow)")
+            ->group("Lowering");
+        app.add_flag("--no-precompile", flags->noPrecompile,
+                     "Store no precompiled programs: the driver compiles "
+                     "every MLIR program when the model is loaded")
             ->group("Lowering");
         app.add_flag("--mlir-timing", flags->timing,
                      "Print the time of every stage and pass")

@@ -1,4 +1,9 @@
 //===- Compile.cpp - ONNX -> compiled model, in memory --------------------===//
+//
+// libcgc_run_compiler.so, the module cgc-run loads to run an .onnx model
+// (Compile.h): the same import, pipeline and packaging as cgc-compile.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Compile.h"
 
@@ -16,8 +21,7 @@
 using namespace mlir;
 
 namespace cgc::run {
-
-bool haveCompiler() { return true; }
+namespace {
 
 bool compileOnnx(const std::string &path, const CompileOptions &options,
                  std::vector<uint8_t> &model, std::string &error) {
@@ -82,4 +86,11 @@ bool compileOnnx(const std::string &path, const CompileOptions &options,
   return true;
 }
 
+} // namespace
 } // namespace cgc::run
+
+extern "C" __attribute__((visibility("default"))) const cgc::run::CompilerInterface *
+CgcRunCompilerOpen(uint32_t version) {
+  static const cgc::run::CompilerInterface compiler = {&cgc::run::compileOnnx};
+  return version == cgc::run::kCompilerInterfaceVersion ? &compiler : nullptr;
+}

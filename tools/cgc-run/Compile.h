@@ -1,9 +1,12 @@
 //===- Compile.h - cgc-run's on-the-fly compilation of .onnx ----*- C++ -*-===//
 //
-// Only in builds with the compiler (CGC_RUN_WITH_COMPILER): imports an ONNX
-// model, runs the same pipeline as `cgc-compile` and packages the compiled
-// model in memory. No MLIR type crosses this header, so the rest of cgc-run
-// is a plain runtime application.
+// cgc-run is a runtime application: it does not link the compiler. To run
+// an .onnx model it loads the compiler as a module of its own,
+// libcgc_run_compiler.so (Compile.cpp: import, the cgc-compile pipeline,
+// packaging in memory), installed in the library directory next to the
+// runtime and found relative to the executable (CompileLoader.cpp). So
+// running a compiled model (.cgc) never maps libMLIR, libLLVM, libonnx or
+// libprotobuf. No MLIR type crosses this header.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,13 +28,28 @@ struct CompileOptions {
   std::function<void(const std::string &stage)> progress;
 };
 
-/// True if this cgc-run can compile .onnx files.
-bool haveCompiler();
+/// The module's table.
+struct CompilerInterface {
+  /// Compiles `path` into compiled-model bytes; false with the compiler's
+  /// diagnostics in `error`.
+  bool (*compileOnnx)(const std::string &path, const CompileOptions &options,
+                      std::vector<uint8_t> &model, std::string &error);
+};
 
-/// Compiles `path` into compiled-model bytes; false with the compiler's
-/// diagnostics in `error`.
-bool compileOnnx(const std::string &path, const CompileOptions &options,
-                 std::vector<uint8_t> &model, std::string &error);
+/// The module's one export: `const CompilerInterface *CgcRunCompilerOpen(
+/// uint32_t version)`, null if it does not serve `version`.
+constexpr uint32_t kCompilerInterfaceVersion = 1;
+#define CGC_RUN_COMPILER_OPEN_NAME "CgcRunCompilerOpen"
+using CompilerOpenFn = const CompilerInterface *(*)(uint32_t version);
+
+/// Where cgc-run looks for the module: the directory of the cgc-run
+/// executable, then ../<libdir>/libcgc_run_compiler.so.
+std::string compilerModulePath();
+
+/// Loads the module (once); null with a message naming the path when it is
+/// missing (a build without the compiler, an incomplete installation) or
+/// cannot be loaded.
+const CompilerInterface *loadCompiler(std::string &error);
 
 } // namespace cgc::run
 

@@ -1,7 +1,8 @@
 //===- cgc-run.cpp - Run or benchmark a compiled model --------------------===//
 //
 //   cgc-run model.cgc [INPUT...] [options]
-//   cgc-run model.onnx ...          compiles on the fly (builds with the compiler)
+//   cgc-run model.onnx ...          compiles on the fly (with the compiler
+//                                   module, libcgc_run_compiler.so: Compile.h)
 //
 // INPUT is FILE (.npy or ONNX TensorProto .pb, in input order), NAME=FILE, or
 // NAME=random; inputs not given are random (--seed). --input-dir DIR takes
@@ -10,7 +11,9 @@
 // with output_N.pb) checks outputs against expected values with
 // --rtol/--atol and reports the largest absolute and relative errors and the
 // first mismatching index. --benchmark times --warmup and --runs runs
-// (min/median/p90), separately from compiling and loading.
+// (min/median/p90), separately from compiling and loading. The load line
+// says how many MLIR programs came precompiled and how many the driver
+// compiled; --no-precompiled (or CGC_NO_PRECOMPILED=1) makes it compile all.
 //
 // Exit codes: 0 success, 1 outputs differ from the expected ones, 2 usage or
 // input error, 3 compile/load/run failure.
@@ -139,6 +142,7 @@ struct Options {
   std::string reportJson;
   bool quiet = false;
   int printValues = 5;
+  bool noPrecompiled = false;
 };
 
 /// Progress on stderr: one line rewritten in place on a terminal.
@@ -186,9 +190,10 @@ int runMain(const Options &o) {
   std::vector<uint8_t> compiled;
   bool isOnnx = endsWith(o.model, ".onnx") || endsWith(o.model, ".onnxtxt");
   if (isOnnx) {
-    if (!haveCompiler())
-      fail(kUsage, o.model + ": this cgc-run was built without the compiler; compile the model "
-                             "with cgc-compile first");
+    std::string error;
+    const CompilerInterface *compiler = loadCompiler(error);
+    if (!compiler)
+      fail(kUsage, o.model + ": " + error);
     CompileOptions co;
     co.inputShapes = o.inputShapes;
     co.freezeInputs = o.freezeInputs;
@@ -201,8 +206,7 @@ int runMain(const Options &o) {
          << seconds(std::chrono::steady_clock::now() - start) << " s)";
       progress.line(os.str());
     };
-    std::string error;
-    if (!compileOnnx(o.model, co, compiled, error))
+    if (!compiler->compileOnnx(o.model, co, compiled, error))
       fail(kFailure, o.model + ": " + error);
     timings.compileSeconds = seconds(std::chrono::steady_clock::now() - start);
     progress.done();
@@ -235,6 +239,7 @@ int runMain(const Options &o) {
                            std::to_string(total) + " (" + program + ")");
   };
   modelOptions.progress_user_data = &state;
+  modelOptions.ignore_precompiled = o.noPrecompiled;
   cgc_model_t *model = nullptr;
   auto loadStart = std::chrono::steady_clock::now();
   cgc_status_t loaded =
@@ -482,6 +487,17 @@ int runMain(const Options &o) {
                 stats.dispatches, stats.barriers, double(stats.scratch_bytes) / (1 << 20),
                 double(stats.constants_bytes) / (1 << 20),
                 stats.constants_in_place ? ", mapped in place" : "");
+    if (stats.mlir_programs) {
+      std::string rejected =
+          stats.precompiled_rejected
+              ? ", " + std::to_string(stats.precompiled_rejected) +
+                    " of them with a precompiled program the driver did not accept"
+              : "";
+      std::printf("programs: %u MLIR programs: %u precompiled, %u compiled by the driver%s%s\n",
+                  stats.mlir_programs, stats.precompiled_programs, stats.compiled_programs,
+                  rejected.c_str(),
+                  stats.precompiled_ignored ? " (precompiled programs ignored)" : "");
+    }
     if (!o.benchmark)
       std::printf("timing: run %.3f ms\n", pct(0) * 1000);
   }
@@ -493,7 +509,10 @@ int runMain(const Options &o) {
                                : 1000 * std::accumulate(sorted.begin(), sorted.end(), 0.0) /
                                      double(sorted.size()));
   json << ", \"compile_ms\": " << timings.compileSeconds * 1000
-       << ", \"load_ms\": " << timings.loadSeconds * 1000 << ", \"runs_ms\": [";
+       << ", \"load_ms\": " << timings.loadSeconds * 1000
+       << ", \"precompiled_programs\": " << stats.precompiled_programs
+       << ", \"compiled_programs\": " << stats.compiled_programs
+       << ", \"precompiled_rejected\": " << stats.precompiled_rejected << ", \"runs_ms\": [";
   for (size_t i = 0; i < timings.runSeconds.size(); ++i)
     json << (i ? ", " : "") << timings.runSeconds[i] * 1000;
   json << "], \"min_ms\": " << pct(0) * 1000 << ", \"median_ms\": " << pct(0.5) * 1000
@@ -551,6 +570,9 @@ int main(int argc, char **argv) {
       ->delimiter(',')
       ->allow_extra_args(false);
   app.add_option("--save-model", o.saveModel, "(.onnx) also write the compiled model here");
+  app.add_flag("--no-precompiled", o.noPrecompiled,
+               "Do not give the driver the model's precompiled programs: it compiles every "
+               "MLIR program (as CGC_NO_PRECOMPILED=1 does)");
   app.add_option("--report-json", o.reportJson, "Write timings and comparisons as JSON");
   app.add_option("--print-values", o.printValues, "Values shown per output")->default_str("5");
   app.add_flag("-q,--quiet", o.quiet, "Print only mismatches and errors");

@@ -6,6 +6,8 @@
 
 #include "internal.h"
 
+#include <set>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -698,6 +700,8 @@ struct ParsedStateObject {
   bool hasConfig = false;
   std::vector<D3D12DDI_MLIR_PROGRAM_DESC_0119> programs;
   std::vector<std::shared_ptr<ProgramInfo>> infos;
+  /// Non-empty cached blobs (cgc extension), each for one of `programs`.
+  std::vector<D3D12DDI_CACHED_MLIR_PROGRAM_CGC> cached;
 };
 } // namespace
 
@@ -719,6 +723,7 @@ static HRESULT parseStateObject(Device &device, const D3D12_STATE_OBJECT_DESC *p
   }
   if (pDesc->NumSubobjects && !pDesc->pSubobjects)
     return bad(E_INVALIDARG, "pSubobjects is null");
+  std::set<std::wstring> cachedNames;
   for (UINT i = 0; i < pDesc->NumSubobjects; ++i) {
     const D3D12_STATE_SUBOBJECT &sub = pDesc->pSubobjects[i];
     std::string where = "subobject #" + std::to_string(i);
@@ -735,10 +740,29 @@ static HRESULT parseStateObject(Device &device, const D3D12_STATE_OBJECT_DESC *p
       out.allowAdditions = flags & D3D12_STATE_OBJECT_FLAG_ALLOW_STATE_OBJECT_ADDITIONS;
       continue;
     }
+    if (int(sub.Type) == int(D3D12_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC)) {
+      const auto *cached = static_cast<const D3D12_CACHED_MLIR_PROGRAM_CGC *>(sub.pDesc);
+      if (!cached->ProgramName || !*cached->ProgramName)
+        return bad(E_INVALIDARG, where + ": the cached MLIR program has no ProgramName");
+      std::string name = narrow(cached->ProgramName);
+      const D3D12_CACHED_PIPELINE_STATE &blob = cached->CachedBlob;
+      if (!blob.pCachedBlob != !blob.CachedBlobSizeInBytes)
+        return bad(E_INVALIDARG, where + ": the cached blob of MLIR program '" + name +
+                                     "' has " +
+                                     (blob.pCachedBlob ? "a pointer and no size"
+                                                       : "a size and a null pointer"));
+      if (cachedNames.count(cached->ProgramName))
+        return bad(E_INVALIDARG, "two cached blobs are given for MLIR program '" + name + "'");
+      cachedNames.insert(cached->ProgramName);
+      if (blob.pCachedBlob)
+        out.cached.push_back(
+            {cached->ProgramName, blob.pCachedBlob, blob.CachedBlobSizeInBytes});
+      continue;
+    }
     if (int(sub.Type) != int(D3D12_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM))
       return bad(E_NOTIMPL, where + " has type " + std::to_string(int(sub.Type)) +
-                                "; only MLIR programs and the state object config are "
-                                "implemented (shaders are out of scope)");
+                                "; only MLIR programs, their cached blobs and the state object "
+                                "config are implemented (shaders are out of scope)");
     const auto *desc = static_cast<const D3D12_MLIR_PROGRAM_DESC *>(sub.pDesc);
     if (!desc->ProgramName || !*desc->ProgramName)
       return bad(E_INVALIDARG, where + ": the MLIR program has no ProgramName");
@@ -775,6 +799,14 @@ static HRESULT parseStateObject(Device &device, const D3D12_STATE_OBJECT_DESC *p
       return bad(E_INVALIDARG, where + ": bind-point metadata: " + why);
     out.programs.push_back({desc->ProgramName, desc->pBytecode, desc->BytecodeSizeInBytes});
     out.infos.push_back(std::move(info));
+  }
+  for (const std::wstring &name : cachedNames) {
+    bool found = false;
+    for (const auto &info : out.infos)
+      found |= info->wideName == name;
+    if (!found)
+      return bad(E_INVALIDARG, "a cached blob is given for '" + narrow(name.c_str()) +
+                                   "', which is not an MLIR program of this description");
   }
   (void)device;
   return S_OK;
@@ -813,6 +845,8 @@ HRESULT Device::makeStateObject(const D3D12_STATE_OBJECT_DESC *pDesc, StateObjec
   std::vector<D3D12DDI_STATE_SUBOBJECT_0054> subobjects;
   for (const auto &program : parsed.programs)
     subobjects.push_back({D3D12DDI_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM, &program});
+  for (const auto &cached : parsed.cached)
+    subobjects.push_back({D3D12DDI_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC, &cached});
   D3D12DDIARG_CREATE_STATE_OBJECT_0054 args = {D3D12DDI_STATE_OBJECT_TYPE_EXECUTABLE,
                                                UINT(subobjects.size()), subobjects.data()};
   // Linear history: only the most recent addition may grow.
@@ -1064,6 +1098,7 @@ D3D12_PROGRAM_IDENTIFIER StateObject::GetProgramIdentifier(LPCWSTR pProgramName)
 }
 void StateObject::notImplemented(const char *what) { device_->notImplemented(what); }
 
+
 PipelineState::PipelineState(Device *device, D3D12DDI_HPIPELINESTATE handle,
                              std::vector<KernelProgram::Binding> bindings)
     : handle_(handle), bindings_(std::move(bindings)) {
@@ -1093,3 +1128,32 @@ HRESULT PipelineState::QueryInterface(REFIID riid, void **ppv) {
 void PipelineState::notImplemented(const char *what) { device_->notImplemented(what); }
 
 } // namespace cgc::d3d12
+
+using namespace cgc::d3d12;
+
+CGC_D3D12_API HRESULT CGCD3D12GetCachedMlirProgramStatus(
+    ID3D12StateObject *pStateObject, LPCWSTR pProgramName,
+    CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS *pStatus) {
+  const char *method = "CGCD3D12GetCachedMlirProgramStatus: ";
+  StateObject *object = implOf<StateObject>(pStateObject, kImplStateObject);
+  if (!object || !pProgramName || !pStatus) {
+    setLastError(std::string(method) + (!object ? "pStateObject is not a state object of this "
+                                                  "runtime"
+                                                : "pProgramName and pStatus must not be null"));
+    return E_INVALIDARG;
+  }
+  Device *device = object->device();
+  if (!object->programs().count(pProgramName))
+    return device->fail(E_INVALIDARG, method + std::string("the state object has no MLIR program "
+                                                           "named '") +
+                                          narrow(pProgramName) + "'");
+  auto query = device->ddi().pfnGetCachedMlirProgramStatusCgc;
+  if (!query)
+    return device->fail(E_NOTIMPL, method + std::string("the driver does not report it"));
+  D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_CGC status = D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_NONE_CGC;
+  HRESULT hr = query(device->handle(), object->handle(), pProgramName, &status);
+  if (FAILED(hr))
+    return device->fail(hr, method + std::string("the driver failed (") + hresultName(hr) + ")");
+  *pStatus = CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS(status);
+  return S_OK;
+}

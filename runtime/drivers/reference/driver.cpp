@@ -1,11 +1,13 @@
 //===- driver.cpp - The reference CPU driver behind cgc's D3D12 DDI -------===//
 //
 // Implements cgc/d3d12ddi_mlir.h on the CPU: memory is host memory (GPU VA =
-// host address), MLIR programs are compiled by the JIT (jit.h) into kernel
-// programs, compute pipelines carry a kernel program from their 'CGKP' part,
-// and recordings run on a ThreadPool: work between two barriers runs
-// concurrently, a barrier orders the work before and after it that touches
-// its range.
+// host address), MLIR programs come as kernel programs from their cached
+// blob (a precompiled program whose key matches this driver's compiler and
+// the program's bytecode: cgc/precompiled_program.h) or else from the JIT
+// (jit.h, a module loaded on first need), compute pipelines carry a kernel
+// program from their 'CGKP' part, and recordings run on a ThreadPool: work
+// between two barriers runs concurrently, a barrier orders the work before
+// and after it that touches its range.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,12 +16,16 @@
 #include "cgc/container.h"
 #include "jit.h"
 
+#include "cgc/bind_points.h"
 #include "cgc/d3d12ddi_mlir.h"
+#include "cgc/precompiled_program.h"
 
+#include "pages.h"
 #include "program.h"
 #include "recording.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -40,6 +46,7 @@ struct MlirProgram {
   std::string name;
   uint64_t serial = 0;
   std::shared_ptr<const CompiledProgram> compiled;
+  D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_CGC cacheStatus = D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_NONE_CGC;
 };
 
 struct StateObject {
@@ -53,6 +60,7 @@ struct Pipeline {
 struct Heap {
   void *memory = nullptr;
   bool owned = false;
+  uint64_t bytes = 0, alignment = 0; // of an owned heap
 };
 
 constexpr uint64_t kIdentifierTag = 0x4347435245465052ull; // "CGCREFPR"
@@ -141,22 +149,32 @@ bool isSubgraphInterface(const GUID &g) {
 HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
   if (!args || !args->pData)
     return E_INVALIDARG;
-  const JitInterface *jit = getJitInterface();
+  // The JIT module being there is what the tier and the interface support
+  // report; it is loaded only by what needs it (an exchange, a compile).
   switch (args->Type) {
   case D3D12DDI_CAPS_TYPE_MLIR: {
     if (args->DataSize != sizeof(D3D12DDI_OPTIONS_DATA_MLIR))
       return E_INVALIDARG;
-    // Without a JIT no MLIR program can be compiled: say so.
+    // Without a JIT no MLIR program can be compiled: say so. (Precompiled
+    // programs are still accepted: a cache hit needs no compiler.)
     static_cast<D3D12DDI_OPTIONS_DATA_MLIR *>(args->pData)->MlirProgramsTier =
-        jit ? D3D12DDI_MLIR_PROGRAMS_TIER_2_0 : D3D12DDI_MLIR_PROGRAMS_TIER_NOT_SUPPORTED;
+        haveJitModule() ? D3D12DDI_MLIR_PROGRAMS_TIER_2_0
+                        : D3D12DDI_MLIR_PROGRAMS_TIER_NOT_SUPPORTED;
     return S_OK;
   }
   case D3D12DDICAPS_TYPE_MLIR_EXCHANGE_0119: {
     if (args->DataSize != sizeof(D3D12DDI_MLIR_EXCHANGE_0119))
       return E_INVALIDARG;
     auto *ex = static_cast<D3D12DDI_MLIR_EXCHANGE_0119 *>(args->pData);
-    if (!jit)
+    if (!haveJitModule())
       return DXGI_ERROR_UNSUPPORTED; // no compiler: no exchanges
+    std::string error;
+    const JitInterface *jit = loadJit(error);
+    if (!jit) {
+      // The adapter has no device to report through.
+      std::fprintf(stderr, "reference driver: MLIR_EXCHANGE: %s\n", error.c_str());
+      return E_FAIL;
+    }
     Guid guid;
     std::memcpy(&guid, &ex->MlirInterface, sizeof(guid));
     return guarded(nullptr, "MLIR_EXCHANGE", [&] {
@@ -168,6 +186,7 @@ HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
     if (args->DataSize != sizeof(D3D12DDI_MLIR_INTERFACE_SUPPORT_0119))
       return E_INVALIDARG;
     auto *s = static_cast<D3D12DDI_MLIR_INTERFACE_SUPPORT_0119 *>(args->pData);
+    bool jit = haveJitModule();
     for (UINT i = 0; i < s->NumMlirInterfaces; ++i)
       s->pMlirInterfacesSupported[i] = jit && isSubgraphInterface(s->pMlirInterfacesRequested[i]);
     return S_OK;
@@ -211,14 +230,15 @@ HRESULT createHeap(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATEHEAP_CGC *args,
   if (args->pExistingAddress) {
     heap->memory = const_cast<void *>(args->pExistingAddress);
   } else {
-    uint64_t align = std::max<uint64_t>(args->Alignment, 64);
-    uint64_t bytes = (args->SizeInBytes + align - 1) / align * align;
-    heap->memory = std::aligned_alloc(align, bytes);
+    // D3D12 heaps start zeroed: fresh anonymous pages are, and only the
+    // pages something touches become resident (pages.h).
+    heap->alignment = std::max<uint64_t>(args->Alignment, 64);
+    heap->bytes = args->SizeInBytes;
+    heap->memory = allocatePages(heap->bytes, heap->alignment);
     if (!heap->memory) {
-      device->error("CreateHeap: cannot allocate " + std::to_string(bytes) + " bytes");
+      device->error("CreateHeap: cannot allocate " + std::to_string(heap->bytes) + " bytes");
       return E_OUTOFMEMORY;
     }
-    std::memset(heap->memory, 0, bytes); // D3D12 heaps start zeroed
     heap->owned = true;
   }
   memory->pCPUAddress = heap->memory;
@@ -230,7 +250,7 @@ HRESULT createHeap(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATEHEAP_CGC *args,
 void destroyHeap(D3D12DDI_HDEVICE, D3D12DDI_HHEAP h) {
   Heap *heap = get<Heap>(h.pDrvPrivate);
   if (heap && heap->owned)
-    std::free(heap->memory);
+    freePages(heap->memory, heap->bytes, heap->alignment);
   delete heap;
 }
 
@@ -247,14 +267,86 @@ void describeFusion(Device *device, const std::string &what, const CompiledProgr
   }
 }
 
-/// Compiles the MLIR program subobjects of `args` into `out`.
+/// Reads the cached blob of an MLIR program: `program` and a HIT status if
+/// its key matches this driver's compiler and `bytecode`, a MISMATCH status
+/// (and a warning saying why) if it is a well-formed blob for something
+/// else. A blob that is malformed, or matches but holds no valid kernel
+/// program for the program's bind points, is an error: it claims to be
+/// this program's compiled form, so compiling instead would hide a bug or
+/// tampering (disable the blobs to get the JIT's result).
+HRESULT usePrecompiled(Device *device, const std::string &where,
+                       const D3D12DDI_CACHED_MLIR_PROGRAM_CGC &cached, ByteView bytecode,
+                       const ContainerReader &container, KernelProgram &program,
+                       D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_CGC &status) {
+  ContainerReader blob;
+  PrecompiledKey key;
+  std::string error;
+  if (!readPrecompiledProgram(cached.pCachedBlob, cached.CachedBlobSizeInBytes, blob, key,
+                              error)) {
+    device->error(where + ": the cached blob is malformed: " + error);
+    return E_INVALIDARG;
+  }
+  PrecompiledKey expected;
+  expected.compiler = compilerIdentity();
+  expected.partitionDigest = digestBytecode(bytecode);
+  if (key != expected) {
+    status = D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_MISMATCH_CGC;
+    device->message(D3D12DDI_MESSAGE_SEVERITY_WARNING_CGC,
+                    where + ": the cached blob is not used: " +
+                        describeKeyMismatch(key, expected) + "; compiling the bytecode");
+    return S_OK;
+  }
+  auto corrupt = [&](const std::string &why) {
+    device->error(where + ": the cached blob matches this program but is corrupt: " + why);
+    return E_INVALIDARG;
+  };
+  if (!blob.checkKnownParts({parts::kPrecompiledKey, parts::kKernelProgram}, error))
+    return corrupt(error);
+  auto kernels = blob.find(parts::kKernelProgram);
+  if (kernels.size() != 1)
+    return corrupt("it has " + std::to_string(kernels.size()) +
+                   " 'CGKP' kernel programs; exactly one is needed");
+  if (!deserializeKernelProgram(kernels[0]->data.str(), program, error))
+    return corrupt(error);
+  // The kernel program's bindings are the partition's bind points.
+  auto points = container.find(parts::kBindPoints);
+  std::vector<BindPoint> bindPoints;
+  if (points.size() != 1 || !deserializeBindPoints(points[0]->data.str(), bindPoints, error))
+    return corrupt("the program's container has no valid 'CGBP' bind points to check it against" +
+                   (error.empty() ? std::string() : ": " + error));
+  if (program.bindings.size() != bindPoints.size())
+    return corrupt("its kernel program has " + std::to_string(program.bindings.size()) +
+                   " bindings for " + std::to_string(bindPoints.size()) + " bind points");
+  for (size_t b = 0; b < bindPoints.size(); ++b)
+    if (program.bindings[b].bytes > bindPoints[b].bytes)
+      return corrupt("its kernel program needs " + std::to_string(program.bindings[b].bytes) +
+                     " bytes at binding #" + std::to_string(b) + ", more than bind point '" +
+                     bindPoints[b].name + "' holds (" + std::to_string(bindPoints[b].bytes) +
+                     ")");
+  status = D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_HIT_CGC;
+  return S_OK;
+}
+
+/// Creates the MLIR program subobjects of `args` in `out`: from their cached
+/// blobs where those match, else compiled by the JIT.
 HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_0054 *args,
                         StateObject &out) {
   if (!args || (args->NumSubobjects && !args->pSubobjects))
     return E_INVALIDARG;
-  const JitInterface *jit = getJitInterface();
+  std::map<std::wstring, const D3D12DDI_CACHED_MLIR_PROGRAM_CGC *> cachedBlobs;
   for (UINT i = 0; i < args->NumSubobjects; ++i) {
     const auto &sub = args->pSubobjects[i];
+    if (sub.Type != D3D12DDI_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC)
+      continue;
+    const auto *cached = static_cast<const D3D12DDI_CACHED_MLIR_PROGRAM_CGC *>(sub.pDesc);
+    if (!cached || !cached->ProgramName || !cached->pCachedBlob ||
+        !cached->CachedBlobSizeInBytes || !cachedBlobs.emplace(cached->ProgramName, cached).second)
+      return E_INVALIDARG;
+  }
+  for (UINT i = 0; i < args->NumSubobjects; ++i) {
+    const auto &sub = args->pSubobjects[i];
+    if (sub.Type == D3D12DDI_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC)
+      continue;
     if (sub.Type != D3D12DDI_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM || !sub.pDesc)
       return E_INVALIDARG;
     const auto *desc = static_cast<const D3D12DDI_MLIR_PROGRAM_DESC_0119 *>(sub.pDesc);
@@ -279,25 +371,37 @@ HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_00
                     "; the reference driver compiles CGC_SUBGRAPH_PARTITION only");
       return E_INVALIDARG;
     }
-    if (!jit) {
-      device->error(where + ": this build of the reference driver has no MLIR JIT (it was "
-                            "built without the compiler, CGC_ENABLE_COMPILER=OFF, or without "
-                            "compiler/Targets/Reference); MLIR programs cannot be created. "
-                            "Compute pipelines with kernel programs ('CGKP') still work.");
-      return E_NOTIMPL;
-    }
     KernelProgram program;
-    HRESULT hr = guarded(device, where.c_str(), [&] {
-      return jit->compilePartition(bytecode.data, bytecode.size, program, error) ? S_OK
-                                                                                : E_INVALIDARG;
-    });
-    if (FAILED(hr)) {
-      if (!error.empty())
-        device->error(where + ": " + error);
-      return hr;
+    auto status = D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_NONE_CGC;
+    auto cached = desc->ProgramName ? cachedBlobs.find(desc->ProgramName) : cachedBlobs.end();
+    if (cached != cachedBlobs.end()) {
+      HRESULT hr = guarded(device, where.c_str(), [&] {
+        return usePrecompiled(device, where, *cached->second, bytecode, reader, program, status);
+      });
+      if (FAILED(hr))
+        return hr;
+      cachedBlobs.erase(cached);
+    }
+    if (status != D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_HIT_CGC) {
+      const JitInterface *jit = loadJit(error);
+      if (!jit) {
+        device->error(where + ": " + error + "; MLIR programs can only be created from "
+                      "matching precompiled programs (cached blobs). Compute pipelines with "
+                      "kernel programs ('CGKP') still work.");
+        return haveJitModule() ? E_FAIL : E_NOTIMPL;
+      }
+      HRESULT hr = guarded(device, where.c_str(), [&] {
+        return jit->compilePartition(bytecode.data, bytecode.size, program, error) ? S_OK
+                                                                                  : E_INVALIDARG;
+      });
+      if (FAILED(hr)) {
+        if (!error.empty())
+          device->error(where + ": " + error);
+        return hr;
+      }
     }
     std::shared_ptr<const CompiledProgram> compiled;
-    hr = guarded(device, where.c_str(), [&] {
+    HRESULT hr = guarded(device, where.c_str(), [&] {
       compiled = CompiledProgram::create(std::move(program), error);
       return compiled ? S_OK : E_INVALIDARG;
     });
@@ -311,7 +415,14 @@ HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_00
     mp->name = name;
     mp->serial = device->nextSerial.fetch_add(1);
     mp->compiled = std::move(compiled);
+    mp->cacheStatus = status;
     out.programs[desc->ProgramName] = mp;
+  }
+  if (!cachedBlobs.empty()) {
+    device->error("reference driver: a cached blob is given for '" +
+                  narrow(cachedBlobs.begin()->first.c_str()) +
+                  "', which is not an MLIR program of this state object");
+    return E_INVALIDARG;
   }
   std::unique_lock<std::shared_mutex> lock(device->programsMutex);
   for (auto &[name, program] : out.programs)
@@ -373,6 +484,18 @@ HRESULT getProgramIdentifier(D3D12DDI_HDEVICE h, D3D12DDI_HSTATEOBJECT so, LPCWS
   id->OpaqueData[1] = it->second->serial;
   id->OpaqueData[2] = uint64_t(uintptr_t(device));
   id->OpaqueData[3] = 0;
+  return S_OK;
+}
+
+HRESULT getCachedMlirProgramStatus(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT so, LPCWSTR name,
+                                   D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_CGC *status) {
+  StateObject *object = get<StateObject>(so.pDrvPrivate);
+  if (!object || !name || !status)
+    return E_INVALIDARG;
+  auto it = object->programs.find(name);
+  if (it == object->programs.end())
+    return E_INVALIDARG;
+  *status = it->second->cacheStatus;
   return S_OK;
 }
 
@@ -620,7 +743,7 @@ const D3D12DDI_DEVICE_FUNCS_CORE_CGC kDeviceFuncs = {
     createStateObject,    addToStateObject,     destroyStateObject,
     getProgramIdentifier, createComputePipelineState, destroyPipelineState,
     createCommandList,    destroyCommandList,   createCommandQueue,
-    destroyCommandQueue,
+    destroyCommandQueue,  getCachedMlirProgramStatus,
 };
 
 const D3D12DDI_COMMAND_LIST_FUNCS_CGC kCommandListFuncs = {

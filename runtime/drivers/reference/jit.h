@@ -4,9 +4,15 @@
 // driver it carries a compiler for the MLIR it receives: Partition IR at
 // CreateStateObject and the MLIR_EXCHANGE requests of the subgraph
 // interfaces. That compiler is the reference target's compiler side,
-// compiler/Targets/Reference, which links MLIR and exports this table from
-// the library `cgc_reference_jit`. The driver links it when the project is
-// built with the compiler; a runtime-only build has no JIT and says so.
+// compiler/Targets/Reference, which links MLIR. It is a module of its own,
+// libcgc_driver_reference_jit.so next to the driver, which the driver loads
+// (jit_loader.cpp) only when it needs it: to compile an MLIR program that
+// did not come precompiled, or to answer an MLIR_EXCHANGE. A process that
+// only runs precompiled programs never maps libMLIR. A runtime-only build
+// (no compiler) has no JIT module and says so.
+//
+// In-process users (the reference target's tests, tools) link the static
+// library cgc_reference_jit and call getJitInterface() directly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,10 +45,44 @@ struct JitInterface {
                       void *out, size_t *outSize);
 };
 
-/// The JIT linked into this build, or nullptr in a runtime-only build.
-/// Defined by cgc_reference_jit (with the compiler) or by the driver's
-/// no-JIT translation unit (without it).
+/// The JIT module's one export: `const JitInterface *CgcReferenceJitOpen(
+/// uint32_t version, const char **identity)` returns the table (null if it
+/// does not serve `version`) and its compiler's identity.
+constexpr uint32_t kJitInterfaceVersion = 1;
+#define CGC_REFERENCE_JIT_OPEN_NAME "CgcReferenceJitOpen"
+using JitOpenFn = const JitInterface *(*)(uint32_t version, const char **identity);
+/// The module's file name, next to libcgc_driver_reference.so.
+#define CGC_REFERENCE_JIT_MODULE "libcgc_driver_reference_jit.so"
+/// Names another JIT module (a path); set but empty: no JIT.
+#define CGC_REFERENCE_JIT_ENV "CGC_REFERENCE_JIT"
+
+/// The JIT table of the statically linked cgc_reference_jit library (what
+/// the module exports).
 const JitInterface *getJitInterface();
+
+//===----------------------------------------------------------------------===//
+// The driver's side (jit_loader.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The identity of the compiler this driver was built with: the key its
+/// precompiled programs must carry (cgc/precompiled_program.h). It changes
+/// with every change to the sources that decide what the JIT produces
+/// (cmake/CompilerIdentity.cmake).
+const char *compilerIdentity();
+
+/// Where the driver finds its JIT: $CGC_REFERENCE_JIT if set, else
+/// libcgc_driver_reference_jit.so in the driver's directory.
+std::string jitModulePath();
+
+/// Whether the JIT module is there (no load): what the driver reports as
+/// its MLIR programs tier and interface support.
+bool haveJitModule();
+
+/// Loads the JIT module on first use (later calls return the same table;
+/// it is never unloaded). Null with a message naming the path when it is
+/// missing, cannot be loaded, or was built from other sources than this
+/// driver (another compiler identity).
+const JitInterface *loadJit(std::string &error);
 
 } // namespace cgc::ref
 

@@ -10,6 +10,9 @@
 //   'CGBP'  its bind points (cgc/bind_points.h)
 //   'CGKP'  for a partition the fallback target implements, its kernel
 //           program (cgc/kernel_program.h): the "compute shader"
+//   'CGPC'  for an MLIR program its target precompiled, the precompiled
+//           program (cgc/precompiled_program.h): the spec's PSDB entry,
+//           passed to CreateStateObject as a cached blob
 //   'CGPL'  the execution plan (JSON, below)
 //   'CGCN'  the constants, page-aligned in the file (mapped in place)
 //
@@ -32,6 +35,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +90,9 @@ struct PlanProgram {
   uint32_t part = 0;           // 'MLIR' part of its Partition IR
   uint32_t bindPointsPart = 0; // 'CGBP' part
   uint32_t kernelPart = 0;     // 'CGKP' part (Kind::Kernel only)
+  /// 'CGPC' part of its precompiled program (Kind::Mlir only; JSON field
+  /// "precompiled_part", absent when the target precompiled nothing).
+  std::optional<uint32_t> precompiledPart;
   bool operator==(const PlanProgram &other) const;
 };
 
@@ -154,6 +161,11 @@ public:
   /// What CreateStateObject takes for a Kind::Mlir program: a DX container
   /// with its 'MLIR' (CGC_SUBGRAPH_PARTITION) and 'CGBP' parts.
   std::vector<uint8_t> buildProgramContainer(size_t index) const;
+  /// The precompiled program of a Kind::Mlir program (its cached blob for
+  /// CreateStateObject), empty if it has none. Its container and key were
+  /// checked when the model was opened; whether it matches a driver is the
+  /// driver's decision.
+  ByteView getPrecompiledProgram(size_t index) const;
   /// The versions part: "1.0.0" and "0.1.0".
   const std::string &getIRVersion() const;
   const std::string &getCompilerVersion() const;

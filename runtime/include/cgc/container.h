@@ -20,6 +20,8 @@
 //   'CGVN'  versions (JSON)          'CGBP'  bind-point metadata (JSON)
 //   'CGPL'  execution plan (JSON)    'CGKP'  kernel program (JSON)
 //   'CGCN'  constants (aligned)      'CGRS'  a target's answer (JSON)
+//   'CGPC'  a precompiled program    'CGPK'  a precompiled program's key
+//           (cgc/precompiled_program.h)      (JSON)
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,6 +83,10 @@ constexpr uint32_t kPlan = makeFourCC('C', 'G', 'P', 'L');
 constexpr uint32_t kKernelProgram = makeFourCC('C', 'G', 'K', 'P');
 constexpr uint32_t kConstants = makeFourCC('C', 'G', 'C', 'N');
 constexpr uint32_t kResponse = makeFourCC('C', 'G', 'R', 'S');
+/// A compiled model's precompiled MLIR program (the payload is the blob of
+/// cgc/precompiled_program.h) and, inside a blob, its key.
+constexpr uint32_t kPrecompiledProgram = makeFourCC('C', 'G', 'P', 'C');
+constexpr uint32_t kPrecompiledKey = makeFourCC('C', 'G', 'P', 'K');
 } // namespace parts
 
 constexpr uint32_t kContainerFourCC = makeFourCC('D', 'X', 'B', 'C');

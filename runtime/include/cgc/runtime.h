@@ -137,11 +137,18 @@ typedef struct cgc_model_options_t {
    * one call at a time): `done` of `total`, and the partition's name. */
   void (*progress)(void *user_data, uint32_t done, uint32_t total, const char *program);
   void *progress_user_data;
+  /* Do not give the driver the model's precompiled programs: it compiles
+   * every MLIR program from its bytecode (for testing and debugging; the
+   * environment variable CGC_NO_PRECOMPILED=1 does the same). */
+  bool ignore_precompiled;
 } cgc_model_options_t;
 
-/* Maps the file, validates it (digest, versions, plan), compiles every
- * partition in parallel and maps the constants in place. options may be
- * NULL. */
+/* Maps the file, validates it (digest, versions, plan), creates every
+ * partition in parallel and maps the constants in place. An MLIR program
+ * that the compiler precompiled is handed to the driver with its precompiled
+ * program (a cached blob, docs/d3d12.md), which the driver uses instead of
+ * compiling the bytecode when it was made by its own compiler;
+ * cgc_model_stats says how many were. options may be NULL. */
 CGC_RUNTIME_API cgc_status_t cgc_model_load_file(cgc_device_t *device, const char *path,
                                                  const cgc_model_options_t *options,
                                                  cgc_model_t **out_model);
@@ -178,6 +185,17 @@ typedef struct cgc_model_stats_t {
   uint64_t compile_ns;  /* compiling the partitions (wall clock) */
   uint32_t mlir_programs;   /* state objects (CreateStateObject) */
   uint32_t kernel_programs; /* compute pipelines (fallback kernels) */
+  /* Of the MLIR programs: created from their precompiled program (the
+   * driver's cached blob matched; nothing compiled), and compiled by the
+   * driver at load. precompiled_rejected counts the compiled ones that had
+   * a precompiled program the driver did not accept (made by another
+   * compiler or driver build: docs/d3d12.md). */
+  uint32_t precompiled_programs;
+  uint32_t compiled_programs;
+  uint32_t precompiled_rejected;
+  /* True when the precompiled programs were not given to the driver
+   * (cgc_model_options_t::ignore_precompiled, CGC_NO_PRECOMPILED=1). */
+  bool precompiled_ignored;
   uint32_t dispatches;
   uint32_t barriers;
   uint64_t scratch_bytes;   /* per context */

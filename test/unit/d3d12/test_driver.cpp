@@ -274,7 +274,8 @@ HRESULT execute(D3D12DDI_HCOMMANDQUEUE, UINT n, const D3D12DDI_HRECORDING_CGC *r
 const D3D12DDI_DEVICE_FUNCS_CORE_CGC kDevice = {
     destroyDevice, createHeap,  destroyHeap, createStateObject, addToStateObject,
     destroyStateObject, getProgramIdentifier, createPso, destroyPso, createList,
-    destroyList, createQueue, destroyQueue};
+    destroyList, createQueue, destroyQueue,
+    /*pfnGetCachedMlirProgramStatusCgc=*/nullptr}; // takes no cached blobs
 const D3D12DDI_COMMAND_LIST_FUNCS_CGC kList = {reset,  close,      destroyRecording, setProgram,
                                                dispatchGraph, setPso, setRootUav, dispatch,
                                                barrier, copy};

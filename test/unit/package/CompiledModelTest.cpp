@@ -12,6 +12,8 @@
 #include "compiler/Package/Package.h"
 #include "compiler/Pipeline/Pipeline.h"
 #include "compiler/Targets/Common/Exchange.h"
+#include "compiler/Targets/Reference/PartitionCompiler.h"
+#include "cgc/precompiled_program.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -47,8 +49,11 @@ protected:
   }
 
   /// The spec's Input IR lowered with a target that declares only
-  /// conv -> relu -> add.
-  OwningOpRef<cgc::ModuleOp> lowerSpecExample() {
+  /// conv -> relu -> add (by default).
+  OwningOpRef<cgc::ModuleOp> lowerSpecExample(
+      std::vector<std::string> targets = {
+          "patterns:" CGC_SOURCE_DIR
+          "/test/compiler/Pipeline/Inputs/driver-conv-relu-add.mlir"}) {
     auto file = llvm::MemoryBuffer::getFile(CGC_SOURCE_DIR
                                             "/examples/spec/input-ir.mlir");
     EXPECT_TRUE(file);
@@ -58,9 +63,6 @@ protected:
     EXPECT_TRUE(module) << error;
     PassManager pm(&context, cgc::ModuleOp::getOperationName());
     cgc::LowerToOutputIROptions options;
-    std::vector<std::string> targets = {
-        "patterns:" CGC_SOURCE_DIR
-        "/test/compiler/Pipeline/Inputs/driver-conv-relu-add.mlir"};
     options.targets = ArrayRef<std::string>(targets);
     options.verify = true;
     cgc::buildLowerToOutputIRPipeline(pm, options);
@@ -69,9 +71,11 @@ protected:
   }
 
   /// Packages `module` with weightsFor() as the constants' data.
-  std::vector<uint8_t> package(cgc::ModuleOp module) {
+  std::vector<uint8_t> package(cgc::ModuleOp module,
+                               const cgc::PackageOptions &options = {}) {
     FailureOr<cgc::PackagedModel> packaged = cgc::packageCompiledModel(
-        module, [&](StringRef name) -> std::optional<cgc::ConstantData> {
+        module,
+        [&](StringRef name) -> std::optional<cgc::ConstantData> {
           auto constant = findConstant(module, name);
           if (!constant)
             return std::nullopt;
@@ -84,7 +88,8 @@ protected:
               ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(data.data()),
                                 data.size() * sizeof(float)),
               CGC_DTYPE_FLOAT32, shapes[name.str()]};
-        });
+        },
+        options);
     EXPECT_TRUE(succeeded(packaged));
     if (failed(packaged))
       return {};
@@ -369,6 +374,164 @@ TEST_F(CompiledModelTest, InconsistentPlansAreRejected) {
         return fourCC != cgc::parts::kConstants;
       });
   EXPECT_FALSE(openError(noConstants).empty());
+}
+
+TEST_F(CompiledModelTest, ReferencePartitionsArePrecompiled) {
+  OwningOpRef<cgc::ModuleOp> module = lowerSpecExample({"reference"});
+  std::vector<uint8_t> bytes = package(*module);
+  ASSERT_FALSE(bytes.empty());
+  cgc::CompiledModel model;
+  std::string error;
+  ASSERT_TRUE(model.open(bytes.data(), bytes.size(), error)) << error;
+  const cgc::ExecutionPlan &plan = model.getPlan();
+  size_t mlirPrograms = 0;
+  for (size_t p = 0; p < plan.programs.size(); ++p) {
+    const cgc::PlanProgram &program = plan.programs[p];
+    if (program.kind != cgc::PlanProgram::Kind::Mlir) {
+      EXPECT_FALSE(program.precompiledPart);
+      EXPECT_EQ(model.getPrecompiledProgram(p).size, 0u);
+      continue;
+    }
+    ++mlirPrograms;
+    EXPECT_EQ(program.target, "reference");
+    ASSERT_TRUE(program.precompiledPart) << program.name;
+    // The blob: keyed by the reference driver's compiler identity and the
+    // digest of the Partition IR stored beside it, holding what the JIT
+    // makes of that Partition IR.
+    cgc::ByteView blob = model.getPrecompiledProgram(p);
+    cgc::ContainerReader reader;
+    cgc::PrecompiledKey key;
+    ASSERT_TRUE(cgc::readPrecompiledProgram(blob.data, blob.size, reader, key, error)) << error;
+    EXPECT_EQ(key.compiler, cgc::reference::compilerIdentity());
+    EXPECT_EQ(key.compiler.rfind("cgc-reference 0.1.0 src:", 0), 0u) << key.compiler;
+    cgc::ByteView bytecode = model.getPartitionBytecode(p);
+    EXPECT_EQ(key.partitionDigest, cgc::digestBytecode(bytecode));
+    auto kernels = reader.find(cgc::parts::kKernelProgram);
+    ASSERT_EQ(kernels.size(), 1u);
+    cgc::KernelProgram stored, jit;
+    ASSERT_TRUE(cgc::deserializeKernelProgram(kernels[0]->data.str(), stored, error)) << error;
+    ASSERT_TRUE(cgc::reference::compilePartition(bytecode.data, bytecode.size, jit, error))
+        << error;
+    EXPECT_EQ(stored, jit);
+    EXPECT_EQ(stored.bindings.size(), model.getBindPoints(p).size());
+  }
+  EXPECT_GE(mlirPrograms, 1u);
+
+  // Without precompilation: no 'CGPC' part, no reference to one.
+  cgc::PackageOptions options;
+  options.precompile = false;
+  std::vector<uint8_t> plain = package(*module, options);
+  cgc::CompiledModel plainModel;
+  ASSERT_TRUE(plainModel.open(plain.data(), plain.size(), error)) << error;
+  for (const cgc::PlanProgram &program : plainModel.getPlan().programs)
+    EXPECT_FALSE(program.precompiledPart);
+  cgc::ContainerReader reader;
+  ASSERT_TRUE(reader.open(plain.data(), plain.size(), error));
+  EXPECT_TRUE(reader.find(cgc::parts::kPrecompiledProgram).empty());
+
+  // Other targets' partitions get none (the spec example's driverTarget).
+  OwningOpRef<cgc::ModuleOp> other = lowerSpecExample();
+  std::vector<uint8_t> otherBytes = package(*other);
+  ASSERT_TRUE(reader.open(otherBytes.data(), otherBytes.size(), error));
+  EXPECT_TRUE(reader.find(cgc::parts::kPrecompiledProgram).empty());
+}
+
+TEST_F(CompiledModelTest, InconsistentPrecompiledProgramsAreRejected) {
+  OwningOpRef<cgc::ModuleOp> module = lowerSpecExample({"reference"});
+  std::vector<uint8_t> bytes = package(*module);
+  ASSERT_FALSE(bytes.empty());
+  ASSERT_EQ(openError(bytes), "");
+  cgc::ExecutionPlan original;
+  {
+    cgc::CompiledModel model;
+    std::string error;
+    ASSERT_TRUE(model.open(bytes.data(), bytes.size(), error)) << error;
+    original = model.getPlan();
+  }
+  size_t mlir = 0, kernel = original.programs.size();
+  for (size_t p = 0; p < original.programs.size(); ++p)
+    if (original.programs[p].kind == cgc::PlanProgram::Kind::Kernel)
+      kernel = p;
+  ASSERT_TRUE(original.programs[mlir].precompiledPart);
+  auto editPlan = [&](const std::function<void(cgc::ExecutionPlan &)> &change) {
+    return rebuild(bytes, [&](uint32_t fourCC, std::string &data) {
+      if (fourCC != cgc::parts::kPlan)
+        return true;
+      cgc::ExecutionPlan plan;
+      std::string error;
+      EXPECT_TRUE(cgc::parseExecutionPlan(data, plan, error)) << error;
+      change(plan);
+      data = cgc::serializeExecutionPlan(plan);
+      return true;
+    });
+  };
+  auto editBlob = [&](const std::function<void(std::string &)> &change) {
+    return rebuild(bytes, [&](uint32_t fourCC, std::string &data) {
+      if (fourCC == cgc::parts::kPrecompiledProgram)
+        change(data);
+      return true;
+    });
+  };
+
+  // The part a program names is not a precompiled program.
+  std::string error = openError(editPlan([&](cgc::ExecutionPlan &plan) {
+    plan.programs[mlir].precompiledPart = plan.programs[mlir].bindPointsPart;
+  }));
+  EXPECT_NE(error.find("precompiled program refers to part #"), std::string::npos) << error;
+  EXPECT_NE(error.find("which is not a 'CGPC' part"), std::string::npos) << error;
+  error = openError(editPlan([&](cgc::ExecutionPlan &plan) {
+    plan.programs[mlir].precompiledPart = 999;
+  }));
+  EXPECT_NE(error.find("which is not a 'CGPC' part"), std::string::npos) << error;
+  // A part no program refers to.
+  error = openError(editPlan([&](cgc::ExecutionPlan &plan) {
+    plan.programs[mlir].precompiledPart.reset();
+  }));
+  EXPECT_NE(error.find("that no program of the plan refers to"), std::string::npos) << error;
+  // A kernel program with a precompiled program.
+  if (kernel < original.programs.size()) {
+    error = openError(editPlan([&](cgc::ExecutionPlan &plan) {
+      plan.programs[kernel].precompiledPart = plan.programs[mlir].precompiledPart;
+    }));
+    EXPECT_NE(error.find("only MLIR programs are precompiled"), std::string::npos) << error;
+  }
+  // A blob that is not a precompiled program, or whose key is malformed (the
+  // outer container re-digested: only the blob is wrong).
+  error = openError(editBlob([](std::string &data) { data = "junk"; }));
+  EXPECT_NE(error.find("precompiled program (part #"), std::string::npos) << error;
+  EXPECT_NE(error.find("not a valid DX container"), std::string::npos) << error;
+  error = openError(editBlob([](std::string &data) {
+    cgc::ContainerWriter writer;
+    writer.addPart(cgc::parts::kPrecompiledKey, "{\"format\": 1, \"compiler\": 7}");
+    std::vector<uint8_t> blob = writer.finish();
+    data.assign(blob.begin(), blob.end());
+  }));
+  EXPECT_NE(error.find("key ('CGPK') is malformed"), std::string::npos) << error;
+  error = openError(editBlob([](std::string &data) { data[data.size() - 3] ^= 1; }));
+  EXPECT_NE(error.find("digest"), std::string::npos) << error;
+  // A blob of another compiler opens: whether it matches is the driver's call.
+  EXPECT_EQ(openError(editBlob([](std::string &data) {
+              cgc::PrecompiledKey key;
+              key.compiler = "some other driver's compiler";
+              std::vector<uint8_t> blob = cgc::writePrecompiledProgram(key, {});
+              data.assign(blob.begin(), blob.end());
+            })),
+            "");
+  // Two plan entries naming one blob: give the same MLIR program twice.
+  error = openError(rebuild(
+      bytes,
+      [&](uint32_t fourCC, std::string &data) {
+        if (fourCC != cgc::parts::kPlan)
+          return true;
+        cgc::ExecutionPlan plan;
+        std::string why;
+        EXPECT_TRUE(cgc::parseExecutionPlan(data, plan, why)) << why;
+        plan.programs.push_back(plan.programs[mlir]);
+        plan.programs.back().name += "_again";
+        data = cgc::serializeExecutionPlan(plan);
+        return true;
+      }));
+  EXPECT_NE(error.find("is another program's too"), std::string::npos) << error;
 }
 
 TEST_F(CompiledModelTest, MissingOrMistypedConstantsAreErrors) {

@@ -402,6 +402,53 @@ CGC_D3D12_API const char *CGCD3D12GetLastError();
 /// a callback with ID3D12InfoQueue1::RegisterMessageCallback) and printed to
 /// stderr unless CGC_D3D12_DEBUG_QUIET=1.
 
+//===----------------------------------------------------------------------===//
+// cgc extension: precompiled MLIR programs (cached blobs)
+//===----------------------------------------------------------------------===//
+
+/// The spec's "Program Precompilation" (PSDB) as D3D12 does cached pipeline
+/// state: next to an MLIR program subobject, a state object description may
+/// hold a D3D12_CACHED_MLIR_PROGRAM_CGC subobject naming that program and
+/// giving a cached blob (D3D12_CACHED_PIPELINE_STATE, as in
+/// D3D12_COMPUTE_PIPELINE_STATE_DESC::CachedPSO): the program's precompiled
+/// form, made offline by the driver's compiler (cgc-compile stores one per
+/// MLIR program of the reference target in a compiled model; the format is
+/// cgc/precompiled_program.h). The bytecode is still required: the driver
+/// skips compiling it if the blob was made by its own compiler from exactly
+/// that bytecode, and compiles it otherwise. Unlike a cached PSO, a blob
+/// that does not match is not an error (D3D12_ERROR_DRIVER_VERSION_MISMATCH)
+/// but a cache miss, reported by CGCD3D12GetCachedMlirProgramStatus; a blob
+/// that matches but is malformed fails the creation with E_INVALIDARG.
+///
+/// Rules (E_INVALIDARG otherwise): ProgramName names an MLIR program
+/// subobject of the same description; at most one per program;
+/// pCachedBlob is null exactly when CachedBlobSizeInBytes is 0 (an empty
+/// blob is ignored, as with CachedPSO). The blob is read during the call
+/// only.
+inline const D3D12_STATE_SUBOBJECT_TYPE D3D12_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC =
+    static_cast<D3D12_STATE_SUBOBJECT_TYPE>(0x10000);
+
+struct D3D12_CACHED_MLIR_PROGRAM_CGC {
+  LPCWSTR ProgramName;
+  D3D12_CACHED_PIPELINE_STATE CachedBlob;
+};
+
+enum CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS {
+  /// No cached blob was given for the program: its bytecode was compiled.
+  CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_NONE = 0,
+  /// The program was created from its cached blob; nothing was compiled.
+  CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_HIT = 1,
+  /// The blob was made by another compiler (another driver, another build),
+  /// from other bytecode or in another format: the bytecode was compiled.
+  CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_MISMATCH = 2,
+};
+
+/// How the MLIR program pProgramName of pStateObject was created.
+/// E_INVALIDARG if the state object (of this runtime) has no such program.
+CGC_D3D12_API HRESULT CGCD3D12GetCachedMlirProgramStatus(
+    ID3D12StateObject *pStateObject, LPCWSTR pProgramName,
+    CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS *pStatus);
+
 /// Creates an event a fence can signal (SetEventOnCompletion). On Linux an
 /// event is an eventfd; CGCWaitForEvent blocks until it is signaled (and
 /// resets it), with a timeout in milliseconds (UINT32_MAX: forever). Returns

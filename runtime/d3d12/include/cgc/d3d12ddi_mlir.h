@@ -51,7 +51,7 @@ extern "C" {
 #endif
 
 #define CGC_D3D12DDI_VERSION_MAJOR 1
-#define CGC_D3D12DDI_VERSION_MINOR 0
+#define CGC_D3D12DDI_VERSION_MINOR 1
 #define CGC_D3D12DDI_VERSION ((CGC_D3D12DDI_VERSION_MAJOR << 16) | CGC_D3D12DDI_VERSION_MINOR)
 #define CGC_D3D12DDI_OPEN_ADAPTER_NAME "CgcD3D12DDIOpenAdapter"
 
@@ -130,6 +130,9 @@ typedef enum D3D12DDI_STATE_OBJECT_TYPE {
 
 typedef enum D3D12DDI_STATE_SUBOBJECT_TYPE {
   D3D12DDI_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM = 34,
+  /* cgc extension (DDI 1.1): a cached blob for an MLIR program of the same
+   * state object (D3D12_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC). */
+  D3D12DDI_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC = 0x10000,
 } D3D12DDI_STATE_SUBOBJECT_TYPE;
 
 typedef struct D3D12DDI_MLIR_PROGRAM_DESC_0119 {
@@ -137,6 +140,32 @@ typedef struct D3D12DDI_MLIR_PROGRAM_DESC_0119 {
   const void *pBytecode;
   SIZE_T BytecodeSizeInBytes;
 } D3D12DDI_MLIR_PROGRAM_DESC_0119;
+
+/* cgc extension (DDI 1.1), modelled on D3D12_CACHED_PIPELINE_STATE: a
+ * precompiled form of the MLIR program subobject named ProgramName (the
+ * spec's PSDB entry; cgc's blob format is cgc/precompiled_program.h). The
+ * runtime passes at most one per program, only for programs of the same
+ * call, never an empty one. The driver uses it only if it recognizes it as
+ * made by its own compiler from exactly that program's bytecode, and
+ * otherwise compiles the bytecode as if there were no blob (the spec: "the
+ * client still passes the creation args for fallback"); a blob that claims
+ * to match but is malformed fails the creation (E_INVALIDARG). Which
+ * happened is reported by pfnGetCachedMlirProgramStatusCgc. */
+typedef struct D3D12DDI_CACHED_MLIR_PROGRAM_CGC {
+  LPCWSTR ProgramName;
+  const void *pCachedBlob;
+  SIZE_T CachedBlobSizeInBytes;
+} D3D12DDI_CACHED_MLIR_PROGRAM_CGC;
+
+typedef enum D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_CGC {
+  /* No cached blob was given: the bytecode was compiled. */
+  D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_NONE_CGC = 0,
+  /* Created from the cached blob; the bytecode was not compiled. */
+  D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_HIT_CGC = 1,
+  /* A cached blob was given but is for another compiler, another bytecode
+   * or another blob format: the bytecode was compiled. */
+  D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_MISMATCH_CGC = 2,
+} D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_CGC;
 
 typedef struct D3D12DDI_STATE_SUBOBJECT_0054 {
   D3D12DDI_STATE_SUBOBJECT_TYPE Type;
@@ -332,6 +361,13 @@ typedef struct D3D12DDI_DEVICE_FUNCS_CORE_CGC {
 
   HRESULT (*pfnCreateCommandQueue)(D3D12DDI_HDEVICE, D3D12DDI_HCOMMANDQUEUE *);
   void (*pfnDestroyCommandQueue)(D3D12DDI_HDEVICE, D3D12DDI_HCOMMANDQUEUE);
+
+  /* DDI 1.1 (cgc extension): how the MLIR program pProgramName of a state
+   * object was created (from its cached blob or compiled).
+   * E_INVALIDARG if the state object has no program of that name. */
+  HRESULT (*pfnGetCachedMlirProgramStatusCgc)(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT,
+                                              LPCWSTR pProgramName,
+                                              D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_CGC *pStatus);
 } D3D12DDI_DEVICE_FUNCS_CORE_CGC;
 
 typedef struct D3D12DDI_COMMAND_LIST_FUNCS_CGC {
