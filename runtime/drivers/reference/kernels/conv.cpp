@@ -476,14 +476,29 @@ private:
     std::vector<Geometry> out;
     int64_t want = 2 * int64_t(threads);
     auto ranges = [&](int dim, int64_t extent, int64_t minLen) {
-      int64_t step = std::max(minLen, (extent + want - 1) / want);
-      if (dim == 1 && winograd_) // whole 16-channel blocks
-        step = (step + 15) / 16 * 16;
-      for (int64_t s = 0; s < extent; s += step) {
+      if (dim == 1) {
+        int64_t step = std::max(minLen, (extent + want - 1) / want);
+        if (winograd_) // whole 16-channel blocks
+          step = (step + 15) / 16 * 16;
+        for (int64_t s = 0; s < extent; s += step) {
+          Geometry pg;
+          pg.dim = dim;
+          pg.start = s;
+          pg.len = std::min(step, extent - s);
+          out.push_back(pg);
+        }
+        return;
+      }
+      // Images and row bands: `count` pieces whose lengths differ by at most
+      // one (14 rows in 4 pieces: 4, 4, 3, 3, not 4, 4, 4, 2, which left one
+      // thread 8 rows and the other 6).
+      int64_t count = std::max<int64_t>(1, std::min(want, extent / std::max<int64_t>(1, minLen)));
+      for (int64_t i = 0, s = 0; i < count; ++i) {
         Geometry pg;
         pg.dim = dim;
         pg.start = s;
-        pg.len = std::min(step, extent - s);
+        pg.len = extent / count + (i < extent % count ? 1 : 0);
+        s += pg.len;
         out.push_back(pg);
       }
     };
