@@ -98,7 +98,10 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
       CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS status = CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_NONE;
       if (withBlob) {
         hr = CGCD3D12GetCachedMlirProgramStatus(program.stateObject.Get(), name.c_str(), &status);
-        if (FAILED(hr))
+        // A driver that does not report it takes no cached blobs: it compiled.
+        if (hr == E_NOTIMPL)
+          status = CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_MISMATCH;
+        else if (FAILED(hr))
           fail(CGC_STATUS_INTERNAL, what + ": the driver does not say whether it used the "
                                            "precompiled program (" +
                                        hresultText(hr) + "): " + CGCD3D12GetLastError());

@@ -845,8 +845,12 @@ HRESULT Device::makeStateObject(const D3D12_STATE_OBJECT_DESC *pDesc, StateObjec
   std::vector<D3D12DDI_STATE_SUBOBJECT_0054> subobjects;
   for (const auto &program : parsed.programs)
     subobjects.push_back({D3D12DDI_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM, &program});
-  for (const auto &cached : parsed.cached)
-    subobjects.push_back({D3D12DDI_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC, &cached});
+  // A driver that cannot report what it did with a cached blob gets none:
+  // it compiles every program, and CGCD3D12GetCachedMlirProgramStatus says
+  // E_NOTIMPL.
+  if (ddi().pfnGetCachedMlirProgramStatusCgc)
+    for (const auto &cached : parsed.cached)
+      subobjects.push_back({D3D12DDI_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC, &cached});
   D3D12DDIARG_CREATE_STATE_OBJECT_0054 args = {D3D12DDI_STATE_OBJECT_TYPE_EXECUTABLE,
                                                UINT(subobjects.size()), subobjects.data()};
   // Linear history: only the most recent addition may grow.

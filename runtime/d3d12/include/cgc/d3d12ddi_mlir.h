@@ -150,7 +150,8 @@ typedef struct D3D12DDI_MLIR_PROGRAM_DESC_0119 {
  * otherwise compiles the bytecode as if there were no blob (the spec: "the
  * client still passes the creation args for fallback"); a blob that claims
  * to match but is malformed fails the creation (E_INVALIDARG). Which
- * happened is reported by pfnGetCachedMlirProgramStatusCgc. */
+ * happened is reported by pfnGetCachedMlirProgramStatusCgc; a driver that
+ * leaves that function null is given no cached blobs. */
 typedef struct D3D12DDI_CACHED_MLIR_PROGRAM_CGC {
   LPCWSTR ProgramName;
   const void *pCachedBlob;
