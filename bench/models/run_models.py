@@ -7,8 +7,10 @@ exported by scripts/export_models.py with random weights) and each thread
 count:
 
   cgc           cgc-compile --target reference: .onnx -> .cgc (wall time of the
-                process); cgc-run on the .cgc: load time (every partition
-                compiled into a state object, constants mapped), latency of
+                process, partitions precompiled for the reference driver);
+                cgc-run on the .cgc: load time (every partition created as a
+                state object from its precompiled program, or compiled by the
+                driver's JIT with CGC_NO_PRECOMPILED=1; constants mapped), latency of
                 --runs runs after --warmup runs, peak resident memory (VmHWM)
                 of the process that loads and runs the model;
   ONNX Runtime  cgc-ort-run (ONNX Runtime 1.30's C API, CPU EP, all graph
@@ -24,7 +26,7 @@ rounds' runs are pooled for the median and p90.
 Also measured: ResNet-50 from .onnx to ready-to-run (compile + load) against
 the 2 s goal, and the runtime's per-run overhead (replay, submit, wait) on a
 generated one-dispatch model (a 1x8 by 8x8 matmul + bias, one MLIR program
-the reference driver's JIT compiles) against the 20 us goal.
+of the reference target) against the 20 us goal.
 
 Issue 7's goals are printed next to each ratio, marked met or missed. This is
 a report, not a test: the exit code is 0 unless a tool fails.
@@ -271,10 +273,17 @@ def measure_model(args, name, threads_list):
                 if not data.get("peak_rss_kib"):
                     data["peak_rss_kib"] = hwm
                 per[who].append(data)
+                # cgc-run's MLIR programs: from their precompiled programs, or
+                # compiled by the driver's JIT at load (its memory included).
+                programs = ""
+                if "compiled_programs" in data:
+                    programs = ", MLIR programs %d precompiled / %d compiled at load" % (
+                        data["precompiled_programs"], data["compiled_programs"])
                 print("    %-22s %-3s threads %d round %d: load %8.1f ms, median %9.3f ms, "
-                      "peak RSS %6.0f MiB (machine load average %.1f)" % (
+                      "peak RSS %6.0f MiB%s (machine load average %.1f)" % (
                           TITLES[name], who, threads, r, data["load_ms"], data["median_ms"],
-                          data.get("peak_rss_kib", 0) / 1024, load_average), flush=True)
+                          data.get("peak_rss_kib", 0) / 1024, programs, load_average),
+                      flush=True)
             if r == 0:
                 agreement = compare_outputs(per["cgc"][0]["out_dir"], per["ort"][0]["out_dir"])
 
