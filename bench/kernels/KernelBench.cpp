@@ -5,7 +5,10 @@
 // 128), at 1 and 2 threads, and prints achieved GFLOP/s per shape and for
 // the whole network (layers weighted by how often they occur). Weights are
 // marked constant, as the driver does for constant memrefs, so they are
-// prepared once. A few memory-bound kernels are reported in GB/s.
+// prepared once. A few memory-bound kernels are reported in GB/s. Where a
+// kernel replaced another (depthwise convolutions on channels-last
+// activations), both are timed in alternating batches and reported as
+// old -> new (min/median ms).
 //
 //   bench-kernels [--threads 1,2] [--min-time 0.3] [--filter substring] [--cpu-time]
 //
@@ -24,6 +27,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <new>
 #include <random>
 #include <sstream>
 #include <string>
@@ -54,8 +58,26 @@ bool selected(const std::string &name, const std::string &group) {
          group.find(gFilter) != std::string::npos;
 }
 
+/// 64-byte aligned storage, as the driver's memory plan aligns every tensor
+/// (an unaligned buffer splits every vector load of a channels-last
+/// convolution across two cache lines: 30% slower, measured).
+template <class T> struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U> Aligned64(const Aligned64<U> &) {}
+  T *allocate(size_t n) {
+    void *p = std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64);
+    if (!p)
+      throw std::bad_alloc();
+    return static_cast<T *>(p);
+  }
+  void deallocate(T *p, size_t) { std::free(p); }
+  template <class U> bool operator==(const Aligned64<U> &) const { return true; }
+  template <class U> bool operator!=(const Aligned64<U> &) const { return false; }
+};
+
 struct Buffer {
-  std::vector<float> data;
+  std::vector<float, Aligned64<float>> data;
   KernelOperand operand;
 };
 
@@ -80,6 +102,9 @@ struct Bench {
   int count = 1;    // occurrences in the network
   std::string group;
   std::unique_ptr<Kernel> kernel;
+  /// The kernel `kernel` replaces, timed interleaved with it (batches
+  /// alternate) and reported as old -> new, min and median of the batches.
+  std::unique_ptr<Kernel> baseline;
   std::vector<Buffer> inputs, outputs;
 };
 
@@ -107,6 +132,46 @@ double timeRuns(const Bench &b, ThreadPool &pool, double minTime) {
     best = std::min(best, elapsed / reps);
   } while (now() - start < minTime);
   return best;
+}
+
+/// Median and minimum of per-run times of `kernel` and `baseline` over
+/// alternating batches (each about minTime / 40), so both see the same
+/// machine load.
+struct PairTimes {
+  double newMin, newMedian, oldMin, oldMedian;
+};
+
+PairTimes timePair(const Bench &b, ThreadPool &pool, double minTime) {
+  std::vector<const void *> in;
+  std::vector<void *> out;
+  for (const Buffer &x : b.inputs)
+    in.push_back(x.data.data());
+  for (const Buffer &x : b.outputs)
+    out.push_back(const_cast<float *>(x.data.data()));
+  KernelArgs args{in.data(), out.data()};
+  const Kernel *kernels[2] = {b.kernel.get(), b.baseline.get()};
+  for (const Kernel *k : kernels) {
+    k->run(args, pool); // warm up: primitives, prepared weights
+    k->run(args, pool);
+  }
+  std::vector<double> times[2];
+  double start = now();
+  do {
+    for (int which = 0; which < 2; ++which) {
+      int reps = 0;
+      double t0 = now(), elapsed;
+      do {
+        kernels[which]->run(args, pool);
+        ++reps;
+        elapsed = now() - t0;
+      } while (elapsed < minTime / 40);
+      times[which].push_back(elapsed / reps);
+    }
+  } while (now() - start < 2 * minTime);
+  for (auto &t : times)
+    std::sort(t.begin(), t.end());
+  return {times[0].front(), times[0][times[0].size() / 2], times[1].front(),
+          times[1][times[1].size() / 2]};
 }
 
 KernelDesc convDesc(const Buffer &x, const Buffer &w, const Buffer &b, const Buffer &y,
@@ -161,6 +226,67 @@ Bench conv(const std::string &group, int count, int64_t c, int64_t hw, int64_t m
     b.kernel = createKernel(d, options, error);
   }
   if (!b.kernel) {
+    std::fprintf(stderr, "%s: %s\n", b.name.c_str(), error.c_str());
+    std::exit(1);
+  }
+  return b;
+}
+
+/// Channels-last (NHWC strides) view of an N x C x H x W buffer.
+void makeChannelsLast(Buffer &b) {
+  const std::vector<int64_t> &s = b.operand.shape;
+  b.operand.strides = {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
+}
+
+/// A depthwise convolution (C channels, k x k, padding k / 2) on
+/// channels-last activations followed by `act` (clip(0, 6) for
+/// MobileNetV2's relu6, swish for EfficientNet), as the driver runs it
+/// inside a compiled CNN: the direct channels-last kernel against oneDNN's
+/// nhwc depthwise kernel (CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE=0 while the
+/// baseline is created).
+Bench depthwiseChannelsLast(const std::string &group, int count, int64_t c, int64_t hw, int64_t k,
+                            int64_t stride, const char *act, std::mt19937 &rng) {
+  Bench b;
+  b.group = group;
+  b.count = count;
+  int64_t pad = k / 2;
+  int64_t out = (hw + 2 * pad - k) / stride + 1;
+  b.flops = 2.0 * double(c) * double(k * k) * double(out * out);
+  std::ostringstream name;
+  name << "dw " << c << " " << k << "x" << k << " s" << stride << " @" << hw << " +"
+       << std::string(act).substr(7);
+  b.name = name.str();
+  if (!selected(b.name, group))
+    return b;
+  b.inputs.push_back(buffer({1, c, hw, hw}, rng));
+  b.inputs.push_back(buffer({c, 1, k, k}, rng, 0.3f));
+  b.inputs.push_back(buffer({c}, rng));
+  b.outputs.push_back(buffer({1, c, out, out}, rng));
+  makeChannelsLast(b.inputs[0]);
+  makeChannelsLast(b.outputs[0]);
+  KernelDesc d = convDesc(b.inputs[0], b.inputs[1], b.inputs[2], b.outputs[0], stride, pad, c);
+  KernelDesc a;
+  a.op = act;
+  a.inputs = {b.outputs[0].operand};
+  a.outputs = {b.outputs[0].operand};
+  if (a.op == "cgc_op.clip") {
+    a.setAttr("min", AttrValue::ofFloat(0));
+    a.setAttr("max", AttrValue::ofFloat(6));
+  }
+  KernelOptions options;
+  options.constantInputs = {false, true, true};
+  std::string error;
+  b.kernel = createFusedKernel(d, {a}, options, error);
+  const char *previous = std::getenv("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE");
+  std::string saved = previous ? previous : "";
+  setenv("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE", "0", 1);
+  if (b.kernel)
+    b.baseline = createFusedKernel(d, {a}, options, error);
+  if (previous)
+    setenv("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE", saved.c_str(), 1);
+  else
+    unsetenv("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE");
+  if (!b.kernel || !b.baseline) {
     std::fprintf(stderr, "%s: %s\n", b.name.c_str(), error.c_str());
     std::exit(1);
   }
@@ -307,6 +433,33 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   all.push_back(conv(mb, 1, 144, 56, 144, 3, 2, true, rng, 144));
   all.push_back(conv(mb, 1, 144, 56, 24, 1, 1, false, rng));
   all.push_back(conv(mb, 1, 960, 7, 960, 3, 1, true, rng, 960));
+  // Every depthwise layer of MobileNetV2 (relu6) and EfficientNet-B0
+  // (swish), channels-last as inside the compiled models: oneDNN's nhwc
+  // kernel (old) vs the direct channels-last kernel (new).
+  const std::string mdw = "MobileNetV2 depthwise, channels-last";
+  all.push_back(depthwiseChannelsLast(mdw, 1, 32, 112, 3, 1, "cgc_op.clip", rng));
+  all.push_back(depthwiseChannelsLast(mdw, 1, 96, 112, 3, 2, "cgc_op.clip", rng));
+  all.push_back(depthwiseChannelsLast(mdw, 1, 144, 56, 3, 1, "cgc_op.clip", rng));
+  all.push_back(depthwiseChannelsLast(mdw, 1, 144, 56, 3, 2, "cgc_op.clip", rng));
+  all.push_back(depthwiseChannelsLast(mdw, 2, 192, 28, 3, 1, "cgc_op.clip", rng));
+  all.push_back(depthwiseChannelsLast(mdw, 1, 192, 28, 3, 2, "cgc_op.clip", rng));
+  all.push_back(depthwiseChannelsLast(mdw, 4, 384, 14, 3, 1, "cgc_op.clip", rng));
+  all.push_back(depthwiseChannelsLast(mdw, 2, 576, 14, 3, 1, "cgc_op.clip", rng));
+  all.push_back(depthwiseChannelsLast(mdw, 1, 576, 14, 3, 2, "cgc_op.clip", rng));
+  all.push_back(depthwiseChannelsLast(mdw, 3, 960, 7, 3, 1, "cgc_op.clip", rng));
+  const std::string edw = "EfficientNet-B0 depthwise, channels-last";
+  all.push_back(depthwiseChannelsLast(edw, 1, 32, 112, 3, 1, "cgc_op.swish", rng));
+  all.push_back(depthwiseChannelsLast(edw, 1, 96, 112, 3, 2, "cgc_op.swish", rng));
+  all.push_back(depthwiseChannelsLast(edw, 1, 144, 56, 3, 1, "cgc_op.swish", rng));
+  all.push_back(depthwiseChannelsLast(edw, 1, 144, 56, 5, 2, "cgc_op.swish", rng));
+  all.push_back(depthwiseChannelsLast(edw, 1, 240, 28, 5, 1, "cgc_op.swish", rng));
+  all.push_back(depthwiseChannelsLast(edw, 1, 240, 28, 3, 2, "cgc_op.swish", rng));
+  all.push_back(depthwiseChannelsLast(edw, 2, 480, 14, 3, 1, "cgc_op.swish", rng));
+  all.push_back(depthwiseChannelsLast(edw, 1, 480, 14, 5, 1, "cgc_op.swish", rng));
+  all.push_back(depthwiseChannelsLast(edw, 2, 672, 14, 5, 1, "cgc_op.swish", rng));
+  all.push_back(depthwiseChannelsLast(edw, 1, 672, 14, 5, 2, "cgc_op.swish", rng));
+  all.push_back(depthwiseChannelsLast(edw, 3, 1152, 7, 5, 1, "cgc_op.swish", rng));
+  all.push_back(depthwiseChannelsLast(edw, 1, 1152, 7, 3, 1, "cgc_op.swish", rng));
   // EfficientNet-B0 squeeze-excitation: 1x1 convolutions on 1x1 planes.
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 480, 1, 20, 1, 1, false, rng));
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 20, 1, 480, 1, 1, false, rng));
@@ -369,6 +522,7 @@ int main(int argc, char **argv) {
   struct Total {
     std::string group;
     std::vector<double> flops, time;
+    std::vector<double> oldTime; // baseline kernels (medians), where compared
   };
   std::vector<Total> totals;
   for (Bench &b : all) {
@@ -377,9 +531,26 @@ int main(int argc, char **argv) {
     if (b.group != group) {
       group = b.group;
       std::printf("-- %s\n", group.c_str());
-      totals.push_back({group, std::vector<double>(threads.size()), std::vector<double>(threads.size())});
+      totals.push_back({group, std::vector<double>(threads.size()), std::vector<double>(threads.size()),
+                        std::vector<double>(threads.size())});
     }
     std::printf("%-34s x%-7d", b.name.c_str(), b.count);
+    if (b.baseline) {
+      // old -> new: min and median ms of interleaved batches.
+      for (size_t i = 0; i < threads.size(); ++i) {
+        ThreadPool pool(threads[i]);
+        PairTimes t = timePair(b, pool, minTime);
+        std::printf("  %d thr: old %.4f/%.4f new %.4f/%.4f ms (%.2fx)", threads[i], t.oldMin * 1e3,
+                    t.oldMedian * 1e3, t.newMin * 1e3, t.newMedian * 1e3,
+                    t.oldMedian / t.newMedian);
+        totals.back().flops[i] += b.flops * b.count;
+        totals.back().time[i] += t.newMedian * b.count;
+        totals.back().oldTime[i] += t.oldMedian * b.count;
+      }
+      std::printf("\n      old: %s\n      new: %s\n", b.baseline->describe().c_str(),
+                  b.kernel->describe().c_str());
+      continue;
+    }
     for (size_t i = 0; i < threads.size(); ++i) {
       ThreadPool pool(threads[i]);
       double t = timeRuns(b, pool, minTime);
@@ -398,9 +569,12 @@ int main(int argc, char **argv) {
     if (t.flops[0] == 0)
       continue;
     std::printf("%-34s", (t.group + " total").c_str());
-    for (size_t i = 0; i < threads.size(); ++i)
+    for (size_t i = 0; i < threads.size(); ++i) {
       std::printf("  %2d thr: %8.2f ms %7.1f GFLOP/s", threads[i], t.time[i] * 1e3,
                   t.flops[i] / t.time[i] * 1e-9);
+      if (t.oldTime[i] > 0)
+        std::printf(" (old %.2f ms, medians)", t.oldTime[i] * 1e3);
+    }
     std::printf("\n");
   }
   return 0;

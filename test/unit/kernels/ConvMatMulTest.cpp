@@ -2,6 +2,8 @@
 
 #include "KernelTestUtil.h"
 
+#include "common.h" // cpuHasAvx512
+
 #include <cstdlib>
 #include <string>
 #include <sys/mman.h>
@@ -217,6 +219,49 @@ TEST(Convolution, LargeDepthwiseUsesTheDirectKernel) {
   EXPECT_NE(k->describe().find("direct depthwise"), std::string::npos) << k->describe();
   runKernel(*k, {&x, &w, &b}, {&y}, pool3());
   EXPECT_TRUE(closeTo(y, convOracle(x, w, &b, c, y.shape()), 1e-5, 1e-5, "direct depthwise"));
+}
+
+TEST(Convolution, ChannelsLastDepthwiseDirectKernel) {
+  // Depthwise convolutions on channels-last float32 operands run on the
+  // direct AVX-512 kernel (depthwise.cpp) where the CPU has AVX-512: 3x3
+  // and 5x5 (unrolled), strides 1 and 2, asymmetric padding, channel counts
+  // with a partial last vector and below 16, rows narrower than a register
+  // block, batches, and the generic taps (dilation along W, other widths
+  // and strides, no bias, kernel rows entirely in the padding); pieces
+  // across 3 threads and whole on 1 (checkConv runs both), constant weights
+  // prepared once and weights re-read on every run.
+  std::mt19937 rng(46);
+  std::vector<ConvCase> cases = {
+      // n, c, m, groups, in, kernel, stride, dilation, padB, padE
+      {1, 32, 32, 32, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {2, 40, 40, 40, {11, 13}, {3, 3}, {2, 2}, {1, 1}, {0, 1}, {1, 0}},
+      {1, 24, 24, 24, {14, 15}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}},
+      {1, 20, 20, 20, {15, 16}, {5, 5}, {2, 2}, {1, 1}, {1, 2}, {2, 1}},
+      {1, 7, 7, 7, {9, 10}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},     // dilation 2
+      {2, 5, 5, 5, {6, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},      // W 3 < block
+      {1, 16, 16, 16, {5, 40}, {3, 5}, {1, 3}, {1, 1}, {1, 2}, {1, 2}},  // 3x5, W stride 3
+      {1, 33, 33, 33, {7, 7}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}, false},
+      {1, 16, 16, 16, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {3, 3}, {3, 3}},   // rows all padding
+      {1, 48, 48, 48, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, // split
+      {2, 80, 80, 80, {9, 18}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},  // split by rows of 2 images
+  };
+  for (const ConvCase &c : cases) {
+    Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, Layout::ChannelsLast);
+    Tensor w(CGC_DTYPE_FLOAT32, {c.m, 1, c.kernel[0], c.kernel[1]}), b(CGC_DTYPE_FLOAT32, {c.m});
+    Tensor y(CGC_DTYPE_FLOAT32, convOut(c, false), Layout::ChannelsLast);
+    Desc d("cgc_op.convolution");
+    d.in(x).in(w);
+    if (c.bias)
+      d.in(b);
+    d.out(y).ints("strides", c.stride).ints("dilations", c.dilation).ints("start_padding", c.padB)
+        .ints("end_padding", c.padE).i("groups", c.groups);
+    auto k = make(d);
+    ASSERT_TRUE(k);
+    EXPECT_EQ(k->describe().find("channels-last AVX-512") != std::string::npos, cpuHasAvx512())
+        << k->describe();
+    checkConv(c, CGC_DTYPE_FLOAT32, false, Layout::ChannelsLast, Layout::ChannelsLast, true, rng);
+    checkConv(c, CGC_DTYPE_FLOAT32, false, Layout::ChannelsLast, Layout::ChannelsLast, false, rng);
+  }
 }
 
 TEST(Convolution, TransposeEveryCase) {

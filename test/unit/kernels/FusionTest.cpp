@@ -8,6 +8,8 @@
 
 #include "KernelTestUtil.h"
 
+#include "common.h" // cpuHasAvx512
+
 #include <thread>
 
 #include <sys/mman.h>
@@ -29,18 +31,23 @@ struct Step {
 
 struct FusedRun {
   std::vector<double> fused, unfused;
+  std::vector<double> fusedOnOneThread; // the fused kernel run again on pool1
   std::string reason, description;
 };
 
-/// Builds anchor + chain, runs fused and unfused.
+/// Builds anchor + chain, runs fused (on 3 threads, then on 1) and unfused.
+/// The anchor's result, the chain's values and its full-size extra operands
+/// are laid out as `layout`, `residualLayout`.
 FusedRun runChain(const Desc &anchorDesc, std::vector<const Tensor *> anchorIns,
                   const std::vector<int64_t> &outShape, const std::vector<Step> &chain,
-                  std::mt19937 &rng, const KernelOptions &options = {}) {
+                  std::mt19937 &rng, const KernelOptions &options = {},
+                  Layout layout = Layout::Contiguous,
+                  Layout residualLayout = Layout::Contiguous) {
   FusedRun r;
   cgc_dtype_t dt = CGC_DTYPE_FLOAT32;
   // Unfused: anchor into t0, each step into t_{i+1}.
   std::vector<Tensor> values;
-  values.emplace_back(dt, outShape);
+  values.emplace_back(dt, outShape, layout);
   std::vector<Tensor> extras;
   extras.reserve(chain.size());
   std::vector<KernelDesc> epilogue;
@@ -58,14 +65,15 @@ FusedRun runChain(const Desc &anchorDesc, std::vector<const Tensor *> anchorIns,
     d.in(values.back());
     const Tensor *extra = nullptr;
     if (s.extraShape) {
-      extras.emplace_back(dt, *s.extraShape);
+      extras.emplace_back(dt, *s.extraShape,
+                          *s.extraShape == outShape ? residualLayout : Layout::Contiguous);
       fillRandom(extras.back(), rng, s.op == "cgc_op.div" ? 0.5 : -1, 2);
       extra = &extras.back();
       d.in(*extra);
     }
     for (const auto &[k, v] : s.attrs)
       d.attr(k, v);
-    Tensor next(dt, outShape);
+    Tensor next(dt, outShape, layout);
     d.out(next);
     epilogue.push_back(d.get());
     auto k = make(d);
@@ -79,7 +87,7 @@ FusedRun runChain(const Desc &anchorDesc, std::vector<const Tensor *> anchorIns,
   }
   r.unfused = values.back().values();
   // Fused.
-  Tensor out(dt, outShape);
+  Tensor out(dt, outShape, layout);
   epilogue.back().outputs = {out.operand()};
   std::unique_ptr<Kernel> fused = createFusedKernel(anchor.get(), epilogue, options, r.reason);
   if (!fused)
@@ -90,6 +98,9 @@ FusedRun runChain(const Desc &anchorDesc, std::vector<const Tensor *> anchorIns,
     ins.push_back(&e);
   runKernel(*fused, ins, {&out}, pool3());
   r.fused = out.values();
+  Tensor again(dt, outShape, layout);
+  runKernel(*fused, ins, {&again}, pool1());
+  r.fusedOnOneThread = again.values();
   return r;
 }
 
@@ -354,6 +365,93 @@ TEST(Fusion, DirectDepthwiseTakesAnyElementwiseChain) {
     Tensor t(CGC_DTYPE_FLOAT32, out);
     t.setValues(r.fused);
     EXPECT_TRUE(closeTo(t, r.unfused, 1e-4, 1e-4, "depthwise" + name + " [" + r.description + "]"));
+  }
+}
+
+TEST(Fusion, ChannelsLastDepthwiseTakesAnyElementwiseChain) {
+  // Channels-last depthwise convolutions run on the direct AVX-512 kernel
+  // with the chain applied per output row: clip (relu6), swish, full-size
+  // residuals laid out channels-last and NCHW, per-channel operands, and the
+  // whole chain list; 3x3 stride 1 and 5x5 stride 2 with asymmetric
+  // padding, 40 channels (a partial last vector), batch 2; on 3 threads and
+  // on 1.
+  std::mt19937 rng(77);
+  struct Shape {
+    int64_t k, stride;
+    std::vector<int64_t> padB, padE;
+  };
+  for (const Shape &sh : {Shape{3, 1, {1, 1}, {1, 1}}, Shape{5, 2, {2, 1}, {1, 2}}})
+    for (Layout residual : {Layout::ChannelsLast, Layout::Contiguous}) {
+      const int64_t C = 40, H = 13, W = 11;
+      Tensor x(CGC_DTYPE_FLOAT32, {2, C, H, W}, Layout::ChannelsLast);
+      Tensor w(CGC_DTYPE_FLOAT32, {C, 1, sh.k, sh.k}), b(CGC_DTYPE_FLOAT32, {C});
+      fillRandom(x, rng, -1, 1);
+      fillRandom(w, rng, -0.5, 0.5);
+      fillRandom(b, rng, -0.5, 0.5);
+      std::vector<int64_t> out = {2, C, (H + sh.padB[0] + sh.padE[0] - sh.k) / sh.stride + 1,
+                                  (W + sh.padB[1] + sh.padE[1] - sh.k) / sh.stride + 1};
+      Tensor y(CGC_DTYPE_FLOAT32, out, Layout::ChannelsLast);
+      std::vector<std::vector<Step>> all = chains(out, C);
+      all.push_back({{"cgc_op.clip", {{"min", F(0)}, {"max", F(6)}}}, {"cgc_op.add", {}, out}});
+      all.push_back({{"cgc_op.mul", {}, std::vector<int64_t>{1, C, 1, 1}}, {"cgc_op.swish"}});
+      all.push_back({{"cgc_op.floor"}, {"cgc_op.sign"}});
+      for (const auto &chain : all) {
+        KernelOptions options;
+        options.constantInputs = {false, true, true};
+        Desc conv = convDesc(x, w, &b, y, sh.padB, C);
+        conv.ints("strides", {sh.stride, sh.stride}).ints("end_padding", sh.padE);
+        FusedRun r = runChain(conv, {&x, &w, &b}, out, chain, rng, options,
+                              Layout::ChannelsLast, residual);
+        std::string name = "k" + std::to_string(sh.k);
+        for (const Step &s : chain)
+          name += " " + s.op;
+        ASSERT_FALSE(r.fused.empty()) << "not fused:" << name << ": " << r.reason;
+        EXPECT_EQ(r.description.find("channels-last AVX-512") != std::string::npos,
+                  cpuHasAvx512())
+            << r.description;
+        Tensor t(CGC_DTYPE_FLOAT32, out);
+        t.setValues(r.fused);
+        EXPECT_TRUE(closeTo(t, r.unfused, 1e-4, 1e-4, name + " [" + r.description + "]"));
+        t.setValues(r.fusedOnOneThread);
+        EXPECT_TRUE(closeTo(t, r.unfused, 1e-4, 1e-4, name + " 1 thread"));
+      }
+    }
+}
+
+TEST(Fusion, ChannelsLastDepthwiseResidualInPlace) {
+  // The result bound to the same bytes as the residual the chain adds (an
+  // in-place add): rows are staged and copied out after the chain read the
+  // residual, so the result is the unfused one.
+  std::mt19937 rng(78);
+  const std::vector<int64_t> shape = {1, 96, 20, 20};
+  Tensor x(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+  Tensor w(CGC_DTYPE_FLOAT32, {96, 1, 3, 3}), b(CGC_DTYPE_FLOAT32, {96});
+  Tensor r(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+  Tensor t(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w, rng, -0.5, 0.5);
+  fillRandom(b, rng, -0.5, 0.5);
+  fillRandom(r, rng, -1, 1);
+  KernelOptions options;
+  options.constantInputs = {false, true, true, false};
+  Desc conv = convDesc(x, w, &b, t, {1, 1}, 96);
+  KernelDesc clip =
+      Desc("cgc_op.clip").in(t).out(t).attr("min", F(0)).attr("max", F(6)).get();
+  KernelDesc add = Desc("cgc_op.add").in(t).in(r).out(t).get();
+  runKernel(*make(conv.get(), options), {&x, &w, &b}, {&t}, pool1());
+  runKernel(*make(clip), {&t}, {&t}, pool1());
+  runKernel(*make(add), {&t, &r}, {&t}, pool1());
+  std::vector<double> expected = t.values();
+  std::string reason;
+  std::unique_ptr<Kernel> fused = createFusedKernel(conv.get(), {clip, add}, options, reason);
+  ASSERT_TRUE(fused) << reason;
+  EXPECT_EQ(fused->describe().find("channels-last AVX-512") != std::string::npos, cpuHasAvx512())
+      << fused->describe();
+  for (ThreadPool *pool : {&pool1(), &pool3()}) {
+    Tensor inPlace(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+    inPlace.setValues(r.values());
+    runKernel(*fused, {&x, &w, &b, &inPlace}, {&inPlace}, *pool);
+    EXPECT_TRUE(closeTo(inPlace, expected, 1e-5, 1e-5, "in place [" + fused->describe() + "]"));
   }
 }
 

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "depthwise.h"
 #include "elementwise.h"
 #include "gemm.h"
 #include "math.h"
@@ -1158,6 +1159,40 @@ bool depthwiseApplies(const ConvGeom &g, const KernelDesc &desc, const KernelOpe
   return out.dtype == CGC_DTYPE_FLOAT32 && out.isContiguous() && numElements(out.shape) > 0;
 }
 
+//===----------------------------------------------------------------------===//
+// Depthwise 2-D float32 convolution on channels-last operands
+//===----------------------------------------------------------------------===//
+
+/// 2-D, groups == input channels == output channels > 1.
+bool isDepthwise2d(const ConvGeom &g) {
+  return !g.transpose && g.spatial() == 2 && g.groups == g.inC && g.outC == g.inC && g.inC > 1 &&
+         g.kernelSize() > 0;
+}
+
+DepthwiseGeometry depthwiseGeometry(const ConvGeom &g) {
+  DepthwiseGeometry d;
+  d.batch = g.batch;
+  d.channels = g.inC;
+  d.inH = g.in[0], d.inW = g.in[1], d.outH = g.out[0], d.outW = g.out[1];
+  d.kernelH = g.kernel[0], d.kernelW = g.kernel[1];
+  d.strideH = g.stride[0], d.strideW = g.stride[1];
+  d.dilationH = g.dilation[0], d.dilationW = g.dilation[1];
+  d.padTop = g.padBegin[0], d.padLeft = g.padBegin[1];
+  d.hasBias = g.hasBias;
+  return d;
+}
+
+/// True if a depthwise convolution whose result is laid out as `out` runs
+/// on the channels-last direct kernel (depthwise.cpp) instead of oneDNN's
+/// brdgmm_dw nhwc kernel. CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE=0 turns it
+/// off (read when a kernel is created, so a benchmark can build both).
+bool channelsLastDepthwise(const ConvGeom &g, const KernelDesc &desc, const KernelOperand &out) {
+  const char *env = std::getenv("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE");
+  const bool enabled = !(env && std::string(env) == "0");
+  return enabled && isDepthwise2d(g) && numElements(out.shape) > 0 &&
+         channelsLastDepthwiseMismatch(depthwiseGeometry(g), desc, out).empty();
+}
+
 std::unique_ptr<Kernel> makeGeneric(const ConvGeom &g, cgc_dtype_t dtype) {
   std::unique_ptr<Kernel> kernel;
   visitDType(dtype, [&](auto tagT) {
@@ -1191,6 +1226,10 @@ std::unique_ptr<Kernel> makeConv(const KernelDesc &desc, const KernelOptions &op
   bool largePlanes = numElements(g.out) >= kDwMinPlane;
   if (depthwiseApplies(g, desc, out) && largePlanes)
     return std::make_unique<DepthwiseKernel>(g, Epilogue(), desc.inputs.size(), "");
+  if (!empty && channelsLastDepthwise(g, desc, out))
+    return makeChannelsLastDepthwise(depthwiseGeometry(g), desc, {},
+                                     options.isConstant(1) && (!g.hasBias || options.isConstant(2)),
+                                     geomText(g));
   if (dnnlType(x.dtype) && !empty && !hasNegativeStrides(desc)) {
     try {
       return makeDnnlConv(g, x, w, out, options.isConstant(1), onednn::PostOps(), 0,
@@ -1227,6 +1266,18 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
   std::string postReason;
   bool postOk = onednn::buildPostOps(epilogue, anchor.outputs[0].shape, x.dtype, post, postReason);
   bool largePlanes = numElements(g.out) >= kDwMinPlane;
+  if (out.shape == anchor.outputs[0].shape && channelsLastDepthwise(g, anchor, out)) {
+    // Any elementwise chain that keeps the shape and dtype, applied to each
+    // output row while it is in cache.
+    try {
+      return makeChannelsLastDepthwise(
+          depthwiseGeometry(g), anchor, epilogue,
+          options.isConstant(1) && (!g.hasBias || options.isConstant(2)), geomText(g));
+    } catch (const DescError &e) {
+      reason = e.message;
+      return nullptr;
+    }
+  }
   if (depthwiseApplies(g, anchor, out) && out.shape == anchor.outputs[0].shape &&
       (largePlanes || !postOk)) {
     // Any elementwise chain that keeps the shape and dtype, applied to

@@ -931,8 +931,34 @@ std::unique_ptr<Kernel> makeElementwiseKernel(const KernelDesc &desc, const Kern
 //===----------------------------------------------------------------------===//
 
 Epilogue::Epilogue(const std::vector<int64_t> &shape, cgc_dtype_t dtype,
-                   const std::vector<KernelDesc> &chain) {
-  std::vector<int64_t> strides = contiguousStrides(shape);
+                   const std::vector<KernelDesc> &chain)
+    : Epilogue(shape, dtype, chain, contiguousStrides(shape), [&] {
+        std::vector<size_t> order(shape.size());
+        for (size_t d = 0; d < order.size(); ++d)
+          order[d] = d;
+        return order;
+      }()) {}
+
+Epilogue::Epilogue(const std::vector<int64_t> &shape, cgc_dtype_t dtype,
+                   const std::vector<KernelDesc> &chain, const std::vector<int64_t> &valueStrides,
+                   const std::vector<size_t> &order) {
+  std::vector<bool> seen(shape.size(), false);
+  bool permutation = order.size() == shape.size() && valueStrides.size() == shape.size();
+  for (size_t d : order) {
+    permutation = permutation && d < shape.size() && !seen[d];
+    if (permutation)
+      seen[d] = true;
+  }
+  if (!permutation)
+    fail(cat("internal error: epilogue order/strides do not match the shape ", shapeStr(shape)));
+  // Dimensions (and every operand's strides) in position order.
+  auto permute = [&](const std::vector<int64_t> &v) {
+    std::vector<int64_t> r(order.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      r[i] = v[order[i]];
+    return r;
+  };
+  const std::vector<int64_t> posShape = permute(shape), strides = permute(valueStrides);
   size_t elem = cgc_dtype_size(dtype);
   for (const KernelDesc &desc : chain) {
     if (!isElementwiseOp(desc.op))
@@ -952,13 +978,13 @@ Epilogue::Epilogue(const std::vector<int64_t> &shape, cgc_dtype_t dtype,
     std::vector<std::vector<int64_t>> opStrides = {strides, strides};
     std::vector<size_t> sizes = {elem, elem};
     for (size_t i = 1; i < desc.inputs.size(); ++i) {
-      opStrides.push_back(broadcastStrides(*desc.inputs[i], shape));
+      opStrides.push_back(permute(broadcastStrides(*desc.inputs[i], shape)));
       sizes.push_back(cgc_dtype_size(desc.inputs[i]->dtype));
       step.extraIndex.push_back(int(numExtra_++));
     }
-    // Keep the output's row-major order so that block ranges map to
-    // positions (no reordering of dimensions).
-    step.plan = LoopPlan(shape, opStrides, sizes, /*reorder=*/false);
+    // Keep the position order so that block ranges map to positions (no
+    // reordering of dimensions).
+    step.plan = LoopPlan(posShape, opStrides, sizes, /*reorder=*/false);
     steps_.push_back(std::move(step));
   }
 }

@@ -45,11 +45,22 @@ public:
   /// chain. Throws DescError if an op changes the shape or dtype.
   Epilogue(const std::vector<int64_t> &shape, cgc_dtype_t dtype,
            const std::vector<KernelDesc> &chain);
+  /// The same for a running value stored with element strides
+  /// `valueStrides` (any layout, e.g. channels-last), whose positions count
+  /// in the order `order` of its dimensions (outermost first): {0, 2, 3, 1}
+  /// numbers an N x C x H x W value in channels-last order, so that one
+  /// output row of a channels-last kernel is one range of positions. Extra
+  /// operands keep their own strides (a per-channel vector, a residual in
+  /// any layout).
+  Epilogue(const std::vector<int64_t> &shape, cgc_dtype_t dtype,
+           const std::vector<KernelDesc> &chain, const std::vector<int64_t> &valueStrides,
+           const std::vector<size_t> &order);
   Epilogue() = default;
   bool empty() const { return steps_.empty(); }
   size_t numExtraOperands() const { return numExtra_; }
-  /// Applies the chain to elements [begin, end) (row-major positions) of
-  /// `data`; `extra[i]` is the address of extra operand i.
+  /// Applies the chain to elements [begin, end) (row-major positions, or in
+  /// the order given to the constructor) of `data`; `extra[i]` is the
+  /// address of extra operand i.
   void apply(char *data, const void *const *extra, int64_t begin, int64_t end) const;
 
 private:
