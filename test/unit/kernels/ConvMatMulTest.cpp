@@ -222,14 +222,13 @@ TEST(Convolution, LargeDepthwiseUsesTheDirectKernel) {
 }
 
 TEST(Convolution, ChannelsLastDepthwiseDirectKernel) {
-  // Depthwise convolutions on channels-last float32 operands run on the
-  // direct AVX-512 kernel (depthwise.cpp) where the CPU has AVX-512: 3x3
-  // and 5x5 (unrolled), strides 1 and 2, asymmetric padding, channel counts
-  // with a partial last vector and below 16, rows narrower than a register
-  // block, batches, and the generic taps (dilation along W, other widths
-  // and strides, no bias, kernel rows entirely in the padding); pieces
-  // across 3 threads and whole on 1 (checkConv runs both), constant weights
-  // prepared once and weights re-read on every run.
+  // Depthwise convolutions on channels-last float32 operands with kernels 3
+  // or 5 wide and stride 1 or 2 run on the direct AVX-512 kernel
+  // (depthwise.cpp) where the CPU has AVX-512: asymmetric padding, channel
+  // counts with a partial last vector and below 16, rows narrower than a
+  // register block, batches, vertical dilation, kernel rows entirely in the
+  // padding, no bias; pieces across 3 threads and whole on 1 (checkConv runs
+  // both), constant weights prepared once and weights re-read on every run.
   std::mt19937 rng(46);
   std::vector<ConvCase> cases = {
       // n, c, m, groups, in, kernel, stride, dilation, padB, padE
@@ -237,13 +236,13 @@ TEST(Convolution, ChannelsLastDepthwiseDirectKernel) {
       {2, 40, 40, 40, {11, 13}, {3, 3}, {2, 2}, {1, 1}, {0, 1}, {1, 0}},
       {1, 24, 24, 24, {14, 15}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}},
       {1, 20, 20, 20, {15, 16}, {5, 5}, {2, 2}, {1, 1}, {1, 2}, {2, 1}},
-      {1, 7, 7, 7, {9, 10}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},     // dilation 2
       {2, 5, 5, 5, {6, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},      // W 3 < block
-      {1, 16, 16, 16, {5, 40}, {3, 5}, {1, 3}, {1, 1}, {1, 2}, {1, 2}},  // 3x5, W stride 3
-      {1, 33, 33, 33, {7, 7}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}, false},
+      {1, 7, 7, 7, {9, 10}, {3, 3}, {1, 1}, {2, 1}, {2, 1}, {2, 1}},     // dilation along H
+      {1, 16, 16, 16, {9, 40}, {7, 5}, {3, 1}, {1, 1}, {3, 2}, {1, 2}, false},
       {1, 16, 16, 16, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {3, 3}, {3, 3}},   // rows all padding
       {1, 48, 48, 48, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, // split
-      {2, 80, 80, 80, {9, 18}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},  // split by rows of 2 images
+      {2, 80, 80, 80, {9, 18}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},  // split, 2 images
+      {1, 200, 200, 200, {12, 33}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, // channel groups
   };
   for (const ConvCase &c : cases) {
     Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, Layout::ChannelsLast);
@@ -261,6 +260,61 @@ TEST(Convolution, ChannelsLastDepthwiseDirectKernel) {
         << k->describe();
     checkConv(c, CGC_DTYPE_FLOAT32, false, Layout::ChannelsLast, Layout::ChannelsLast, true, rng);
     checkConv(c, CGC_DTYPE_FLOAT32, false, Layout::ChannelsLast, Layout::ChannelsLast, false, rng);
+  }
+}
+
+TEST(Convolution, ChannelsLastDepthwiseGenericTaps) {
+  // Other widths, strides and dilations along W stay on oneDNN (faster than
+  // the direct kernel's generic segments), except when the fused chain has
+  // no oneDNN post-op form: then the direct kernel runs them. A cast to
+  // float32 is such a chain and changes no value, so the fused result is the
+  // convolution's: checked against the oracle on 1 and 3 threads.
+  std::mt19937 rng(47);
+  std::vector<ConvCase> cases = {
+      {1, 7, 7, 7, {9, 10}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},     // dilation 2
+      {1, 16, 16, 16, {5, 40}, {3, 5}, {1, 3}, {1, 1}, {1, 2}, {1, 2}},  // W stride 3
+      {1, 33, 33, 33, {7, 7}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}, false},
+      {2, 20, 20, 20, {12, 25}, {3, 9}, {2, 1}, {1, 2}, {1, 8}, {0, 7}}, // 9 wide, dilated
+  };
+  for (const ConvCase &c : cases) {
+    Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, Layout::ChannelsLast);
+    Tensor w(CGC_DTYPE_FLOAT32, {c.m, 1, c.kernel[0], c.kernel[1]}), b(CGC_DTYPE_FLOAT32, {c.m});
+    fillRandom(x, rng, -2, 2);
+    fillRandom(w, rng, -1, 1);
+    fillRandom(b, rng, -1, 1);
+    std::vector<int64_t> os = convOut(c, false);
+    Tensor y(CGC_DTYPE_FLOAT32, os, Layout::ChannelsLast);
+    Desc d("cgc_op.convolution");
+    d.in(x).in(w);
+    if (c.bias)
+      d.in(b);
+    d.out(y).ints("strides", c.stride).ints("dilations", c.dilation).ints("start_padding", c.padB)
+        .ints("end_padding", c.padE).i("groups", c.groups);
+    auto plain = make(d);
+    ASSERT_TRUE(plain);
+    EXPECT_NE(plain->describe().find("oneDNN"), std::string::npos) << plain->describe();
+    KernelDesc cast =
+        Desc("cgc_op.cast").in(y).out(y).attr("to", AttrValue::ofDType(CGC_DTYPE_FLOAT32)).get();
+    KernelOptions options;
+    options.constantInputs = {false, true, true};
+    std::string reason;
+    std::unique_ptr<Kernel> fused = createFusedKernel(d.get(), {cast}, options, reason);
+    if (!cpuHasAvx512()) {
+      EXPECT_FALSE(fused);
+      continue;
+    }
+    ASSERT_TRUE(fused) << reason;
+    EXPECT_NE(fused->describe().find("generic taps"), std::string::npos) << fused->describe();
+    std::vector<const Tensor *> ins = {&x, &w};
+    if (c.bias)
+      ins.push_back(&b);
+    std::vector<double> expected = convOracle(x, w, c.bias ? &b : nullptr, c, os);
+    for (ThreadPool *pool : {&pool1(), &pool3()}) {
+      Tensor out(CGC_DTYPE_FLOAT32, os, Layout::ChannelsLast);
+      runKernel(*fused, ins, {&out}, *pool);
+      EXPECT_TRUE(closeTo(out, expected, 4 * relTol(CGC_DTYPE_FLOAT32), 1e-4,
+                          fused->describe() + " on " + std::to_string(pool->size())));
+    }
   }
 }
 

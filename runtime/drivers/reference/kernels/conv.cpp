@@ -1182,15 +1182,35 @@ DepthwiseGeometry depthwiseGeometry(const ConvGeom &g) {
   return d;
 }
 
-/// True if a depthwise convolution whose result is laid out as `out` runs
-/// on the channels-last direct kernel (depthwise.cpp) instead of oneDNN's
-/// brdgmm_dw nhwc kernel. CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE=0 turns it
-/// off (read when a kernel is created, so a benchmark can build both).
+/// True if the channels-last direct kernel (depthwise.cpp) can run a
+/// depthwise convolution whose result is laid out as `out`.
+/// CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE=0 turns it off, leaving oneDNN's
+/// nhwc kernel (read when a kernel is created, so a benchmark can build
+/// both).
 bool channelsLastDepthwise(const ConvGeom &g, const KernelDesc &desc, const KernelOperand &out) {
   const char *env = std::getenv("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE");
   const bool enabled = !(env && std::string(env) == "0");
   return enabled && isDepthwise2d(g) && numElements(out.shape) > 0 &&
          channelsLastDepthwiseMismatch(depthwiseGeometry(g), desc, out).empty();
+}
+
+/// Where the direct kernel is faster than oneDNN 2.6's brdgmm_dw nhwc kernel
+/// (one thread, fused relu6 / swish, medians of interleaved runs, 64-byte
+/// aligned operands as the driver's plan gives them; bench-kernels has every
+/// MobileNetV2 / EfficientNet-B0 layer):
+///   3x3 s1: 32 @112 0.094 -> 0.081 ms, 144 @56 0.106 -> 0.092,
+///           576 @14 0.036 -> 0.019, 960 @7 0.011 -> 0.008;
+///   5x5 s1: 240 @28 (+swish) 0.154 -> 0.106, 672 @14 0.104 -> 0.076;
+///   3x3 s2: 144 @56 0.040 -> 0.037, 576 @14 0.009 -> 0.008, and 96 @112
+///           a tie (0.102 both: reading 4.8 MB of input bounds both);
+///   5x5 s2: 144 @56 (+swish) 0.115 -> 0.086, 672 @14 0.028 -> 0.026.
+/// So kernels 3 and 5 wide with strides 1 and 2 (the unrolled shapes) take
+/// the direct kernel. Its generic segments (other widths, strides, dilation
+/// along W) are slower than oneDNN (7x7 96 @56 0.30 vs 0.29 ms, 192 @28
+/// 0.19 vs 0.14; 3x3 dilation 2 144 @56 0.135 vs 0.089): those stay on
+/// oneDNN unless the fused chain has no oneDNN post-op form.
+bool channelsLastDepthwiseFaster(const ConvGeom &g) {
+  return channelsLastDepthwiseUnrolled(depthwiseGeometry(g));
 }
 
 std::unique_ptr<Kernel> makeGeneric(const ConvGeom &g, cgc_dtype_t dtype) {
@@ -1226,7 +1246,7 @@ std::unique_ptr<Kernel> makeConv(const KernelDesc &desc, const KernelOptions &op
   bool largePlanes = numElements(g.out) >= kDwMinPlane;
   if (depthwiseApplies(g, desc, out) && largePlanes)
     return std::make_unique<DepthwiseKernel>(g, Epilogue(), desc.inputs.size(), "");
-  if (!empty && channelsLastDepthwise(g, desc, out))
+  if (!empty && channelsLastDepthwise(g, desc, out) && channelsLastDepthwiseFaster(g))
     return makeChannelsLastDepthwise(depthwiseGeometry(g), desc, {},
                                      options.isConstant(1) && (!g.hasBias || options.isConstant(2)),
                                      geomText(g));
@@ -1266,9 +1286,10 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
   std::string postReason;
   bool postOk = onednn::buildPostOps(epilogue, anchor.outputs[0].shape, x.dtype, post, postReason);
   bool largePlanes = numElements(g.out) >= kDwMinPlane;
-  if (out.shape == anchor.outputs[0].shape && channelsLastDepthwise(g, anchor, out)) {
+  if (out.shape == anchor.outputs[0].shape && channelsLastDepthwise(g, anchor, out) &&
+      (channelsLastDepthwiseFaster(g) || !postOk)) {
     // Any elementwise chain that keeps the shape and dtype, applied to each
-    // output row while it is in cache.
+    // band of output rows while it is in cache.
     try {
       return makeChannelsLastDepthwise(
           depthwiseGeometry(g), anchor, epilogue,

@@ -168,9 +168,10 @@ CGC_TARGET_AVX512 void segmentFixed(const RowArgs &args, int64_t ow0, int64_t c0
     tileFixed<KW, SW, R, Checked, true>(a, ow0, c, __mmask16((1u << (c1 - c)) - 1));
 }
 
-/// Any kernel width, stride and dilation along W (runtime loops over the
-/// taps, every column checked).
-template <int R, bool Tail>
+/// Any kernel width, stride and dilation along W: a runtime loop over the
+/// taps; per tap the R columns' inputs are loaded straight into the FMAs
+/// (one load per FMA, no reuse across taps, which dilation breaks).
+template <int R, bool Checked, bool Tail>
 CGC_TARGET_AVX512 CGC_INLINE void tileAny(const RowArgs &a, int64_t ow0, int64_t c,
                                           __mmask16 lanes) {
   __m512 acc[R];
@@ -179,18 +180,25 @@ CGC_TARGET_AVX512 CGC_INLINE void tileAny(const RowArgs &a, int64_t ow0, int64_t
   for (int r = 0; r < R; ++r)
     acc[r] = b;
   const int64_t cp = a.paddedChannels, xp = a.xPixel;
+  const int64_t ix0 = ow0 * a.strideW - a.padLeft;
+  const uintptr_t stepR = uintptr_t(a.strideW * xp * 4), stepK = uintptr_t(a.dilationW * xp * 4);
   for (int64_t i = 0; i < a.numRows; ++i) {
-    const float *xr = a.rows[i] + c;
     const float *wr = a.weights + i * a.kernelW * cp + c;
-    for (int64_t k = 0; k < a.kernelW; ++k) {
+    // Column ix0 of the row (Checked: possibly outside it, then never read).
+    uintptr_t pk = reinterpret_cast<uintptr_t>(a.rows[i] + c) + uintptr_t(ix0 * xp * 4);
+    for (int64_t k = 0; k < a.kernelW; ++k, pk += stepK) {
       const __m512 wv = _mm512_load_ps(wr + k * cp);
-      const int64_t col0 = ow0 * a.strideW - a.padLeft + k * a.dilationW;
+      const float *p = reinterpret_cast<const float *>(pk);
+      const int64_t col0 = ix0 + k * a.dilationW;
 #pragma clang loop unroll(full)
       for (int r = 0; r < R; ++r) {
-        const int64_t col = col0 + r * a.strideW;
-        const float *p = uint64_t(col) < uint64_t(a.inW) ? xr + col * xp : kZeros;
-        const __m512 v = Tail ? _mm512_maskz_loadu_ps(lanes, p) : _mm512_loadu_ps(p);
+        const float *q = p;
+        if constexpr (Checked)
+          q = uint64_t(col0 + r * a.strideW) < uint64_t(a.inW) ? p : kZeros;
+        const __m512 v = Tail ? _mm512_maskz_loadu_ps(lanes, q) : _mm512_loadu_ps(q);
         acc[r] = _mm512_fmadd_ps(v, wv, acc[r]);
+        p = reinterpret_cast<const float *>(reinterpret_cast<uintptr_t>(p) + stepR);
+        opaque(p);
       }
     }
   }
@@ -198,20 +206,22 @@ CGC_TARGET_AVX512 CGC_INLINE void tileAny(const RowArgs &a, int64_t ow0, int64_t
 #pragma clang loop unroll(full)
   for (int r = 0; r < R; ++r) {
     if constexpr (Tail)
-      _mm512_mask_storeu_ps(out + r * a.yPixel, lanes, acc[r]);
+      _mm512_mask_storeu_ps(out, lanes, acc[r]);
     else
-      _mm512_storeu_ps(out + r * a.yPixel, acc[r]);
+      _mm512_storeu_ps(out, acc[r]);
+    out += a.yPixel;
+    opaque(out);
   }
 }
 
-template <int R>
+template <int R, bool Checked>
 CGC_TARGET_AVX512 void segmentAny(const RowArgs &args, int64_t ow0, int64_t c0, int64_t c1) {
   const RowArgs a = args; // a local copy: vector stores cannot alias it
   int64_t c = c0;
   for (; c + 16 <= c1; c += 16)
-    tileAny<R, false>(a, ow0, c, __mmask16(0xffff));
+    tileAny<R, Checked, false>(a, ow0, c, __mmask16(0xffff));
   if (c < c1)
-    tileAny<R, true>(a, ow0, c, __mmask16((1u << (c1 - c)) - 1));
+    tileAny<R, Checked, true>(a, ow0, c, __mmask16((1u << (c1 - c)) - 1));
 }
 
 /// Segment functions for R = 1..kMaxColumns.
@@ -221,15 +231,16 @@ template <int KW, int SW, bool Checked, size_t... I>
 constexpr SegmentTable fixedTable(std::index_sequence<I...>) {
   return {{&segmentFixed<KW, SW, int(I) + 1, Checked>...}};
 }
-template <size_t... I> constexpr SegmentTable anyTable(std::index_sequence<I...>) {
-  return {{&segmentAny<int(I) + 1>...}};
+template <bool Checked, size_t... I>
+constexpr SegmentTable anyTable(std::index_sequence<I...>) {
+  return {{&segmentAny<int(I) + 1, Checked>...}};
 }
 
 /// The segment function for R columns; `checked` if they read outside
 /// the input's columns.
 SegmentFn segmentFunction(const DepthwiseGeometry &g, int r, bool checked) {
   using Seq = std::make_index_sequence<kMaxColumns>;
-  static const SegmentTable any = anyTable(Seq{});
+  static const SegmentTable any[2] = {anyTable<false>(Seq{}), anyTable<true>(Seq{})};
   static const SegmentTable tables[2][2][2] = {
       // [kernel 3/5][stride 1/2][checked]
       {{fixedTable<3, 1, false>(Seq{}), fixedTable<3, 1, true>(Seq{})},
@@ -237,10 +248,8 @@ SegmentFn segmentFunction(const DepthwiseGeometry &g, int r, bool checked) {
       {{fixedTable<5, 1, false>(Seq{}), fixedTable<5, 1, true>(Seq{})},
        {fixedTable<5, 2, false>(Seq{}), fixedTable<5, 2, true>(Seq{})}},
   };
-  const bool fixed = (g.kernelW == 3 || g.kernelW == 5) && (g.strideW == 1 || g.strideW == 2) &&
-                     g.dilationW == 1;
-  if (!fixed)
-    return any[size_t(r - 1)];
+  if (!channelsLastDepthwiseUnrolled(g))
+    return any[checked][size_t(r - 1)];
   return tables[g.kernelW == 5][g.strideW == 2][checked][size_t(r - 1)];
 }
 
@@ -317,8 +326,7 @@ public:
     std::string summary;
     for (const KernelDesc &op : chain)
       summary += "+" + op.op.substr(7);
-    const bool fixed = (g.kernelW == 3 || g.kernelW == 5) &&
-                       (g.strideW == 1 || g.strideW == 2) && g.dilationW == 1;
+    const bool fixed = channelsLastDepthwiseUnrolled(g);
     description_ = cat(what, summary, " (direct depthwise, channels-last AVX-512, ", widest,
                        "-column blocks", fixed ? "" : ", generic taps",
                        constant_ ? ", weights prepared once" : "", ")");
@@ -495,6 +503,11 @@ bool positiveOrUnit(const KernelOperand &o) {
 }
 
 } // namespace
+
+bool channelsLastDepthwiseUnrolled(const DepthwiseGeometry &g) {
+  return (g.kernelW == 3 || g.kernelW == 5) && (g.strideW == 1 || g.strideW == 2) &&
+         g.dilationW == 1;
+}
 
 std::string channelsLastDepthwiseMismatch(const DepthwiseGeometry &g, const KernelDesc &anchor,
                                           const KernelOperand &out) {

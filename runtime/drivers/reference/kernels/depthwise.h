@@ -34,6 +34,12 @@ struct DepthwiseGeometry {
 std::string channelsLastDepthwiseMismatch(const DepthwiseGeometry &g, const KernelDesc &anchor,
                                           const KernelOperand &out);
 
+/// True for the shapes the kernel has compile-time unrolled segments for
+/// (kernels 3 or 5 wide, stride 1 or 2 and no dilation along W; any height,
+/// vertical stride and dilation). Others run generic segments (runtime
+/// loops over the taps), measured slower than oneDNN's nhwc kernel.
+bool channelsLastDepthwiseUnrolled(const DepthwiseGeometry &g);
+
 /// The kernel for `anchor` followed by `chain` (elementwise ops that keep
 /// the shape and dtype; may be empty), applied to each output row while it
 /// is in cache; the chain's extra operands are the inputs after the
