@@ -1,9 +1,13 @@
 //===- program.cpp - Compiled kernel programs of the reference driver -----===//
 
 #include "program.h"
+#include "pages.h"
 
 #include <algorithm>
 #include <cstdlib>
+#include <new>
+#include <numeric>
+#include <tuple>
 
 #ifndef CGC_REF_HAVE_KERNELS
 #define CGC_REF_HAVE_KERNELS 1
@@ -75,6 +79,246 @@ static bool readElsewhere(const KernelProgram &program, const KernelOperand &val
   return false;
 }
 
+//===----------------------------------------------------------------------===//
+// Per-run memory by lifetime
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+uint64_t alignUp(uint64_t value, uint64_t alignment) {
+  return alignment > 1 ? (value + alignment - 1) / alignment * alignment : value;
+}
+
+bool takesRoom(const MemoryBlock &b) { return b.bytes > 0 && b.first <= b.last; }
+
+bool liveTogether(const MemoryBlock &a, const MemoryBlock &b) {
+  return a.first <= b.last && b.first <= a.last;
+}
+
+uint64_t alignmentOf(const MemoryBlock &b) { return std::max<uint64_t>(b.alignment, 1); }
+
+/// The offset for block i among `byOffset` (placed blocks sorted by offset):
+/// the lowest aligned offset in a gap between the placed blocks live with it
+/// (first fit), or the one in the tightest such gap, the room between the
+/// highest of them and `footprint` counting as a gap too (best fit).
+uint64_t findGap(const std::vector<MemoryBlock> &blocks, const std::vector<int> &byOffset,
+                 const std::vector<uint64_t> &offsets, int i, bool bestFit,
+                 uint64_t footprint) {
+  const MemoryBlock &block = blocks[size_t(i)];
+  uint64_t align = alignmentOf(block);
+  uint64_t cursor = 0, best = UINT64_MAX, bestGap = UINT64_MAX;
+  for (int j : byOffset) {
+    const MemoryBlock &other = blocks[size_t(j)];
+    if (!liveTogether(block, other))
+      continue;
+    uint64_t at = alignUp(cursor, align);
+    if (at + block.bytes <= offsets[size_t(j)]) {
+      if (!bestFit)
+        return at;
+      uint64_t gap = offsets[size_t(j)] - cursor;
+      if (gap < bestGap) {
+        bestGap = gap;
+        best = at;
+      }
+    }
+    cursor = std::max(cursor, offsets[size_t(j)] + other.bytes);
+  }
+  uint64_t top = alignUp(cursor, align);
+  if (best == UINT64_MAX ||
+      (top + block.bytes <= footprint && footprint - cursor < bestGap))
+    best = top;
+  return best;
+}
+
+/// Places the blocks of `order` one by one; returns the footprint.
+uint64_t greedyPlace(const std::vector<MemoryBlock> &blocks, const std::vector<int> &order,
+                     bool bestFit, std::vector<uint64_t> &offsets) {
+  offsets.assign(blocks.size(), 0);
+  std::vector<int> byOffset;
+  byOffset.reserve(order.size());
+  uint64_t footprint = 0;
+  for (int i : order) {
+    uint64_t at = findGap(blocks, byOffset, offsets, i, bestFit, footprint);
+    offsets[size_t(i)] = at;
+    auto pos = std::upper_bound(byOffset.begin(), byOffset.end(), at,
+                                [&](uint64_t o, int j) { return o < offsets[size_t(j)]; });
+    byOffset.insert(pos, i);
+    footprint = std::max(footprint, at + blocks[size_t(i)].bytes);
+  }
+  return footprint;
+}
+
+} // namespace
+
+MemoryPlan planTemporaryMemory(const std::vector<MemoryBlock> &blocks) {
+  MemoryPlan plan;
+  size_t n = blocks.size();
+  plan.offsets.assign(n, 0);
+  std::vector<int> live;
+  for (size_t i = 0; i < n; ++i)
+    if (takesRoom(blocks[i]))
+      live.push_back(int(i));
+
+  // The layout without reuse: every block after the one before.
+  std::vector<uint64_t> sequential(n, 0);
+  for (int i : live) {
+    sequential[size_t(i)] = alignUp(plan.unplannedBytes, alignmentOf(blocks[size_t(i)]));
+    plan.unplannedBytes = sequential[size_t(i)] + blocks[size_t(i)].bytes;
+  }
+  plan.offsets = sequential;
+  plan.bytes = plan.unplannedBytes;
+  plan.strategy = "sequential";
+  if (live.empty())
+    return plan;
+
+  // Time segments between the distinct interval bounds, and the bytes live
+  // in each.
+  std::vector<int64_t> bounds;
+  for (int i : live) {
+    bounds.push_back(blocks[size_t(i)].first);
+    bounds.push_back(blocks[size_t(i)].last + 1);
+  }
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  auto segment = [&](int64_t step) {
+    return size_t(std::lower_bound(bounds.begin(), bounds.end(), step) - bounds.begin());
+  };
+  std::vector<uint64_t> load(bounds.size(), 0);
+  std::vector<size_t> segFirst(n, 0), segEnd(n, 0);
+  for (int i : live) {
+    segFirst[size_t(i)] = segment(blocks[size_t(i)].first);
+    segEnd[size_t(i)] = segment(blocks[size_t(i)].last + 1);
+    for (size_t s = segFirst[size_t(i)]; s < segEnd[size_t(i)]; ++s)
+      load[s] += blocks[size_t(i)].bytes;
+  }
+  plan.lowerBound = *std::max_element(load.begin(), load.end());
+  std::vector<uint64_t> peak(n, 0);
+  for (int i : live)
+    for (size_t s = segFirst[size_t(i)]; s < segEnd[size_t(i)]; ++s)
+      peak[size_t(i)] = std::max(peak[size_t(i)], load[s]);
+
+  auto length = [&](int i) { return blocks[size_t(i)].last - blocks[size_t(i)].first + 1; };
+  auto bySize = [&](int a, int b) {
+    const MemoryBlock &x = blocks[size_t(a)], &y = blocks[size_t(b)];
+    return std::make_tuple(-int64_t(x.bytes), -length(a), x.first, a) <
+           std::make_tuple(-int64_t(y.bytes), -length(b), y.first, b);
+  };
+  struct Order {
+    const char *name;
+    std::vector<int> blocks;
+  };
+  std::vector<Order> orders;
+  auto sorted = [&](const char *name, auto less) {
+    std::vector<int> order = live;
+    std::sort(order.begin(), order.end(), less);
+    orders.push_back({name, std::move(order)});
+  };
+  sorted("size", bySize);
+  sorted("area", [&](int a, int b) {
+    long double x = (long double)blocks[size_t(a)].bytes * length(a);
+    long double y = (long double)blocks[size_t(b)].bytes * length(b);
+    return x != y ? x > y : bySize(a, b);
+  });
+  sorted("lifetime", [&](int a, int b) {
+    return length(a) != length(b) ? length(a) > length(b) : bySize(a, b);
+  });
+  sorted("peak", [&](int a, int b) {
+    return peak[size_t(a)] != peak[size_t(b)] ? peak[size_t(a)] > peak[size_t(b)]
+                                              : bySize(a, b);
+  });
+  sorted("first use", [&](int a, int b) {
+    return blocks[size_t(a)].first != blocks[size_t(b)].first
+               ? blocks[size_t(a)].first < blocks[size_t(b)].first
+               : bySize(a, b);
+  });
+  {
+    // Greedy by breadth: the busiest segments first, each adding the blocks
+    // live there not added yet, largest first.
+    std::vector<size_t> segs(load.size());
+    std::iota(segs.begin(), segs.end(), size_t(0));
+    std::sort(segs.begin(), segs.end(), [&](size_t a, size_t b) {
+      return load[a] != load[b] ? load[a] > load[b] : a < b;
+    });
+    std::vector<std::vector<int>> at(load.size());
+    for (int i : live)
+      for (size_t s = segFirst[size_t(i)]; s < segEnd[size_t(i)]; ++s)
+        at[s].push_back(i);
+    std::vector<char> seen(n, 0);
+    Order breadth{"breadth", {}};
+    for (size_t s : segs) {
+      std::vector<int> here;
+      for (int i : at[s])
+        if (!seen[size_t(i)])
+          here.push_back(i);
+      std::sort(here.begin(), here.end(), bySize);
+      for (int i : here) {
+        seen[size_t(i)] = 1;
+        breadth.blocks.push_back(i);
+      }
+    }
+    orders.push_back(std::move(breadth));
+  }
+
+  std::vector<uint64_t> offsets;
+  for (const Order &order : orders)
+    for (bool bestFit : {false, true}) {
+      uint64_t footprint = greedyPlace(blocks, order.blocks, bestFit, offsets);
+      if (footprint < plan.bytes) {
+        plan.bytes = footprint;
+        plan.offsets = offsets;
+        plan.strategy = order.name;
+      }
+      if (plan.bytes == plan.lowerBound)
+        return plan;
+    }
+  return plan;
+}
+
+bool verifyMemoryPlan(const std::vector<MemoryBlock> &blocks, const MemoryPlan &plan,
+                      std::string &error) {
+  if (plan.offsets.size() != blocks.size()) {
+    error = std::to_string(plan.offsets.size()) + " offsets for " +
+            std::to_string(blocks.size()) + " blocks";
+    return false;
+  }
+  std::vector<size_t> live;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (!takesRoom(blocks[i]))
+      continue;
+    live.push_back(i);
+    uint64_t at = plan.offsets[i];
+    if (at % alignmentOf(blocks[i]) != 0) {
+      error = "block " + std::to_string(i) + " at offset " + std::to_string(at) +
+              " is not aligned to " + std::to_string(blocks[i].alignment);
+      return false;
+    }
+    if (at + blocks[i].bytes > plan.bytes) {
+      error = "block " + std::to_string(i) + " ends at " + std::to_string(at + blocks[i].bytes) +
+              ", past the footprint " + std::to_string(plan.bytes);
+      return false;
+    }
+  }
+  // Sorted by first step: a block meets only the ones after it that start
+  // before it ends.
+  std::sort(live.begin(), live.end(),
+            [&](size_t a, size_t b) { return blocks[a].first < blocks[b].first; });
+  for (size_t x = 0; x < live.size(); ++x)
+    for (size_t y = x + 1; y < live.size(); ++y) {
+      size_t a = live[x], b = live[y];
+      if (blocks[b].first > blocks[a].last)
+        break;
+      uint64_t aEnd = plan.offsets[a] + blocks[a].bytes, bEnd = plan.offsets[b] + blocks[b].bytes;
+      if (plan.offsets[a] < bEnd && plan.offsets[b] < aEnd) {
+        error = "blocks " + std::to_string(a) + " and " + std::to_string(b) +
+                " are live together (steps " + std::to_string(blocks[a].first) + "-" +
+                std::to_string(blocks[a].last) + " and " + std::to_string(blocks[b].first) +
+                "-" + std::to_string(blocks[b].last) + ") and share bytes";
+        return false;
+      }
+    }
+  return true;
+}
+
 std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
                                                          std::string &error) {
   if (!program.validate(error))
@@ -84,13 +328,6 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
   p.program_ = std::move(program);
   const KernelProgram &kp = p.program_;
 
-  // Temporaries, each aligned, in one scratch block per run.
-  for (const auto &t : kp.temporaries) {
-    uint64_t align = std::max<uint64_t>(t.alignment, 64);
-    p.scratchBytes_ = (p.scratchBytes_ + align - 1) / align * align;
-    p.temporaryOffsets_.push_back(p.scratchBytes_);
-    p.scratchBytes_ += t.bytes;
-  }
 
   for (size_t k = 0; k < kp.kernels.size();) {
     const KernelDesc &desc = kp.kernels[k];
@@ -142,6 +379,52 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
     p.steps_.push_back(std::move(step));
     ++k;
   }
+
+  // The temporaries in one block of memory per run, by lifetime over the
+  // steps: a temporary only a fused kernel's epilogue reads is never stored.
+  std::vector<MemoryBlock> blocks(kp.temporaries.size());
+  for (size_t t = 0; t < blocks.size(); ++t) {
+    blocks[t].bytes = kp.temporaries[t].bytes;
+    blocks[t].alignment = std::max<uint64_t>(kp.temporaries[t].alignment, 64);
+    blocks[t].first = int64_t(p.steps_.size());
+    blocks[t].last = -1;
+  }
+  std::vector<bool> bindingTouched(kp.bindings.size(), false);
+  for (size_t s = 0; s < p.steps_.size(); ++s) {
+    auto touch = [&](const KernelOperand &o) {
+      if (o.storage == KernelOperand::Storage::Binding) {
+        bindingTouched[o.index] = true;
+        return;
+      }
+      MemoryBlock &b = blocks[o.index];
+      b.first = std::min(b.first, int64_t(s));
+      b.last = std::max(b.last, int64_t(s));
+    };
+    for (const auto &in : p.steps_[s].inputs)
+      if (in)
+        touch(*in);
+    for (const KernelOperand &out : p.steps_[s].outputs)
+      touch(out);
+  }
+  MemoryPlan plan = planTemporaryMemory(blocks);
+  if (!verifyMemoryPlan(blocks, plan, error)) {
+    error = "internal error: the per-run memory plan is invalid: " + error;
+    return nullptr;
+  }
+  p.temporaryOffsets_ = plan.offsets;
+  p.scratchBytes_ = plan.bytes;
+  p.memory_ = RunMemory::shared();
+  MemoryStats &stats = p.memoryStats_;
+  stats.perRunBytes = plan.bytes;
+  stats.lowerBound = plan.lowerBound;
+  stats.unplannedBytes = plan.unplannedBytes;
+  for (const MemoryBlock &b : blocks)
+    stats.temporaries += b.bytes > 0 && b.first <= b.last;
+  for (size_t b = 0; b < kp.bindings.size(); ++b)
+    if (kp.bindings[b].internal && !bindingTouched[b]) {
+      ++stats.untouchedInternalBindings;
+      stats.untouchedInternalBytes += kp.bindings[b].bytes;
+    }
   return result;
 }
 
@@ -152,43 +435,90 @@ size_t CompiledProgram::fusedCount() const {
   return n;
 }
 
-CompiledProgram::~CompiledProgram() {
-  for (uint8_t *s : freeScratch_)
-    std::free(s);
+//===----------------------------------------------------------------------===//
+// The shared per-run memory
+//===----------------------------------------------------------------------===//
+
+std::shared_ptr<RunMemory> RunMemory::shared() {
+  static std::mutex mutex;
+  static std::weak_ptr<RunMemory> current;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<RunMemory> pool = current.lock();
+  if (!pool) {
+    pool = std::make_shared<RunMemory>();
+    current = pool;
+  }
+  return pool;
 }
 
-uint8_t *CompiledProgram::acquireScratch() const {
-  if (scratchBytes_ == 0)
-    return nullptr;
+RunMemory::~RunMemory() {
+  // Every run gave its block back: runs hold their program, which holds
+  // this pool.
+  for (const Block &b : free_)
+    freePages(b.data, b.bytes, 64);
+}
+
+RunMemory::Block RunMemory::acquire(uint64_t bytes) {
+  std::vector<Block> tooSmall;
   {
-    std::lock_guard<std::mutex> lock(scratchMutex_);
-    if (!freeScratch_.empty()) {
-      uint8_t *s = freeScratch_.back();
-      freeScratch_.pop_back();
-      return s;
+    std::lock_guard<std::mutex> lock(mutex_);
+    // The smallest free block that holds the request.
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->bytes >= bytes && (best == free_.end() || it->bytes < best->bytes))
+        best = it;
+    if (best != free_.end()) {
+      Block b = *best;
+      free_.erase(best);
+      return b;
+    }
+    // None: every free block is smaller. Replace them with one that fits.
+    tooSmall.swap(free_);
+    for (const Block &b : tooSmall) {
+      held_ -= b.bytes;
+      --blocks_;
     }
   }
-  size_t bytes = (scratchBytes_ + 63) / 64 * 64;
-  auto *s = static_cast<uint8_t *>(std::aligned_alloc(64, bytes));
-  if (!s)
+  for (const Block &b : tooSmall)
+    freePages(b.data, b.bytes, 64);
+  Block b;
+  b.bytes = bytes;
+  b.data = static_cast<uint8_t *>(allocatePages(bytes, 64));
+  if (!b.data)
     throw std::bad_alloc();
-  return s;
+  std::lock_guard<std::mutex> lock(mutex_);
+  held_ += b.bytes;
+  ++blocks_;
+  return b;
 }
 
-void CompiledProgram::releaseScratch(uint8_t *scratch) const {
-  if (!scratch)
+void RunMemory::release(Block block) {
+  if (!block.data)
     return;
-  std::lock_guard<std::mutex> lock(scratchMutex_);
-  freeScratch_.push_back(scratch);
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.push_back(block);
+}
+
+uint64_t RunMemory::heldBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return held_;
+}
+
+size_t RunMemory::heldBlocks() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return blocks_;
 }
 
 void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &pool) const {
-  uint8_t *scratch = acquireScratch();
+  RunMemory::Block block;
+  if (scratchBytes_)
+    block = memory_->acquire(scratchBytes_);
   struct Release {
-    const CompiledProgram *p;
-    uint8_t *s;
-    ~Release() { p->releaseScratch(s); }
-  } release{this, scratch};
+    RunMemory &memory;
+    RunMemory::Block block;
+    ~Release() { memory.release(block); }
+  } release{*memory_, block};
+  uint8_t *scratch = block.data;
   auto address = [&](const KernelOperand &o) -> uint8_t * {
     if (o.storage == KernelOperand::Storage::Binding)
       return bindings[o.index] + o.offset;

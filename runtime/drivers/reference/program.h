@@ -7,6 +7,16 @@
 // program resolves every operand (binding address + offset, or a temporary in
 // scratch memory private to that run) and runs the steps in order.
 //
+// The temporaries share that per-run memory by lifetime: each is live from
+// the first to the last step that reads or writes it (a fused step accesses
+// its operands at its own position; the intermediates inside it are never
+// stored), and two temporaries live at the same step never share a byte
+// (planTemporaryMemory). A run takes its block from a pool every program
+// shares (RunMemory), so a model's dispatches, which run one after another,
+// reuse one block. The JIT turns the bind points only its partition touches
+// (`internal`) into temporaries, so the model's scratch pages behind them
+// are never touched.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CGC_REFERENCE_PROGRAM_H
@@ -22,6 +32,77 @@
 #include <vector>
 
 namespace cgc::ref {
+
+/// A block of per-run memory: `bytes` at a multiple of `alignment` (a power
+/// of two), live over the inclusive step interval [first, last]. A block
+/// with no bytes, or that no step touches (first > last), takes no room.
+struct MemoryBlock {
+  uint64_t bytes = 0;
+  uint64_t alignment = 64;
+  int64_t first = 0, last = -1;
+};
+
+struct MemoryPlan {
+  std::vector<uint64_t> offsets; // per block
+  uint64_t bytes = 0;            // the footprint: max over blocks of offset + bytes
+  /// Max over steps of the bytes live there: no plan can be smaller.
+  uint64_t lowerBound = 0;
+  /// Every block one after another, each aligned (no reuse).
+  uint64_t unplannedBytes = 0;
+  const char *strategy = ""; // the greedy order whose offsets were kept
+};
+
+/// Offsets such that two blocks with intersecting intervals never share a
+/// byte, every offset a multiple of its block's alignment, and the footprint
+/// small: a portfolio of greedy placements (blocks by size, area, lifetime,
+/// the busiest step they cross, and in order of first use; each first fit
+/// and best fit over the gaps among the already placed blocks that overlap
+/// in time), the smallest kept. Never above unplannedBytes. Deterministic.
+MemoryPlan planTemporaryMemory(const std::vector<MemoryBlock> &blocks);
+
+/// True when `plan` keeps every block aligned, inside `plan.bytes`, and apart
+/// from every block live at the same time; else false with a message.
+bool verifyMemoryPlan(const std::vector<MemoryBlock> &blocks, const MemoryPlan &plan,
+                      std::string &error);
+
+/// Per-run memory shared by the programs of the process: a run takes a
+/// block at least as large as its program's plan and gives it back when it
+/// ends. Programs that run one after another (a model's dispatches) thus
+/// reuse one block instead of each keeping its own; runs in flight at the
+/// same time hold different blocks. A request no free block can hold
+/// replaces the free blocks (all smaller) with one of its size, so the pool
+/// holds at most as many blocks as there were runs in flight at once, each
+/// at most the largest plan. Blocks are anonymous mappings (pages.h). The
+/// pool lives as long as a program holds it.
+class RunMemory {
+public:
+  struct Block {
+    uint8_t *data = nullptr;
+    uint64_t bytes = 0;
+  };
+  /// The pool every CompiledProgram uses (created on first need, freed with
+  /// the last program).
+  static std::shared_ptr<RunMemory> shared();
+
+  RunMemory() = default;
+  RunMemory(const RunMemory &) = delete;
+  RunMemory &operator=(const RunMemory &) = delete;
+  ~RunMemory();
+
+  /// A block of at least `bytes` (> 0), 64-byte aligned, for one run;
+  /// throws std::bad_alloc when the system has no memory for it.
+  Block acquire(uint64_t bytes);
+  void release(Block block);
+  /// Bytes of the blocks the pool holds, free or in use.
+  uint64_t heldBytes() const;
+  size_t heldBlocks() const;
+
+private:
+  mutable std::mutex mutex_;
+  std::vector<Block> free_;
+  uint64_t held_ = 0;
+  size_t blocks_ = 0;
+};
 
 class CompiledProgram {
 public:
@@ -46,19 +127,30 @@ public:
   /// How many of the program's kernels were fused into an anchor's kernel.
   size_t fusedCount() const;
 
-private:
-  uint8_t *acquireScratch() const;
-  void releaseScratch(uint8_t *scratch) const;
+  struct MemoryStats {
+    /// The memory a run of this program takes from RunMemory for the
+    /// temporaries.
+    uint64_t perRunBytes = 0;
+    uint64_t lowerBound = 0;     // max over steps of the live temporary bytes
+    uint64_t unplannedBytes = 0; // every temporary one after another
+    size_t temporaries = 0;      // stored in per-run memory
+    /// Bind points marked internal that no step touches (the JIT made them
+    /// temporaries): their bytes in the caller's memory are never read or
+    /// written.
+    size_t untouchedInternalBindings = 0;
+    uint64_t untouchedInternalBytes = 0;
+  };
+  const MemoryStats &memoryStats() const { return memoryStats_; }
+  /// Where temporary `index` lies in a run's memory.
+  uint64_t temporaryOffset(uint32_t index) const { return temporaryOffsets_[index]; }
 
+private:
   KernelProgram program_;
   std::vector<Step> steps_;
   std::vector<uint64_t> temporaryOffsets_;
   uint64_t scratchBytes_ = 0;
-  mutable std::mutex scratchMutex_;
-  mutable std::vector<uint8_t *> freeScratch_;
-
-public:
-  ~CompiledProgram();
+  MemoryStats memoryStats_;
+  std::shared_ptr<RunMemory> memory_;
 };
 
 } // namespace cgc::ref

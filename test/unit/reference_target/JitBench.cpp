@@ -7,6 +7,13 @@
 // after the other, then the JIT on `threads` threads as the runtime compiles
 // partitions in parallel.
 //
+// It also reports the memory of a run: the model's scratch buffer (the
+// plan's), the bind points the compiler marked internal (the JIT moves them
+// into the driver's per-run memory, so the driver never touches their bytes
+// in the scratch buffer), and the driver's per-run memory of every program
+// (MLIR programs and the fallback's kernel programs), planned by lifetime,
+// against its lower bound and the temporaries laid one after another.
+//
 //   ninja -C <build> reference-jit-bench
 //   <build>/bin/reference-jit-bench model.cgc [threads]
 //
@@ -15,6 +22,9 @@
 #include "jit.h"
 #include "program.h"
 
+#include "cgc/compiled_model.h"
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -57,6 +67,25 @@ int main(int argc, char **argv) {
   const cgc::ref::JitInterface *jit = cgc::ref::getJitInterface();
   double jitTotal = 0, createTotal = 0;
   size_t kernels = 0, fused = 0;
+  // Per-run memory: programs share the blocks (RunMemory), so a model whose
+  // dispatches run one after another needs the largest program's.
+  uint64_t perRunMax = 0, perRunSum = 0, boundMax = 0, unplannedSum = 0;
+  size_t internalBindings = 0;
+  uint64_t internalBytes = 0, untouchedBytes = 0;
+  auto account = [&](const cgc::ref::CompiledProgram &compiled) {
+    const auto &m = compiled.memoryStats();
+    perRunMax = std::max(perRunMax, m.perRunBytes);
+    perRunSum += m.perRunBytes;
+    boundMax = std::max(boundMax, m.lowerBound);
+    unplannedSum += m.unplannedBytes;
+    untouchedBytes += m.untouchedInternalBytes;
+    for (const auto &b : compiled.program().bindings)
+      if (b.internal) {
+        ++internalBindings;
+        internalBytes += b.bytes;
+      }
+  };
+  auto kib = [](uint64_t bytes) { return double(bytes) / 1024; };
   for (size_t i = 0; i < partitions.size(); ++i) {
     cgc::KernelProgram program;
     auto start = std::chrono::steady_clock::now();
@@ -73,9 +102,14 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "partition %zu: %s\n", i, error.c_str());
       return 1;
     }
+    const auto &m = compiled->memoryStats();
     std::printf("partition %2zu: %6zu bytes, %3zu kernels (%zu fused): JIT %7.2f ms, "
-                "kernel creation %8.2f ms\n",
-                i, partitions[i].size, n, compiled->fusedCount(), jitMs, createMs);
+                "kernel creation %8.2f ms; per-run memory %.1f KiB (lower bound %.1f, "
+                "without reuse %.1f), %zu internal bind points untouched (%.1f KiB)\n",
+                i, partitions[i].size, n, compiled->fusedCount(), jitMs, createMs,
+                kib(m.perRunBytes), kib(m.lowerBound), kib(m.unplannedBytes),
+                m.untouchedInternalBindings, kib(m.untouchedInternalBytes));
+    account(*compiled);
     jitTotal += jitMs;
     createTotal += createMs;
     kernels += n;
@@ -84,6 +118,33 @@ int main(int argc, char **argv) {
   std::printf("%zu partitions, %zu kernels (%zu fused): JIT %.1f ms, kernel creation %.1f ms "
               "(one after the other)\n",
               partitions.size(), kernels, fused, jitTotal, createTotal);
+
+  // The fallback target's kernel programs (compute pipelines) and the plan.
+  cgc::CompiledModel model;
+  if (!model.open(bytes.data(), bytes.size(), error)) {
+    std::fprintf(stderr, "%s: %s\n", argv[1], error.c_str());
+    return 1;
+  }
+  const cgc::ExecutionPlan &plan = model.getPlan();
+  size_t kernelPrograms = 0;
+  for (size_t i = 0; i < plan.programs.size(); ++i) {
+    if (plan.programs[i].kind != cgc::PlanProgram::Kind::Kernel)
+      continue;
+    auto compiled = cgc::ref::CompiledProgram::create(model.getKernelProgram(i), error);
+    if (!compiled) {
+      std::fprintf(stderr, "kernel program %zu: %s\n", i, error.c_str());
+      return 1;
+    }
+    account(*compiled);
+    ++kernelPrograms;
+  }
+  std::printf("memory: scratch buffer %.1f KiB (plan); %zu internal bind points, %.1f KiB of it, "
+              "%.1f KiB never touched by the driver; per-run memory of %zu programs (%zu kernel "
+              "programs): largest %.1f KiB (lower bound %.1f; the shared block when they run "
+              "one after another), sum %.1f KiB (without reuse %.1f KiB)\n",
+              kib(plan.scratchBytes), internalBindings, kib(internalBytes), kib(untouchedBytes),
+              partitions.size() + kernelPrograms, kernelPrograms, kib(perRunMax), kib(boundMax),
+              kib(perRunSum), kib(unplannedSum));
 
   std::atomic<size_t> next{0};
   std::atomic<bool> ok{true};
