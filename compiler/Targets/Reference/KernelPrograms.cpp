@@ -44,6 +44,48 @@ bool readElsewhere(const KernelProgram &program, const KernelOperand &value,
 }
 
 //===----------------------------------------------------------------------===//
+// Internal bind points as temporaries
+//===----------------------------------------------------------------------===//
+
+/// Every access to a binding marked `internal` (a partition argument only
+/// this partition reads or writes: cgc-build-program marks the results of
+/// its subgraphs that no other partition and no model output uses) goes to a
+/// new temporary of the same size instead. The binding stays, so the bind
+/// points keep their number and order, but no kernel touches it any more:
+/// the value lives in the driver's per-run memory for the steps that use it
+/// (CompiledProgram plans it by lifetime) instead of in the caller's scratch
+/// for the whole dispatch, and the rewrites and fusions below that need a
+/// program-private intermediate apply to it.
+unsigned internalBindingsToTemporaries(KernelProgram &program) {
+  std::vector<int64_t> temporaryOf(program.bindings.size(), -1);
+  unsigned moved = 0;
+  auto visit = [&](KernelOperand &o) {
+    if (o.storage != KernelOperand::Storage::Binding || o.index >= program.bindings.size() ||
+        !program.bindings[o.index].internal)
+      return;
+    int64_t &t = temporaryOf[o.index];
+    if (t < 0) {
+      KernelProgram::Temporary temporary;
+      temporary.bytes = program.bindings[o.index].bytes;
+      temporary.alignment = 64;
+      t = int64_t(program.temporaries.size());
+      program.temporaries.push_back(temporary);
+      ++moved;
+    }
+    o.storage = KernelOperand::Storage::Temporary;
+    o.index = uint32_t(t);
+  };
+  for (KernelDesc &k : program.kernels) {
+    for (auto &in : k.inputs)
+      if (in)
+        visit(*in);
+    for (KernelOperand &out : k.outputs)
+      visit(out);
+  }
+  return moved;
+}
+
+//===----------------------------------------------------------------------===//
 // Commutative operands
 //===----------------------------------------------------------------------===//
 
@@ -727,6 +769,7 @@ unsigned relayoutChannelsLast(KernelProgram &program) {
 
 RewriteStats optimizeKernelProgram(KernelProgram &program) {
   RewriteStats stats;
+  stats.internalTemporaries = internalBindingsToTemporaries(program);
   stats.swappedOperands = swapCommutativeOperands(program);
   stats.foldedReshapes = foldReshapes(program);
   stats.foldedTransposes = foldTransposes(program);

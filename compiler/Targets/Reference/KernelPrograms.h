@@ -21,6 +21,8 @@
 namespace cgc::reference {
 
 struct RewriteStats {
+  /// bindings marked `internal` whose accesses now go to a temporary.
+  unsigned internalTemporaries = 0;
   /// add/mul kernels whose operands were swapped so that the running value
   /// of an epilogue is their input 0.
   unsigned swappedOperands = 0;
@@ -42,8 +44,15 @@ struct RewriteStats {
 };
 
 /// Rewrites `program` (a valid one) into an equivalent program that the
-/// reference driver runs faster:
+/// reference driver runs faster, and in less memory:
 ///
+/// - Every access to a binding marked `internal` (only this program reads or
+///   writes its bytes) goes to a new temporary of the same size instead; the
+///   binding stays (bind points keep their number) but nothing touches it.
+///   The driver keeps temporaries in its own per-run memory, planned by
+///   lifetime over the kernels, rather than for the whole dispatch in the
+///   caller's scratch, and the rewrites below, and the driver's fusion, that
+///   need a program-private intermediate apply to it. First, so they do.
 /// - `cgc_op.add` / `cgc_op.mul` whose second operand is the previous
 ///   kernel's result (a temporary) and whose first is not get their operands
 ///   swapped: the driver fuses an epilogue op only when the running value is

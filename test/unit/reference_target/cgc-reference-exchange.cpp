@@ -95,7 +95,9 @@ std::string operandString(const cgc::KernelOperand &o) {
 void printProgram(const cgc::KernelProgram &program, llvm::raw_ostream &os) {
   for (size_t i = 0; i < program.bindings.size(); ++i)
     os << "binding " << i << " '" << program.bindings[i].name << "' "
-       << program.bindings[i].bytes << " bytes\n";
+       << program.bindings[i].bytes << " bytes"
+       << (program.bindings[i].constant ? " constant" : "")
+       << (program.bindings[i].internal ? " internal" : "") << "\n";
   for (size_t i = 0; i < program.temporaries.size(); ++i)
     os << "temporary " << i << " " << program.temporaries[i].bytes
        << " bytes\n";

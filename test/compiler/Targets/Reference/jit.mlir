@@ -33,14 +33,19 @@
 // CHECK-NEXT: kernels: ok, 3 fused
 
 // The spec's example compiled for the reference driver: its first partition
-// is the spec's driver partition, two fused convolution + relu + add.
+// is the spec's driver partition, two fused convolution + relu + add. The
+// intermediate between them (bind point 6, internal: only this partition
+// uses it) is a temporary: the driver keeps it in its own memory.
 // SPEC:      binding 0 'input0' 64 bytes
-// SPEC:      binding 6 '{{.*}}' 64 bytes
+// SPEC:      binding 1 'w1' 36 bytes constant
+// SPEC:      binding 5 '{{.*}}' 64 bytes{{$}}
+// SPEC:      binding 6 '{{.*}}' 64 bytes internal
 // SPEC-NOT:  binding 7
 // SPEC:      kernel 0 cgc_op.convolution (b0 1x1x4x4, b1 1x1x3x3, b2 1)
-// SPEC:      kernel 2 cgc_op.add ({{.*}}, b0 1x1x4x4) -> (b6 1x1x4x4)
-// SPEC:      kernel 3 cgc_op.convolution (b6 1x1x4x4, b3 1x1x3x3, b4 1)
-// SPEC:      kernel 5 cgc_op.add ({{.*}}, b6 1x1x4x4) -> (b5 1x1x4x4)
+// SPEC:      kernel 2 cgc_op.add ({{.*}}, b0 1x1x4x4) -> (t[[T:[0-9]+]] 1x1x4x4)
+// SPEC:      kernel 3 cgc_op.convolution (t[[T]] 1x1x4x4, b3 1x1x3x3, b4 1)
+// SPEC:      kernel 5 cgc_op.add ({{.*}}, t[[T]] 1x1x4x4) -> (b5 1x1x4x4)
+// SPEC-NOT:  b6
 // SPEC:      kernels: ok, 4 fused
 
 // CUT: error: cannot read the Partition IR bytecode: malformed MLIR bytecode at byte {{[0-9]+}}:
