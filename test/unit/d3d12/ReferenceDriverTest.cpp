@@ -17,7 +17,9 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <sys/mman.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace cgc;
 using namespace cgc::test;
@@ -89,6 +91,41 @@ void fillRandom(float *p, size_t n, unsigned seed) {
   if (!CGC_REF_HAVE_KERNELS)                                                                   \
   GTEST_SKIP() << "the kernel library (runtime/drivers/reference/kernels) had no kernels when " \
                   "this was built"
+
+/// Pages of [p, p + bytes) in memory now.
+size_t residentPages(const void *p, size_t bytes) {
+  size_t page = size_t(sysconf(_SC_PAGESIZE));
+  uintptr_t start = reinterpret_cast<uintptr_t>(p) / page * page;
+  size_t span = reinterpret_cast<uintptr_t>(p) + bytes - start;
+  std::vector<unsigned char> in((span + page - 1) / page);
+  EXPECT_EQ(mincore(reinterpret_cast<void *>(start), span, in.data()), 0);
+  size_t n = 0;
+  for (unsigned char c : in)
+    n += c & 1;
+  return n;
+}
+
+TEST(ReferenceDriver, HeapsAreZeroedAndResidentOnlyWhereTouched) {
+  // A model's scratch holds bind points the driver never touches (internal
+  // intermediates it keeps in its own memory): their pages must cost no
+  // memory, so heaps are not cleared by writing them.
+  auto device = makeDevice(nullptr);
+  const size_t bytes = size_t(64) << 20, page = size_t(sysconf(_SC_PAGESIZE));
+  auto buffer = makeBuffer(device.Get(), bytes);
+  ASSERT_TRUE(buffer);
+  auto *p = mapped<uint8_t>(buffer.Get());
+  EXPECT_EQ(residentPages(p, bytes), 0u);
+  p[100 * page + 5] = 1;
+  p[bytes - 1] = 2;
+  // Two pages (a few more if the system backs them with huge pages), of
+  // 16384.
+  size_t touched = residentPages(p, bytes);
+  EXPECT_GE(touched, 2u);
+  EXPECT_LE(touched, 2 * (size_t(2) << 20) / page);
+  for (size_t i = 0; i < bytes; i += 4099)
+    ASSERT_EQ(p[i], i == 100 * page + 5 ? 1 : 0) << i;
+  EXPECT_EQ(p[bytes - 1], 2);
+}
 
 TEST(ReferenceDriver, ComputePipelineRunsAKernelProgram) {
   REQUIRE_KERNELS();
