@@ -227,8 +227,9 @@ TEST(Convolution, ChannelsLastDepthwiseDirectKernel) {
   // (depthwise.cpp) where the CPU has AVX-512: asymmetric padding, channel
   // counts with a partial last vector and below 16, rows narrower than a
   // register block, batches, vertical dilation, kernel rows entirely in the
-  // padding, no bias; pieces across 3 threads and whole on 1 (checkConv runs
-  // both), constant weights prepared once and weights re-read on every run.
+  // padding, no bias, rows whose every column is a border column; pieces
+  // across 3 threads and whole on 1 (checkConv runs both), constant weights
+  // prepared once and weights re-read on every run.
   std::mt19937 rng(46);
   std::vector<ConvCase> cases = {
       // n, c, m, groups, in, kernel, stride, dilation, padB, padE
@@ -243,6 +244,7 @@ TEST(Convolution, ChannelsLastDepthwiseDirectKernel) {
       {1, 48, 48, 48, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, // split
       {2, 80, 80, 80, {9, 18}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},  // split, 2 images
       {1, 200, 200, 200, {12, 33}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, // channel groups
+      {1, 100, 100, 100, {6, 6}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}},   // borders only
   };
   for (const ConvCase &c : cases) {
     Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, Layout::ChannelsLast);

@@ -22,9 +22,16 @@
 // vectors, then every input vector the segment reads once ((R - 1) * SW +
 // KW loads for R columns) and feeds it to each output column that uses it
 // (R * KW FMAs), so weights and inputs are reused from registers. Kernel
-// rows outside the input are skipped; input columns outside it read a
-// vector of zeros instead, in the border segments only. A channel count
-// that is not a multiple of 16 ends with a masked vector. Kernels 3 and 5
+// rows outside the input are skipped; input columns in the padding (up to
+// two per side, compile-time parameters of the segments at the row's ends)
+// are neither loaded nor multiplied. (No masked loads of addresses outside
+// the row: a masked-off load touching an unmapped page, as left of a
+// tensor's first pixel, is harmless but made a whole 7x7 convolution 5x
+// slower on this machine.) A channel count that is not a multiple of 16
+// ends with a masked vector. Wider padding and the generic segments use
+// border columns instead: segments cover the output columns whose taps are
+// all inside the input, the others are computed one at a time with only
+// their taps inside, four channel vectors at a time. Kernels 3 and 5
 // wide with strides 1 and 2 (no dilation along W) are unrolled at compile
 // time; other widths, strides and dilations run a generic segment with the
 // same blocking. Weights and bias are prepared as [KH * KW + 1][C rounded up
@@ -80,36 +87,25 @@ struct RowArgs {
 };
 
 /// Computes output columns [ow0, ow0 + R) of a row for channels [c0, c1)
-/// (c0 a multiple of 16; c1 too unless it is the channel count).
+/// (c0 a multiple of 16; c1 too unless it is the channel count); every
+/// input column they read is inside the input.
 using SegmentFn = void (*)(const RowArgs &, int64_t ow0, int64_t c0, int64_t c1);
-
-/// Sixteen zeros: what an input column outside the input reads. (Loading
-/// from it instead of masking a load of an address outside the row: a
-/// masked-off load that touches an unmapped page, which the columns left of
-/// a tensor's first pixel may be, is architecturally harmless but measured
-/// 5x slower for a whole 7x7 convolution on this machine.)
-alignas(64) const float kZeros[16] = {};
 
 /// Keeps `p` opaque to the optimizer: pointers stepped through a row stay a
 /// chain of additions instead of one precomputed offset per column (which
 /// for 16+ columns spilled to the stack and cost a reload per load).
 template <class T> CGC_INLINE void opaque(T *&p) { asm("" : "+r"(p)); }
 
-/// R output columns x 16 channels from `c`, kernel KW wide, stride SW, no
-/// dilation along W. Checked: input columns outside [0, inW) read zeros;
-/// Tail: only `lanes` are read and written (the last, partial channel
-/// vector).
-template <int KW, int SW, int R, bool Checked, bool Tail>
+/// R output columns x 16 channels from `c` (`lanes` of them: the last
+/// vector may be partial; masked loads and stores cost the same as plain
+/// ones here), kernel KW wide, stride SW, no dilation along W. The first JL
+/// and the last JR of the input columns the segment spans are outside the
+/// input (left and right padding): they are neither loaded nor multiplied.
+template <int KW, int SW, int R, int JL, int JR>
 CGC_TARGET_AVX512 CGC_INLINE void tileFixed(const RowArgs &a, int64_t ow0, int64_t c,
                                             __mmask16 lanes) {
-  constexpr int NJ = (R - 1) * SW + KW; // input columns read
+  constexpr int NJ = (R - 1) * SW + KW; // input columns spanned
   const int64_t ix0 = ow0 * SW - a.padLeft;
-  uint64_t inside = 0; // bit j: input column ix0 + j is inside the input
-  if constexpr (Checked) {
-#pragma clang loop unroll(full)
-    for (int j = 0; j < NJ; ++j)
-      inside |= uint64_t(uint64_t(ix0 + j) < uint64_t(a.inW)) << j;
-  }
   __m512 acc[R];
   const __m512 b = _mm512_load_ps(a.bias + c);
 #pragma clang loop unroll(full)
@@ -122,20 +118,11 @@ CGC_TARGET_AVX512 CGC_INLINE void tileFixed(const RowArgs &a, int64_t ow0, int64
 #pragma clang loop unroll(full)
     for (int k = 0; k < KW; ++k)
       wv[k] = _mm512_load_ps(wr + k * cp);
-    // Column ix0 (Checked: possibly left of the row, then never read).
-    const float *p = Checked ? a.rows[i] + c : a.rows[i] + c + ix0 * xp;
-    if constexpr (Checked)
-      p = reinterpret_cast<const float *>(reinterpret_cast<uintptr_t>(p) + ix0 * xp * 4);
+    const float *p = a.rows[i] + c + (ix0 + JL) * xp;
 #pragma clang loop unroll(full)
-    for (int j = 0; j < NJ; ++j) {
-      const float *q = p;
-      if constexpr (Checked)
-        q = (inside >> j) & 1 ? p : kZeros;
-      __m512 v = Tail ? _mm512_maskz_loadu_ps(lanes, q) : _mm512_loadu_ps(q);
-      if constexpr (Checked)
-        p = reinterpret_cast<const float *>(reinterpret_cast<uintptr_t>(p) + xp * 4);
-      else
-        p += xp;
+    for (int j = JL; j < NJ - JR; ++j) {
+      const __m512 v = _mm512_maskz_loadu_ps(lanes, p);
+      p += xp;
       opaque(p);
 #pragma clang loop unroll(full)
       for (int k = 0; k < KW; ++k) {
@@ -148,30 +135,28 @@ CGC_TARGET_AVX512 CGC_INLINE void tileFixed(const RowArgs &a, int64_t ow0, int64
   float *out = a.y + ow0 * a.yPixel + c;
 #pragma clang loop unroll(full)
   for (int r = 0; r < R; ++r) {
-    if constexpr (Tail)
-      _mm512_mask_storeu_ps(out, lanes, acc[r]);
-    else
-      _mm512_storeu_ps(out, acc[r]);
+    _mm512_mask_storeu_ps(out, lanes, acc[r]);
     out += a.yPixel;
     opaque(out);
   }
 }
 
-/// Checked: some input column of the segment is outside the input.
-template <int KW, int SW, int R, bool Checked>
+/// The lanes of channels [c, c1) in a vector from c.
+CGC_INLINE __mmask16 lanesFrom(int64_t c, int64_t c1) {
+  return c1 - c >= 16 ? __mmask16(0xffff) : __mmask16((1u << (c1 - c)) - 1);
+}
+
+template <int KW, int SW, int R, int JL, int JR>
 CGC_TARGET_AVX512 void segmentFixed(const RowArgs &args, int64_t ow0, int64_t c0, int64_t c1) {
   const RowArgs a = args; // a local copy: vector stores cannot alias it
-  int64_t c = c0;
-  for (; c + 16 <= c1; c += 16)
-    tileFixed<KW, SW, R, Checked, false>(a, ow0, c, __mmask16(0xffff));
-  if (c < c1)
-    tileFixed<KW, SW, R, Checked, true>(a, ow0, c, __mmask16((1u << (c1 - c)) - 1));
+  for (int64_t c = c0; c < c1; c += 16)
+    tileFixed<KW, SW, R, JL, JR>(a, ow0, c, lanesFrom(c, c1));
 }
 
 /// Any kernel width, stride and dilation along W: a runtime loop over the
 /// taps; per tap the R columns' inputs are loaded straight into the FMAs
 /// (one load per FMA, no reuse across taps, which dilation breaks).
-template <int R, bool Checked, bool Tail>
+template <int R>
 CGC_TARGET_AVX512 CGC_INLINE void tileAny(const RowArgs &a, int64_t ow0, int64_t c,
                                           __mmask16 lanes) {
   __m512 acc[R];
@@ -181,23 +166,17 @@ CGC_TARGET_AVX512 CGC_INLINE void tileAny(const RowArgs &a, int64_t ow0, int64_t
     acc[r] = b;
   const int64_t cp = a.paddedChannels, xp = a.xPixel;
   const int64_t ix0 = ow0 * a.strideW - a.padLeft;
-  const uintptr_t stepR = uintptr_t(a.strideW * xp * 4), stepK = uintptr_t(a.dilationW * xp * 4);
+  const int64_t stepR = a.strideW * xp, stepK = a.dilationW * xp;
   for (int64_t i = 0; i < a.numRows; ++i) {
     const float *wr = a.weights + i * a.kernelW * cp + c;
-    // Column ix0 of the row (Checked: possibly outside it, then never read).
-    uintptr_t pk = reinterpret_cast<uintptr_t>(a.rows[i] + c) + uintptr_t(ix0 * xp * 4);
+    const float *pk = a.rows[i] + c + ix0 * xp;
     for (int64_t k = 0; k < a.kernelW; ++k, pk += stepK) {
       const __m512 wv = _mm512_load_ps(wr + k * cp);
-      const float *p = reinterpret_cast<const float *>(pk);
-      const int64_t col0 = ix0 + k * a.dilationW;
+      const float *p = pk;
 #pragma clang loop unroll(full)
       for (int r = 0; r < R; ++r) {
-        const float *q = p;
-        if constexpr (Checked)
-          q = uint64_t(col0 + r * a.strideW) < uint64_t(a.inW) ? p : kZeros;
-        const __m512 v = Tail ? _mm512_maskz_loadu_ps(lanes, q) : _mm512_loadu_ps(q);
-        acc[r] = _mm512_fmadd_ps(v, wv, acc[r]);
-        p = reinterpret_cast<const float *>(reinterpret_cast<uintptr_t>(p) + stepR);
+        acc[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(lanes, p), wv, acc[r]);
+        p += stepR;
         opaque(p);
       }
     }
@@ -205,52 +184,120 @@ CGC_TARGET_AVX512 CGC_INLINE void tileAny(const RowArgs &a, int64_t ow0, int64_t
   float *out = a.y + ow0 * a.yPixel + c;
 #pragma clang loop unroll(full)
   for (int r = 0; r < R; ++r) {
-    if constexpr (Tail)
-      _mm512_mask_storeu_ps(out, lanes, acc[r]);
-    else
-      _mm512_storeu_ps(out, acc[r]);
+    _mm512_mask_storeu_ps(out, lanes, acc[r]);
     out += a.yPixel;
     opaque(out);
   }
 }
 
-template <int R, bool Checked>
+template <int R>
 CGC_TARGET_AVX512 void segmentAny(const RowArgs &args, int64_t ow0, int64_t c0, int64_t c1) {
   const RowArgs a = args; // a local copy: vector stores cannot alias it
-  int64_t c = c0;
-  for (; c + 16 <= c1; c += 16)
-    tileAny<R, Checked, false>(a, ow0, c, __mmask16(0xffff));
-  if (c < c1)
-    tileAny<R, Checked, true>(a, ow0, c, __mmask16((1u << (c1 - c)) - 1));
+  for (int64_t c = c0; c < c1; c += 16)
+    tileAny<R>(a, ow0, c, lanesFrom(c, c1));
+}
+
+/// V channel vectors from `c` of one output column whose taps [kLo, kHi)
+/// are inside the input (a column at the left or right border), V
+/// independent accumulators; `last` masks the last vector.
+template <int V>
+CGC_TARGET_AVX512 CGC_INLINE void tileColumn(const RowArgs &a, int64_t ix, int64_t kLo,
+                                             int64_t kHi, int64_t c, __mmask16 last,
+                                             float *out) {
+  __m512 acc[V];
+#pragma clang loop unroll(full)
+  for (int v = 0; v < V; ++v)
+    acc[v] = _mm512_load_ps(a.bias + c + 16 * v);
+  const int64_t cp = a.paddedChannels, xp = a.xPixel;
+  for (int64_t i = 0; i < a.numRows; ++i) {
+    const float *wr = a.weights + i * a.kernelW * cp + c;
+    for (int64_t k = kLo; k < kHi; ++k) {
+      const float *p = a.rows[i] + c + (ix + k * a.dilationW) * xp;
+#pragma clang loop unroll(full)
+      for (int v = 0; v < V; ++v) {
+        const __m512 x = v == V - 1 ? _mm512_maskz_loadu_ps(last, p + 16 * v)
+                                    : _mm512_loadu_ps(p + 16 * v);
+        acc[v] = _mm512_fmadd_ps(x, _mm512_load_ps(wr + k * cp + 16 * v), acc[v]);
+      }
+    }
+  }
+#pragma clang loop unroll(full)
+  for (int v = 0; v < V; ++v) {
+    if (v == V - 1)
+      _mm512_mask_storeu_ps(out + c + 16 * v, last, acc[v]);
+    else
+      _mm512_storeu_ps(out + c + 16 * v, acc[v]);
+  }
+}
+
+/// Output column `ow` of a row for channels [c0, c1) when some of its taps
+/// fall outside the input's columns: only the taps inside are computed.
+/// Border columns are few (one or two per side for 3x3 and 5x5 with the
+/// usual padding); four channel vectors at a time keep the FMA chains
+/// independent.
+CGC_TARGET_AVX512 void borderColumn(const RowArgs &args, int64_t ow, int64_t c0, int64_t c1) {
+  const RowArgs a = args; // a local copy: vector stores cannot alias it
+  const int64_t ix = ow * a.strideW - a.padLeft, dw = a.dilationW;
+  const int64_t kLo = ix < 0 ? std::min(a.kernelW, (-ix + dw - 1) / dw) : 0;
+  const int64_t kHi = ix > a.inW - 1 ? 0 : std::min(a.kernelW, (a.inW - 1 - ix) / dw + 1);
+  float *out = a.y + ow * a.yPixel;
+  for (int64_t c = c0; c < c1; c += 64) {
+    const int64_t n = std::min<int64_t>(64, c1 - c);
+    const __mmask16 last = n % 16 ? __mmask16((1u << (n % 16)) - 1) : __mmask16(0xffff);
+    switch ((n + 15) / 16) {
+    case 4: tileColumn<4>(a, ix, kLo, kHi, c, last, out); break;
+    case 3: tileColumn<3>(a, ix, kLo, kHi, c, last, out); break;
+    case 2: tileColumn<2>(a, ix, kLo, kHi, c, last, out); break;
+    default: tileColumn<1>(a, ix, kLo, kHi, c, last, out); break;
+    }
+  }
 }
 
 /// Segment functions for R = 1..kMaxColumns.
 using SegmentTable = std::array<SegmentFn, kMaxColumns>;
+/// The most padding columns a segment of the unrolled kernels may span on
+/// either side (2: 5x5 with padding 2); more run as border columns.
+constexpr int kMaxPadColumns = 2;
+using PadTables = std::array<std::array<SegmentTable, kMaxPadColumns + 1>, kMaxPadColumns + 1>;
 
-template <int KW, int SW, bool Checked, size_t... I>
+template <int KW, int SW, int JL, int JR, size_t... I>
 constexpr SegmentTable fixedTable(std::index_sequence<I...>) {
-  return {{&segmentFixed<KW, SW, int(I) + 1, Checked>...}};
+  return {{&segmentFixed<KW, SW, int(I) + 1, JL, JR>...}};
 }
-template <bool Checked, size_t... I>
-constexpr SegmentTable anyTable(std::index_sequence<I...>) {
-  return {{&segmentAny<int(I) + 1, Checked>...}};
+template <int KW, int SW, int JL, size_t... JR>
+constexpr std::array<SegmentTable, kMaxPadColumns + 1> fixedTables(std::index_sequence<JR...>) {
+  return {{fixedTable<KW, SW, JL, int(JR)>(std::make_index_sequence<kMaxColumns>{})...}};
+}
+template <int KW, int SW, size_t... JL> constexpr PadTables padTables(std::index_sequence<JL...>) {
+  return {{fixedTables<KW, SW, int(JL)>(std::make_index_sequence<kMaxPadColumns + 1>{})...}};
+}
+template <size_t... I> constexpr SegmentTable anyTable(std::index_sequence<I...>) {
+  return {{&segmentAny<int(I) + 1>...}};
 }
 
-/// The segment function for R columns; `checked` if they read outside
-/// the input's columns.
-SegmentFn segmentFunction(const DepthwiseGeometry &g, int r, bool checked) {
-  using Seq = std::make_index_sequence<kMaxColumns>;
-  static const SegmentTable any[2] = {anyTable<false>(Seq{}), anyTable<true>(Seq{})};
-  static const SegmentTable tables[2][2][2] = {
-      // [kernel 3/5][stride 1/2][checked]
-      {{fixedTable<3, 1, false>(Seq{}), fixedTable<3, 1, true>(Seq{})},
-       {fixedTable<3, 2, false>(Seq{}), fixedTable<3, 2, true>(Seq{})}},
-      {{fixedTable<5, 1, false>(Seq{}), fixedTable<5, 1, true>(Seq{})},
-       {fixedTable<5, 2, false>(Seq{}), fixedTable<5, 2, true>(Seq{})}},
+/// Padding columns the segment [ow0, ow0 + r) spans left and right.
+std::pair<int64_t, int64_t> padColumns(const DepthwiseGeometry &g, int64_t ow0, int64_t r) {
+  const int64_t first = ow0 * g.strideW - g.padLeft;
+  const int64_t last = (ow0 + r - 1) * g.strideW - g.padLeft + g.dilationW * (g.kernelW - 1);
+  return {std::max<int64_t>(0, -first), std::max<int64_t>(0, last - (g.inW - 1))};
+}
+
+/// The segment function for [ow0, ow0 + r), or null if the unrolled
+/// kernels do not cover its padding (or the shape).
+SegmentFn segmentFunction(const DepthwiseGeometry &g, int64_t ow0, int64_t r) {
+  using Pads = std::make_index_sequence<kMaxPadColumns + 1>;
+  static const PadTables tables[2][2] = {
+      // [kernel 3/5][stride 1/2][left pad columns][right pad columns][r - 1]
+      {padTables<3, 1>(Pads{}), padTables<3, 2>(Pads{})},
+      {padTables<5, 1>(Pads{}), padTables<5, 2>(Pads{})},
   };
+  static const SegmentTable any = anyTable(std::make_index_sequence<kMaxColumns>{});
+  auto [jl, jr] = padColumns(g, ow0, r);
   if (!channelsLastDepthwiseUnrolled(g))
-    return any[checked][size_t(r - 1)];
-  return tables[g.kernelW == 5][g.strideW == 2][checked][size_t(r - 1)];
+    return jl == 0 && jr == 0 ? any[size_t(r - 1)] : nullptr;
+  if (jl > kMaxPadColumns || jr > kMaxPadColumns)
+    return nullptr;
+  return tables[g.kernelW == 5][g.strideW == 2][size_t(jl)][size_t(jr)][size_t(r - 1)];
 }
 
 /// Columns per segment, measured on this machine (AMD EPYC, Zen 5) with
@@ -301,22 +348,38 @@ public:
     for (const KernelDesc &op : chain)
       for (size_t i = 1; i < op.inputs.size(); ++i)
         extraSpans_.push_back(byteSpan(*op.inputs[i]));
-    // Column segments: equal sizes of at most kMaxColumns.
-    const int64_t W = g.inW, extW = g.dilationW * (g.kernelW - 1);
-    // Columns [owLo, owHi) read only inside the input.
-    const int64_t owLo = (g.padLeft + g.strideW - 1) / g.strideW;
-    const int64_t last = W - 1 - extW + g.padLeft; // last input start column + padLeft
-    const int64_t owHi = last < 0 ? 0 : std::min(g.outW, last / g.strideW + 1);
+    // Equal segments of at most maxColumns(g) over the row; where the
+    // unrolled kernels do not cover a shape or its padding, segments over
+    // the columns [owLo, owHi) whose taps are all inside the input, and
+    // border columns for the others.
     const int64_t maxCols = maxColumns(g);
-    const int64_t count = (g.outW + maxCols - 1) / maxCols;
-    int widest = 0;
-    for (int64_t i = 0, ow = 0; i < count; ++i) {
-      int r = int(g.outW / count + (i < g.outW % count ? 1 : 0));
-      bool checked = ow < owLo || ow + r > owHi;
-      segments_.push_back({ow, segmentFunction(g, r, checked)});
-      widest = std::max(widest, r);
-      ow += r;
+    auto plan = [&](int64_t from, int64_t to) {
+      const int64_t count = (to - from + maxCols - 1) / maxCols;
+      for (int64_t i = 0, ow = from; i < count; ++i) {
+        const int64_t r = (to - from) / count + (i < (to - from) % count ? 1 : 0);
+        segments_.push_back({ow, r, segmentFunction(g, ow, r)});
+        ow += r;
+      }
+    };
+    plan(0, g.outW);
+    bool covered = true;
+    for (const Segment &s : segments_)
+      covered = covered && s.fn;
+    if (!covered) {
+      segments_.clear();
+      const int64_t extW = g.dilationW * (g.kernelW - 1);
+      const int64_t owLo = std::min(g.outW, (g.padLeft + g.strideW - 1) / g.strideW);
+      const int64_t last = g.inW - 1 - extW + g.padLeft; // last start column + padLeft
+      const int64_t owHi =
+          std::max(owLo, last < 0 ? 0 : std::min(g.outW, last / g.strideW + 1));
+      plan(owLo, owHi);
+      for (int64_t ow = 0; ow < g.outW; ++ow)
+        if (ow < owLo || ow >= owHi)
+          borderColumns_.push_back(ow);
     }
+    int64_t widest = 0;
+    for (const Segment &s : segments_)
+      widest = std::max(widest, s.columns);
     // Bands of up to 8 rows whose results (about 256 KB) stay in L2 for the
     // epilogue; channel groups whose input rows over a band fit in L1.
     const int64_t rowBytes = g.outW * g.channels * 4;
@@ -329,6 +392,7 @@ public:
     const bool fixed = channelsLastDepthwiseUnrolled(g);
     description_ = cat(what, summary, " (direct depthwise, channels-last AVX-512, ", widest,
                        "-column blocks", fixed ? "" : ", generic taps",
+                       borderColumns_.empty() ? "" : ", border columns",
                        constant_ ? ", weights prepared once" : "", ")");
   }
 
@@ -382,7 +446,7 @@ public:
 
 private:
   struct Segment {
-    int64_t ow0;
+    int64_t ow0, columns;
     SegmentFn fn;
   };
   struct Prepared {
@@ -469,6 +533,8 @@ private:
           a.y = y + n * yN_ + oh * yH_;
           for (const Segment &s : segments_)
             s.fn(a, s.ow0, c0, c1);
+          for (int64_t ow : borderColumns_)
+            borderColumn(a, ow, c0, c1);
         }
       }
       if (!epilogue_.empty())
@@ -485,6 +551,7 @@ private:
   int64_t paddedC_ = 0;
   onednn::PlainOperand weights_; // for handing the source pages back
   std::vector<Segment> segments_;
+  std::vector<int64_t> borderColumns_;
   int64_t bandRows_ = 1, groupChannels_ = 16;
   Epilogue epilogue_;
   std::pair<int64_t, int64_t> outSpan_;
