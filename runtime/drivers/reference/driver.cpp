@@ -20,6 +20,7 @@
 #include "cgc/d3d12ddi_mlir.h"
 #include "cgc/precompiled_program.h"
 
+#include "pages.h"
 #include "program.h"
 #include "recording.h"
 
@@ -59,6 +60,7 @@ struct Pipeline {
 struct Heap {
   void *memory = nullptr;
   bool owned = false;
+  uint64_t bytes = 0, alignment = 0; // of an owned heap
 };
 
 constexpr uint64_t kIdentifierTag = 0x4347435245465052ull; // "CGCREFPR"
@@ -228,14 +230,15 @@ HRESULT createHeap(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATEHEAP_CGC *args,
   if (args->pExistingAddress) {
     heap->memory = const_cast<void *>(args->pExistingAddress);
   } else {
-    uint64_t align = std::max<uint64_t>(args->Alignment, 64);
-    uint64_t bytes = (args->SizeInBytes + align - 1) / align * align;
-    heap->memory = std::aligned_alloc(align, bytes);
+    // D3D12 heaps start zeroed: fresh anonymous pages are, and only the
+    // pages something touches become resident (pages.h).
+    heap->alignment = std::max<uint64_t>(args->Alignment, 64);
+    heap->bytes = args->SizeInBytes;
+    heap->memory = allocatePages(heap->bytes, heap->alignment);
     if (!heap->memory) {
-      device->error("CreateHeap: cannot allocate " + std::to_string(bytes) + " bytes");
+      device->error("CreateHeap: cannot allocate " + std::to_string(heap->bytes) + " bytes");
       return E_OUTOFMEMORY;
     }
-    std::memset(heap->memory, 0, bytes); // D3D12 heaps start zeroed
     heap->owned = true;
   }
   memory->pCPUAddress = heap->memory;
@@ -247,7 +250,7 @@ HRESULT createHeap(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATEHEAP_CGC *args,
 void destroyHeap(D3D12DDI_HDEVICE, D3D12DDI_HHEAP h) {
   Heap *heap = get<Heap>(h.pDrvPrivate);
   if (heap && heap->owned)
-    std::free(heap->memory);
+    freePages(heap->memory, heap->bytes, heap->alignment);
   delete heap;
 }
 
