@@ -10,6 +10,8 @@
 
 #include "common.h" // cpuHasAvx512
 
+#include <cmath>
+#include <cstring>
 #include <thread>
 
 #include <sys/mman.h>
@@ -452,6 +454,80 @@ TEST(Fusion, ChannelsLastDepthwiseResidualInPlace) {
     inPlace.setValues(r.values());
     runKernel(*fused, {&x, &w, &b, &inPlace}, {&inPlace}, *pool);
     EXPECT_TRUE(closeTo(inPlace, expected, 1e-5, 1e-5, "in place [" + fused->describe() + "]"));
+  }
+}
+
+TEST(Fusion, ChannelsLastDepthwiseClipAndReluBeforeTheStore) {
+  // A clip or relu leading the chain is applied to the accumulators before
+  // they are stored: bit for bit what the elementwise kernels give, NaN and
+  // the sign of zero included (relu(-0) = +0, clip(-0) = -0, NaN stays NaN,
+  // a clip without min). Outputs whose taps all fall in the padding are the
+  // bias itself (-0, NaN, ...); a NaN input pixel spreads to its neighbours.
+  std::mt19937 rng(79);
+  const int64_t C = 20;
+  Tensor x(CGC_DTYPE_FLOAT32, {1, C, 4, 5}, Layout::ChannelsLast);
+  Tensor w(CGC_DTYPE_FLOAT32, {C, 1, 3, 3}), b(CGC_DTYPE_FLOAT32, {C});
+  fillRandom(x, rng, -4, 4);
+  fillRandom(w, rng, -1, 1);
+  fillRandom(b, rng, -1, 1);
+  const double special[] = {-0.0, 0.0, std::nan(""), -3.0, 7.0, 6.0, -INFINITY, INFINITY};
+  for (int64_t c = 0; c < 8; ++c)
+    b.set(c, special[c]);
+  x.set(2 * 4 * 5 + 1 * 5 + 2, std::nan("")); // channel 2, (1, 2)
+  // Padding 3 on the left: border columns; 1: segments spanning it.
+  for (int64_t padW : {3, 1}) {
+    const int64_t OW = 5 + 2 * padW - 2;
+    const std::vector<int64_t> out = {1, C, 8, OW};
+    Tensor t(CGC_DTYPE_FLOAT32, out, Layout::ChannelsLast);
+    Desc conv = convDesc(x, w, &b, t, {3, padW}, C);
+    KernelOptions options;
+    options.constantInputs = {false, true, true};
+    auto plain = make(conv.get(), options);
+    ASSERT_TRUE(plain);
+    if (cpuHasAvx512())
+      EXPECT_EQ(plain->describe().find("border columns") != std::string::npos, padW == 3)
+          << plain->describe();
+    runKernel(*plain, {&x, &w, &b}, {&t}, pool1());
+    // Output row 0 has no taps inside the input: it is the bias, bit for bit.
+    for (int64_t c = 0; c < C; ++c) {
+      float e = float(b.get(c)), a = float(t.get(c * 8 * OW + 2));
+      EXPECT_TRUE(std::isnan(e) ? std::isnan(a) : std::memcmp(&e, &a, 4) == 0)
+          << "channel " << c << ": " << a << " vs bias " << e << " [" << plain->describe() << "]";
+    }
+    std::vector<KernelDesc> chains[] = {
+        {Desc("cgc_op.relu").in(t).out(t).get()},
+        {Desc("cgc_op.clip").in(t).out(t).attr("min", F(-2)).attr("max", F(3)).get(),
+         Desc("cgc_op.relu").in(t).out(t).get()},
+        {Desc("cgc_op.clip").in(t).out(t).attr("min", F(0)).attr("max", F(6)).get()},
+        {Desc("cgc_op.clip").in(t).out(t).attr("max", F(-0.5)).get()},
+        {Desc("cgc_op.clip").in(t).out(t).attr("min", F(-1)).get(),
+         Desc("cgc_op.abs").in(t).out(t).get()},
+    };
+    for (const auto &chain : chains) {
+      Tensor expected(CGC_DTYPE_FLOAT32, out, Layout::ChannelsLast);
+      expected.setValues(t.values());
+      for (const KernelDesc &op : chain)
+        runKernel(*make(op), {&expected}, {&expected}, pool1());
+      std::string reason;
+      std::unique_ptr<Kernel> fused = createFusedKernel(conv.get(), chain, options, reason);
+      ASSERT_TRUE(fused) << reason;
+      if (cpuHasAvx512())
+        EXPECT_NE(fused->describe().find("before the store"), std::string::npos)
+            << fused->describe();
+      for (ThreadPool *pool : {&pool1(), &pool3()}) {
+        Tensor y(CGC_DTYPE_FLOAT32, out, Layout::ChannelsLast);
+        runKernel(*fused, {&x, &w, &b}, {&y}, *pool);
+        int mismatches = 0;
+        for (int64_t i = 0; i < y.size(); ++i) {
+          float e = float(expected.get(i)), a = float(y.get(i));
+          bool same = std::isnan(e) ? std::isnan(a) : std::memcmp(&e, &a, 4) == 0;
+          if (!same && ++mismatches <= 3)
+            ADD_FAILURE() << chain[0].op << " element " << i << ": " << a << " vs " << e << " ["
+                          << fused->describe() << "]";
+        }
+        EXPECT_EQ(mismatches, 0);
+      }
+    }
   }
 }
 

@@ -84,7 +84,19 @@ struct RowArgs {
   int64_t kernelW, strideW, dilationW, padLeft;
   float *y;                 // output row at column 0, channel 0
   int64_t yPixel;           // output column stride
+  float lo, hi, zero;       // each result becomes min(hi, max(lo, result)) + zero
 };
+
+/// The clamp a result goes through before it is stored: a fused clip or
+/// relu leading the chain, computed as the elementwise kernels compute it
+/// (NaN stays NaN: vmaxps/vminps return their second operand when one is
+/// NaN; relu(-0) is +0: + zero, which is -0 otherwise and then changes
+/// nothing), or (-inf, inf, -0): no change.
+CGC_INLINE CGC_TARGET_AVX512 __m512 clamp(const RowArgs &a, __m512 v) {
+  v = _mm512_max_ps(_mm512_set1_ps(a.lo), v);
+  v = _mm512_min_ps(_mm512_set1_ps(a.hi), v);
+  return _mm512_add_ps(v, _mm512_set1_ps(a.zero));
+}
 
 /// Computes output columns [ow0, ow0 + R) of a row for channels [c0, c1)
 /// (c0 a multiple of 16; c1 too unless it is the channel count); every
@@ -135,7 +147,7 @@ CGC_TARGET_AVX512 CGC_INLINE void tileFixed(const RowArgs &a, int64_t ow0, int64
   float *out = a.y + ow0 * a.yPixel + c;
 #pragma clang loop unroll(full)
   for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(out, lanes, acc[r]);
+    _mm512_mask_storeu_ps(out, lanes, clamp(a, acc[r]));
     out += a.yPixel;
     opaque(out);
   }
@@ -184,7 +196,7 @@ CGC_TARGET_AVX512 CGC_INLINE void tileAny(const RowArgs &a, int64_t ow0, int64_t
   float *out = a.y + ow0 * a.yPixel + c;
 #pragma clang loop unroll(full)
   for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(out, lanes, acc[r]);
+    _mm512_mask_storeu_ps(out, lanes, clamp(a, acc[r]));
     out += a.yPixel;
     opaque(out);
   }
@@ -224,9 +236,9 @@ CGC_TARGET_AVX512 CGC_INLINE void tileColumn(const RowArgs &a, int64_t ix, int64
 #pragma clang loop unroll(full)
   for (int v = 0; v < V; ++v) {
     if (v == V - 1)
-      _mm512_mask_storeu_ps(out + c + 16 * v, last, acc[v]);
+      _mm512_mask_storeu_ps(out + c + 16 * v, last, clamp(a, acc[v]));
     else
-      _mm512_storeu_ps(out + c + 16 * v, acc[v]);
+      _mm512_storeu_ps(out + c + 16 * v, clamp(a, acc[v]));
   }
 }
 
@@ -343,7 +355,28 @@ public:
     if (g.hasBias)
       bStride_ = anchor.inputs[2]->effectiveStrides()[0];
     paddedC_ = (g.channels + 15) / 16 * 16;
-    epilogue_ = Epilogue(anchor.outputs[0].shape, CGC_DTYPE_FLOAT32, chain, ys, {0, 2, 3, 1});
+    // A clip or relu leading the chain is applied to the accumulators before
+    // they are stored (MobileNetV2's relu6: no pass over the result); the
+    // rest of the chain runs as the Epilogue.
+    size_t folded = 0;
+    if (!chain.empty() && chain[0].inputs.size() == 1 && chain[0].op == "cgc_op.relu") {
+      lo_ = 0.0f, zero_ = 0.0f, folded = 1;
+    } else if (!chain.empty() && chain[0].inputs.size() == 1 && chain[0].op == "cgc_op.clip") {
+      DescReader r(chain[0]);
+      std::optional<double> lo = r.getOptionalFloat("min"), hi = r.getOptionalFloat("max");
+      lo_ = lo ? float(*lo) : -std::numeric_limits<float>::infinity();
+      hi_ = hi ? float(*hi) : std::numeric_limits<float>::infinity();
+      folded = 1;
+    }
+    if (folded) {
+      // Check the op as its own kernel would (dtype, shape).
+      ElementwiseOp op = makeElementwiseOp(chain[0]);
+      if (op.outDType != CGC_DTYPE_FLOAT32 || op.outShape != anchor.outputs[0].shape)
+        fail(cat(chain[0].op, ": an epilogue keeps float32 ", shapeStr(anchor.outputs[0].shape)));
+    }
+    const std::vector<KernelDesc> rest(chain.begin() + folded, chain.end());
+    epilogue_ = Epilogue(anchor.outputs[0].shape, CGC_DTYPE_FLOAT32, rest, ys, {0, 2, 3, 1});
+    foldedOp_ = folded ? chain[0].op.substr(7) : "";
     outSpan_ = byteSpan(out);
     for (const KernelDesc &op : chain)
       for (size_t i = 1; i < op.inputs.size(); ++i)
@@ -393,6 +426,7 @@ public:
     description_ = cat(what, summary, " (direct depthwise, channels-last AVX-512, ", widest,
                        "-column blocks", fixed ? "" : ", generic taps",
                        borderColumns_.empty() ? "" : ", border columns",
+                       foldedOp_.empty() ? "" : ", " + foldedOp_ + " before the store",
                        constant_ ? ", weights prepared once" : "", ")");
   }
 
@@ -513,6 +547,7 @@ private:
     a.dilationW = g.dilationW;
     a.padLeft = g.padLeft;
     a.yPixel = yW_;
+    a.lo = lo_, a.hi = hi_, a.zero = zero_;
     const int64_t rowElems = g.outW * g.channels;
     for (int64_t b0 = begin; b0 < end; b0 += bandRows_) {
       const int64_t b1 = std::min(end, b0 + bandRows_);
@@ -552,6 +587,10 @@ private:
   onednn::PlainOperand weights_; // for handing the source pages back
   std::vector<Segment> segments_;
   std::vector<int64_t> borderColumns_;
+  // The clamp applied before stores (see clamp()) and the op it comes from.
+  float lo_ = -std::numeric_limits<float>::infinity(), hi_ = std::numeric_limits<float>::infinity();
+  float zero_ = -0.0f;
+  std::string foldedOp_;
   int64_t bandRows_ = 1, groupChannels_ = 16;
   Epilogue epilogue_;
   std::pair<int64_t, int64_t> outSpan_;
