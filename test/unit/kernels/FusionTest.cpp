@@ -381,10 +381,14 @@ TEST(Fusion, ChannelsLastDepthwiseTakesAnyElementwiseChain) {
   struct Shape {
     int64_t k, stride;
     std::vector<int64_t> padB, padE;
+    int64_t H, W;
   };
-  for (const Shape &sh : {Shape{3, 1, {1, 1}, {1, 1}}, Shape{5, 2, {2, 1}, {1, 2}}})
+  // The last one is large enough (2.2M multiply-adds) to be split across
+  // the pool in pieces of rows.
+  for (const Shape &sh : {Shape{3, 1, {1, 1}, {1, 1}, 13, 11}, Shape{5, 2, {2, 1}, {1, 2}, 13, 11},
+                          Shape{3, 1, {1, 1}, {1, 1}, 60, 50}})
     for (Layout residual : {Layout::ChannelsLast, Layout::Contiguous}) {
-      const int64_t C = 40, H = 13, W = 11;
+      const int64_t C = 40, H = sh.H, W = sh.W;
       Tensor x(CGC_DTYPE_FLOAT32, {2, C, H, W}, Layout::ChannelsLast);
       Tensor w(CGC_DTYPE_FLOAT32, {C, 1, sh.k, sh.k}), b(CGC_DTYPE_FLOAT32, {C});
       fillRandom(x, rng, -1, 1);
@@ -397,6 +401,8 @@ TEST(Fusion, ChannelsLastDepthwiseTakesAnyElementwiseChain) {
       all.push_back({{"cgc_op.clip", {{"min", F(0)}, {"max", F(6)}}}, {"cgc_op.add", {}, out}});
       all.push_back({{"cgc_op.mul", {}, std::vector<int64_t>{1, C, 1, 1}}, {"cgc_op.swish"}});
       all.push_back({{"cgc_op.floor"}, {"cgc_op.sign"}});
+      if (H > 13) // the split shape: relu6, swish, residual, per-channel
+        all = {all[2], all[17], all[1], all[all.size() - 2]};
       for (const auto &chain : all) {
         KernelOptions options;
         options.constantInputs = {false, true, true};
@@ -425,7 +431,7 @@ TEST(Fusion, ChannelsLastDepthwiseResidualInPlace) {
   // in-place add): rows are staged and copied out after the chain read the
   // residual, so the result is the unfused one.
   std::mt19937 rng(78);
-  const std::vector<int64_t> shape = {1, 96, 20, 20};
+  const std::vector<int64_t> shape = {1, 96, 52, 52}; // split across the pool
   Tensor x(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
   Tensor w(CGC_DTYPE_FLOAT32, {96, 1, 3, 3}), b(CGC_DTYPE_FLOAT32, {96});
   Tensor r(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);

@@ -70,8 +70,11 @@ namespace {
 constexpr int kMaxColumns = 16;
 /// L1 budget for the input rows one channel group reads over a band.
 constexpr int64_t kGroupBytes = 48 << 10;
-/// Below this many multiply-adds a convolution runs in one piece.
-constexpr int64_t kMinSplitMacs = 1 << 17;
+/// Below this many multiply-adds (4 MFLOP, the threshold of conv.cpp and
+/// matmul.cpp) a convolution runs in one piece: splitting a few microseconds
+/// of work across threads cost more than it saved (measured at 2 threads
+/// with 128K: 384 @14 0.0187 vs 0.0086 ms in one piece).
+constexpr int64_t kMinSplitMacs = 2000000;
 
 /// One output row as a segment function sees it (element strides).
 struct RowArgs {
