@@ -70,11 +70,15 @@ namespace {
 constexpr int kMaxColumns = 16;
 /// L1 budget for the input rows one channel group reads over a band.
 constexpr int64_t kGroupBytes = 48 << 10;
-/// Below this many multiply-adds (4 MFLOP, the threshold of conv.cpp and
-/// matmul.cpp) a convolution runs in one piece: splitting a few microseconds
-/// of work across threads cost more than it saved (measured at 2 threads
-/// with 128K: 384 @14 0.0187 vs 0.0086 ms in one piece).
-constexpr int64_t kMinSplitMacs = 2000000;
+/// Below this many multiply-adds a convolution runs in one piece. Lower than
+/// the 4 MFLOP of oneDNN convolutions (conv.cpp): measured inside the models
+/// at 2 threads, where the pool's workers are already spinning between
+/// dispatches, splitting the small depthwise layers too pays (MobileNetV2
+/// median 3.17-3.29 ms with this threshold vs 3.49-3.64 ms with 2M,
+/// EfficientNet-B0 6.52-6.70 vs 6.75-7.06 ms, interleaved runs), although
+/// bench-kernels, timing one layer alone on this loaded 2-core machine,
+/// shows those layers faster in one piece.
+constexpr int64_t kMinSplitMacs = 1 << 17;
 
 /// One output row as a segment function sees it (element strides).
 struct RowArgs {
