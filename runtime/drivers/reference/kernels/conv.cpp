@@ -1,9 +1,13 @@
 //===- conv.cpp - convolution and conv_transpose --------------------------===//
 //
 // float32/bfloat16 run on oneDNN. Activations arrive in the layout their
-// operand strides give (plain NCHW today): channels-last operands go to
-// oneDNN as they are; a 1x1, stride-1, unpadded, ungrouped convolution on
-// plain NCHW runs directly (oneDNN's GEMM formulation needs no reorder);
+// operand strides give (plain NCHW at partition boundaries, channels-last
+// inside compiled CNNs): channels-last operands go to oneDNN as they are,
+// except float32 depthwise convolutions 3 or 5 wide with stride 1 or 2,
+// which run the direct kernel of depthwise.cpp (faster than oneDNN's nhwc
+// kernel, see channelsLastDepthwiseFaster); a 1x1, stride-1, unpadded,
+// ungrouped convolution on plain NCHW runs directly (oneDNN's GEMM
+// formulation needs no reorder);
 // every other convolution reorders its input into the layout oneDNN picks
 // (blocked nChw16c on AVX-512), runs the blocked kernel and reorders the
 // result back, which measured 1.3-1.7x faster than the plain-layout kernel
@@ -1194,21 +1198,25 @@ bool channelsLastDepthwise(const ConvGeom &g, const KernelDesc &desc, const Kern
          channelsLastDepthwiseMismatch(depthwiseGeometry(g), desc, out).empty();
 }
 
-/// Where the direct kernel is faster than oneDNN 2.6's brdgmm_dw nhwc kernel
-/// (one thread, fused relu6 / swish, medians of interleaved runs, 64-byte
-/// aligned operands as the driver's plan gives them; bench-kernels has every
-/// MobileNetV2 / EfficientNet-B0 layer):
-///   3x3 s1: 32 @112 0.094 -> 0.081 ms, 144 @56 0.106 -> 0.092,
-///           576 @14 0.036 -> 0.019, 960 @7 0.011 -> 0.008;
-///   5x5 s1: 240 @28 (+swish) 0.154 -> 0.106, 672 @14 0.104 -> 0.076;
-///   3x3 s2: 144 @56 0.040 -> 0.037, 576 @14 0.009 -> 0.008, and 96 @112
-///           a tie (0.102 both: reading 4.8 MB of input bounds both);
-///   5x5 s2: 144 @56 (+swish) 0.115 -> 0.086, 672 @14 0.028 -> 0.026.
+/// Where the direct kernel is faster than oneDNN 2.6's brdgmm_dw nhwc kernel:
+/// bench-kernels (every MobileNetV2 / EfficientNet-B0 depthwise layer with
+/// its fused relu6 / swish, 64-byte aligned channels-last operands as the
+/// driver's plan gives them, old and new timed in alternating batches),
+/// medians at 1 thread, oneDNN -> direct in ms:
+///   3x3 s1: 32 @112 0.095 -> 0.066, 144 @56 0.104 -> 0.080,
+///           192 @28 0.038 -> 0.022, 384 @14 0.019 -> 0.009,
+///           576 @14 0.030 -> 0.015, 960 @7 0.012 -> 0.006;
+///   3x3 s2: 96 @112 0.098 -> 0.085, 144 @56 0.038 -> 0.033,
+///           576 @14 0.0095 -> 0.0053;
+///   5x5 s1 (+swish): 240 @28 0.158 -> 0.104, 672 @14 0.100 -> 0.071,
+///           1152 @7 0.037 -> 0.028;
+///   5x5 s2 (+swish): 144 @56 0.116 -> 0.083, 672 @14 0.028 -> 0.020.
 /// So kernels 3 and 5 wide with strides 1 and 2 (the unrolled shapes) take
-/// the direct kernel. Its generic segments (other widths, strides, dilation
-/// along W) are slower than oneDNN (7x7 96 @56 0.30 vs 0.29 ms, 192 @28
-/// 0.19 vs 0.14; 3x3 dilation 2 144 @56 0.135 vs 0.089): those stay on
-/// oneDNN unless the fused chain has no oneDNN post-op form.
+/// the direct kernel. Its generic segments (other widths, strides,
+/// dilation along W) are not faster overall (+relu6: 7x7 96 @56 0.27 vs
+/// 0.29 ms but 192 @28 0.166 vs 0.147; 3x3 dilation 2 144 @56 0.133 vs
+/// 0.084; 9x9 128 @28 0.178 vs 0.152): those stay on oneDNN unless the
+/// fused chain has no oneDNN post-op form.
 bool channelsLastDepthwiseFaster(const ConvGeom &g) {
   return channelsLastDepthwiseUnrolled(depthwiseGeometry(g));
 }
