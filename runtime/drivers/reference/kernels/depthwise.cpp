@@ -62,7 +62,6 @@
 #include <mutex>
 #include <utility>
 
-
 namespace cgc::ref {
 namespace {
 
@@ -430,8 +429,9 @@ public:
     for (const KernelDesc &op : chain)
       summary += "+" + op.op.substr(7);
     const bool fixed = channelsLastDepthwiseUnrolled(g);
-    description_ = cat(what, summary, " (direct depthwise, channels-last AVX-512, ", widest,
-                       "-column blocks", fixed ? "" : ", generic taps",
+    description_ = cat(what, summary, " (direct depthwise, channels-last AVX-512, ",
+                       widest ? cat(widest, "-column blocks") : std::string("no blocks"),
+                       fixed ? "" : ", generic taps",
                        borderColumns_.empty() ? "" : ", border columns",
                        foldedOp_.empty() ? "" : ", " + foldedOp_ + " before the store",
                        constant_ ? ", weights prepared once" : "", ")");
