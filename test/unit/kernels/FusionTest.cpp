@@ -426,6 +426,30 @@ TEST(Fusion, ChannelsLastDepthwiseTakesAnyElementwiseChain) {
     }
 }
 
+TEST(Fusion, ChannelsLastDepthwiseRefusesWhatItsEpilogueCannotRun) {
+  // The direct kernel takes any elementwise chain that keeps the shape and
+  // dtype; anything else is refused with the reason, not run another way.
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 32, 10, 10}, Layout::ChannelsLast);
+  Tensor w(CGC_DTYPE_FLOAT32, {32, 1, 3, 3}), b(CGC_DTYPE_FLOAT32, {32});
+  Tensor t(CGC_DTYPE_FLOAT32, {1, 32, 10, 10}, Layout::ChannelsLast);
+  Tensor ints(CGC_DTYPE_INT32, {32, 1, 1});
+  Desc conv = convDesc(x, w, &b, t, {1, 1}, 32);
+  struct Case {
+    KernelDesc op;
+    std::string reason;
+  };
+  std::vector<Case> cases = {
+      {Desc("cgc_op.softmax").in(t).out(t).i("axis", 1).get(), "not an elementwise op"},
+      {Desc("cgc_op.add").in(t).in(ints).out(t).get(), "cgc_op.add"},
+  };
+  for (const Case &c : cases) {
+    std::string reason;
+    std::unique_ptr<Kernel> fused = createFusedKernel(conv.get(), {c.op}, reason);
+    EXPECT_FALSE(fused) << fused->describe();
+    EXPECT_NE(reason.find(c.reason), std::string::npos) << c.op.op << ": " << reason;
+  }
+}
+
 TEST(Fusion, ChannelsLastDepthwiseResidualInPlace) {
   // The result bound to the same bytes as the residual the chain adds (an
   // in-place add): rows are staged and copied out after the chain read the
