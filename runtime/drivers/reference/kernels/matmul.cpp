@@ -14,7 +14,6 @@
 #include "onednn.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 
