@@ -14,8 +14,8 @@
 //   with a message naming the problem;
 // - the API's rules for the subobject.
 //
-// The tests run in this order in one process: the first one checks that
-// nothing loaded the JIT before it.
+// The first test's checks run in a process of their own (a gtest death
+// test), so they hold in any test order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,9 +175,10 @@ std::vector<uint8_t> specContainer(const std::string &bytecode) {
                             interfaces::kSubgraphPartition, bytecode);
 }
 
-TEST(PrecompiledProgram, AMatchingBlobIsUsedAndNothingIsCompiled) {
-  REQUIRE_KERNELS();
-  ASSERT_FALSE(isMapped("libcgc_driver_reference_jit")) << "a test before this one loaded it";
+/// The checks of AMatchingBlobIsUsedAndNothingIsCompiled, in a process where
+/// nothing has loaded the JIT yet.
+void checkMatchingBlobIsUsedAndNothingIsCompiled() {
+  ASSERT_FALSE(isMapped("libcgc_driver_reference_jit")) << "something loaded the JIT before";
   ASSERT_FALSE(isMapped("libMLIR")) << "this test binary must not link the compiler";
   auto device = makeDevice(nullptr, CGC_D3D12_DEVICE_FLAG_DEBUG);
 
@@ -228,6 +229,20 @@ TEST(PrecompiledProgram, AMatchingBlobIsUsedAndNothingIsCompiled) {
     EXPECT_EQ(status, CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_HIT);
   }
   EXPECT_FALSE(isMapped("libMLIR"));
+}
+
+TEST(PrecompiledProgram, AMatchingBlobIsUsedAndNothingIsCompiled) {
+  REQUIRE_KERNELS();
+  // In a fresh process (gtest re-executes this binary for this test alone),
+  // so that whatever order the tests run in, no other test has loaded the
+  // JIT module before the checks that it is never mapped.
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_EXIT(
+      {
+        checkMatchingBlobIsUsedAndNothingIsCompiled();
+        std::exit(::testing::Test::HasFailure() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(PrecompiledProgram, WithoutAJitOnlyMatchingBlobsWork) {
