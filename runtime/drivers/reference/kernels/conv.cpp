@@ -421,17 +421,12 @@ private:
   /// binary form rather than preload over residual values.
   bool residualFitsSum(const KernelArgs &args) const {
     const int64_t elem = int64_t(dnnl::memory::data_type_size(dst_.type));
-    auto span = [&](const onednn::PlainOperand &o) {
-      int64_t last = 0;
-      for (size_t d = 0; d < o.dims.size(); ++d)
-        last += (o.dims[d] - 1) * o.strides[d];
-      return (last + 1) * elem;
-    };
     const char *r = static_cast<const char *>(args.inputs[firstExtra_ + size_t(sumBinary_)]);
     const char *y = static_cast<const char *>(args.outputs[0]);
     if (r == y)
       return true;
-    return r + span(binaries_[size_t(sumBinary_)].operand) <= y || y + span(dst_) <= r;
+    return r + binaries_[size_t(sumBinary_)].operand.spanElements() * elem <= y ||
+           y + dst_.spanElements() * elem <= r;
   }
 
   /// False if a binary post-op operand has the result's full shape but not
@@ -681,12 +676,8 @@ private:
       p->weightsReorder = makeReorder(userWeights, p->pd.weights_desc(), p->weightsReorderScratch);
     if (pg.sum) {
       const onednn::PlainOperand &r = p->extras[size_t(sumBinary_)];
-      int64_t last = 0, count = 1;
-      for (size_t d = 0; d < p->dst.dims.size(); ++d) {
-        last += (p->dst.dims[d] - 1) * p->dst.strides[d];
-        count *= p->dst.dims[d];
-      }
-      if (r.dims == p->dst.dims && r.strides == p->dst.strides && last + 1 == count)
+      const int64_t count = numElements(p->dst.dims);
+      if (r.dims == p->dst.dims && r.strides == p->dst.strides && p->dst.spanElements() == count)
         p->sumCopyBytes = size_t(count) * dnnl::memory::data_type_size(p->dst.type);
       else
         p->sumCopy = makeReorder(r.desc(), p->dst.desc(), p->sumCopyScratch);

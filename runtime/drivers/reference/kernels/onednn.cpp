@@ -293,9 +293,7 @@ void SourcePageOut::release(const PlainOperand &operand, const void *base) {
     released_.push_back(base);
   }
 #ifdef MADV_PAGEOUT
-  int64_t span = 1;
-  for (size_t d = 0; d < operand.dims.size(); ++d)
-    span += (operand.dims[d] - 1) * operand.strides[d];
+  const int64_t span = operand.spanElements();
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
   const uintptr_t begin = (uintptr_t(base) + page - 1) / page * page;
   const uintptr_t end =

@@ -76,6 +76,14 @@ struct PlainOperand {
     r.normalize();
     return r;
   }
+  /// Elements from the first to one past the last addressed one (equal to
+  /// the element count when the operand is dense).
+  int64_t spanElements() const {
+    int64_t last = 0;
+    for (size_t d = 0; d < dims.size(); ++d)
+      last += (dims[d] - 1) * strides[d];
+    return last + 1;
+  }
   /// Gives size-1 dimensions the stride a dense layout would have (the
   /// extent of the dimensions after them), so that a slice that is dense
   /// (a channel range of one image) is recognized as such by oneDNN.
