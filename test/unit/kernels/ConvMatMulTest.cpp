@@ -35,6 +35,21 @@ std::vector<int64_t> convOut(const ConvCase &c, bool transpose) {
   return s;
 }
 
+/// The descriptor of case `c` (a convolution, or conv_transpose), with the
+/// bias operand when `b` is given.
+Desc convCaseDesc(const ConvCase &c, const Tensor &x, const Tensor &w, const Tensor *b,
+                  const Tensor &y, bool transpose = false) {
+  Desc d(transpose ? "cgc_op.conv_transpose" : "cgc_op.convolution");
+  d.in(x).in(w);
+  if (b)
+    d.in(*b);
+  d.out(y).ints("strides", c.stride).ints("dilations", c.dilation).ints("start_padding", c.padB)
+      .ints("end_padding", c.padE).i("groups", c.groups);
+  if (transpose)
+    d.ints("output_padding", c.outPad.empty() ? std::vector<int64_t>(c.in.size(), 0) : c.outPad);
+  return d;
+}
+
 /// Direct convolution in double.
 std::vector<double> convOracle(const Tensor &x, const Tensor &w, const Tensor *b,
                                const ConvCase &c, const std::vector<int64_t> &outShape) {
@@ -149,14 +164,7 @@ void checkConv(const ConvCase &c, cgc_dtype_t dt, bool transpose, Layout inLayou
   fillRandom(b, rng, -1, 1);
   std::vector<int64_t> outShape = convOut(c, transpose);
   Tensor y(dt, outShape, outLayout);
-  Desc d(transpose ? "cgc_op.conv_transpose" : "cgc_op.convolution");
-  d.in(x).in(w);
-  if (c.bias)
-    d.in(b);
-  d.out(y).ints("strides", c.stride).ints("dilations", c.dilation).ints("start_padding", c.padB)
-      .ints("end_padding", c.padE).i("groups", c.groups);
-  if (transpose)
-    d.ints("output_padding", c.outPad.empty() ? std::vector<int64_t>(c.in.size(), 0) : c.outPad);
+  Desc d = convCaseDesc(c, x, w, c.bias ? &b : nullptr, y, transpose);
   KernelOptions options;
   options.constantInputs = {false, constantWeights, constantWeights};
   auto k = make(d, options);
@@ -250,12 +258,7 @@ TEST(Convolution, ChannelsLastDepthwiseDirectKernel) {
     Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, Layout::ChannelsLast);
     Tensor w(CGC_DTYPE_FLOAT32, {c.m, 1, c.kernel[0], c.kernel[1]}), b(CGC_DTYPE_FLOAT32, {c.m});
     Tensor y(CGC_DTYPE_FLOAT32, convOut(c, false), Layout::ChannelsLast);
-    Desc d("cgc_op.convolution");
-    d.in(x).in(w);
-    if (c.bias)
-      d.in(b);
-    d.out(y).ints("strides", c.stride).ints("dilations", c.dilation).ints("start_padding", c.padB)
-        .ints("end_padding", c.padE).i("groups", c.groups);
+    Desc d = convCaseDesc(c, x, w, c.bias ? &b : nullptr, y);
     auto k = make(d);
     ASSERT_TRUE(k);
     EXPECT_EQ(k->describe().find("channels-last AVX-512") != std::string::npos, cpuHasAvx512())
@@ -286,12 +289,7 @@ TEST(Convolution, ChannelsLastDepthwiseGenericTaps) {
     fillRandom(b, rng, -1, 1);
     std::vector<int64_t> os = convOut(c, false);
     Tensor y(CGC_DTYPE_FLOAT32, os, Layout::ChannelsLast);
-    Desc d("cgc_op.convolution");
-    d.in(x).in(w);
-    if (c.bias)
-      d.in(b);
-    d.out(y).ints("strides", c.stride).ints("dilations", c.dilation).ints("start_padding", c.padB)
-        .ints("end_padding", c.padE).i("groups", c.groups);
+    Desc d = convCaseDesc(c, x, w, c.bias ? &b : nullptr, y);
     auto plain = make(d);
     ASSERT_TRUE(plain);
     EXPECT_NE(plain->describe().find("oneDNN"), std::string::npos) << plain->describe();
@@ -403,9 +401,7 @@ TEST(Convolution, Winograd3x3MatchesTheOracle) {
   for (const ConvCase &c : cases) {
     Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}), w(CGC_DTYPE_FLOAT32, {c.m, c.c, 3, 3});
     Tensor y(CGC_DTYPE_FLOAT32, convOut(c, false));
-    auto k = make(Desc("cgc_op.convolution").in(x).in(w).out(y).ints("strides", c.stride)
-                      .ints("dilations", c.dilation).ints("start_padding", c.padB)
-                      .ints("end_padding", c.padE));
+    auto k = make(convCaseDesc(c, x, w, nullptr, y));
     ASSERT_TRUE(k);
     EXPECT_EQ(k->describe().find("Winograd") != std::string::npos, enabled) << k->describe();
     checkConv(c, CGC_DTYPE_FLOAT32, false, Layout::Contiguous, Layout::Contiguous, false, rng);
