@@ -47,26 +47,6 @@ bool isMapped(const std::string &needle) {
   return false;
 }
 
-KernelOperand operand(uint32_t index, std::vector<int64_t> shape) {
-  KernelOperand o;
-  o.dtype = CGC_DTYPE_FLOAT32;
-  o.shape = std::move(shape);
-  o.index = index;
-  return o;
-}
-
-/// out = a + b over n floats: the "compiled form" the blobs carry.
-KernelProgram addProgram(int64_t n) {
-  KernelProgram p;
-  p.bindings = {{"a", uint64_t(n) * 4}, {"b", uint64_t(n) * 4}, {"out", uint64_t(n) * 4}};
-  KernelDesc add;
-  add.op = "cgc_op.add";
-  add.inputs = {operand(0, {n}), operand(1, {n})};
-  add.outputs = {operand(2, {n})};
-  p.kernels = {add};
-  return p;
-}
-
 constexpr int64_t kN = 64;
 /// Not MLIR bytecode: whatever compiles it fails.
 const std::string kJunkBytecode = "ML\xefR not a partition";

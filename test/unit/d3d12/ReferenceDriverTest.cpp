@@ -26,28 +26,6 @@ using namespace cgc::test;
 
 namespace {
 
-KernelOperand operand(uint32_t index, std::vector<int64_t> shape,
-                      KernelOperand::Storage storage = KernelOperand::Storage::Binding) {
-  KernelOperand o;
-  o.dtype = CGC_DTYPE_FLOAT32;
-  o.shape = std::move(shape);
-  o.storage = storage;
-  o.index = index;
-  return o;
-}
-
-/// out = a + b over n floats.
-KernelProgram addProgram(int64_t n) {
-  KernelProgram p;
-  p.bindings = {{"a", uint64_t(n) * 4}, {"b", uint64_t(n) * 4}, {"out", uint64_t(n) * 4}};
-  KernelDesc add;
-  add.op = "cgc_op.add";
-  add.inputs = {operand(0, {n}), operand(1, {n})};
-  add.outputs = {operand(2, {n})};
-  p.kernels = {add};
-  return p;
-}
-
 /// out = relu(A[m,k] x B[k,n]) + C[m,n], through two temporaries.
 KernelProgram matmulReluAddProgram(int64_t m, int64_t k, int64_t n) {
   using S = KernelOperand::Storage;

@@ -71,6 +71,29 @@ inline std::vector<uint8_t> kernelProgramContainer(const KernelProgram &program)
 
 /// A buffer in a heap the CPU can map (CUSTOM, write-back, L0: the device is
 /// cache-coherent UMA).
+/// A float32 operand of a kernel program: binding (or temporary) `index`.
+inline KernelOperand operand(uint32_t index, std::vector<int64_t> shape,
+                             KernelOperand::Storage storage = KernelOperand::Storage::Binding) {
+  KernelOperand o;
+  o.dtype = CGC_DTYPE_FLOAT32;
+  o.shape = std::move(shape);
+  o.storage = storage;
+  o.index = index;
+  return o;
+}
+
+/// out = a + b over n floats (bindings a, b, out).
+inline KernelProgram addProgram(int64_t n) {
+  KernelProgram p;
+  p.bindings = {{"a", uint64_t(n) * 4}, {"b", uint64_t(n) * 4}, {"out", uint64_t(n) * 4}};
+  KernelDesc add;
+  add.op = "cgc_op.add";
+  add.inputs = {operand(0, {n}), operand(1, {n})};
+  add.outputs = {operand(2, {n})};
+  p.kernels = {add};
+  return p;
+}
+
 inline ComPtr<ID3D12Resource> makeBuffer(ID3D12Device *device, uint64_t bytes,
                                          D3D12_HEAP_TYPE type = D3D12_HEAP_TYPE_CUSTOM) {
   D3D12_HEAP_PROPERTIES props = {};
