@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../cgc-run/Tensors.h"
+#include "../cgc-run/ToolSupport.h"
 
 #include <onnxruntime_c_api.h>
 
@@ -57,41 +58,12 @@ cgc_dtype_t toDtype(ONNXTensorElementDataType t) {
   return cgc_dtype_size(cgc_dtype_t(t)) ? cgc_dtype_t(t) : CGC_DTYPE_INVALID;
 }
 
-/// The process's peak resident memory (VmHWM of /proc/self/status) in KiB;
-/// 0 where /proc is not available. Unlike getrusage's ru_maxrss it is not
-/// raised by the memory of the process that exec'ed this one.
-long peakRssKiB() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.compare(0, 6, "VmHWM:") == 0)
-      return std::atol(line.c_str() + 6);
-  return 0;
-}
-
-bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
+/// input_0.pb, input_1.pb, ... in DIR, by N.
 std::vector<std::string> numberedFiles(const std::string &dir, const std::string &prefix) {
-  std::vector<std::pair<int, std::string>> found;
-  DIR *d = opendir(dir.c_str());
-  if (!d)
-    fail(dir + ": cannot open the directory");
-  while (dirent *e = readdir(d)) {
-    std::string name = e->d_name;
-    if (name.compare(0, prefix.size(), prefix) != 0 || !endsWith(name, ".pb"))
-      continue;
-    std::string number = name.substr(prefix.size(), name.size() - prefix.size() - 3);
-    if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos)
-      found.emplace_back(std::stoi(number), dir + "/" + name);
-  }
-  closedir(d);
-  std::sort(found.begin(), found.end());
   std::vector<std::string> paths;
-  for (auto &f : found)
-    paths.push_back(f.second);
+  std::string error;
+  if (!cgc::run::numberedFiles(dir, prefix, paths, error))
+    fail(error);
   return paths;
 }
 

@@ -1,6 +1,7 @@
 //===- Tensors.cpp - .npy and TensorProto files, comparison ---------------===//
 
 #include "Tensors.h"
+#include "ToolSupport.h"
 
 #include <algorithm>
 #include <cmath>
@@ -122,10 +123,6 @@ static bool readFile(const std::string &path, std::string &bytes, std::string &e
   }
   bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   return true;
-}
-
-static bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 bool readTensorFile(const std::string &path, HostTensor &tensor, std::string &error) {

@@ -22,6 +22,7 @@
 
 #include "Compile.h"
 #include "Tensors.h"
+#include "ToolSupport.h"
 
 #include "cgc/runtime.h"
 
@@ -63,48 +64,16 @@ void check(cgc_status_t status, int code = kFailure, const std::string &context 
   fail(code, (context.empty() ? "" : context + ": ") + message + " [" + name + "]");
 }
 
-/// The process's peak resident memory (VmHWM of /proc/self/status) in KiB;
-/// 0 where /proc is not available. Unlike getrusage's ru_maxrss it is not
-/// raised by the memory of the process that exec'ed this one.
-long peakRssKiB() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.compare(0, 6, "VmHWM:") == 0)
-      return std::atol(line.c_str() + 6);
-  return 0;
-}
-
 double seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /// input_0.pb, input_1.pb, ... (or output_N.pb) in DIR, by N.
 std::vector<std::string> numberedFiles(const std::string &dir, const std::string &prefix) {
-  std::vector<std::pair<int, std::string>> found;
-  if (DIR *d = opendir(dir.c_str())) {
-    while (dirent *e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name.compare(0, prefix.size(), prefix) != 0 || !endsWith(name, ".pb"))
-        continue;
-      std::string number = name.substr(prefix.size(), name.size() - prefix.size() - 3);
-      if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos)
-        continue;
-      found.emplace_back(std::stoi(number), dir + "/" + name);
-    }
-    closedir(d);
-  } else {
-    fail(kUsage, dir + ": cannot open the directory");
-  }
-  std::sort(found.begin(), found.end());
   std::vector<std::string> paths;
-  for (auto &[n, path] : found)
-    paths.push_back(path);
+  std::string error;
+  if (!cgc::run::numberedFiles(dir, prefix, paths, error))
+    fail(kUsage, error);
   return paths;
 }
 
