@@ -4,9 +4,12 @@
 #include "pages.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 #include <numeric>
+#include <sstream>
 #include <tuple>
 
 #ifndef CGC_REF_HAVE_KERNELS
@@ -328,7 +331,6 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
   p.program_ = std::move(program);
   const KernelProgram &kp = p.program_;
 
-
   for (size_t k = 0; k < kp.kernels.size();) {
     const KernelDesc &desc = kp.kernels[k];
     // An anchor and the elementwise chain that consumes only its result.
@@ -425,6 +427,11 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       ++stats.untouchedInternalBindings;
       stats.untouchedInternalBytes += kp.bindings[b].bytes;
     }
+  if (const char *env = std::getenv("CGC_REFERENCE_PROFILE");
+      env && *env && std::string(env) != "0") {
+    p.profile_ = std::make_unique<StepTime[]>(p.steps_.size());
+    p.profilePath_ = std::string(env) == "1" ? "-" : env;
+  }
   return result;
 }
 
@@ -526,7 +533,8 @@ void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &po
   };
   std::vector<const void *> inputs;
   std::vector<void *> outputs;
-  for (const Step &step : steps_) {
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const Step &step = steps_[s];
     inputs.clear();
     outputs.clear();
     for (const auto &in : step.inputs)
@@ -536,7 +544,79 @@ void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &po
     KernelArgs args;
     args.inputs = inputs.data();
     args.outputs = outputs.data();
+    if (!profile_) {
+      step.kernel->run(args, pool);
+      continue;
+    }
+    auto start = std::chrono::steady_clock::now();
     step.kernel->run(args, pool);
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+    // A step's first call prepares what it keeps (weights in the kernel's
+    // layout, primitives): reported apart from the steady runs.
+    if (profile_[s].calls.fetch_add(1, std::memory_order_relaxed) == 0)
+      profile_[s].firstNs.store(uint64_t(ns), std::memory_order_relaxed);
+    else
+      profile_[s].ns.fetch_add(uint64_t(ns), std::memory_order_relaxed);
+  }
+}
+
+CompiledProgram::~CompiledProgram() {
+  if (profile_)
+    printProfile();
+}
+
+void CompiledProgram::printProfile() const {
+  auto formatFixed = [](double value, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, value);
+    return std::string(buf);
+  };
+  uint64_t total = 0, first = 0, runs = 0;
+  std::vector<size_t> order(steps_.size());
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    order[s] = s;
+    total += profile_[s].ns.load();
+    first += profile_[s].firstNs.load();
+    runs = std::max<uint64_t>(runs, profile_[s].calls.load());
+  }
+  if (runs == 0)
+    return;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    uint64_t ta = profile_[a].ns.load(), tb = profile_[b].ns.load();
+    return ta != tb ? ta > tb : a < b;
+  });
+  // Steady runs: every run after the first.
+  const double steady = double(std::max<uint64_t>(runs - 1, 1));
+  std::ostringstream os;
+  os << "cgc reference driver profile: " << steps_.size() << " steps, " << runs
+     << " runs; first run " << formatFixed(double(first) / 1e6, 3) << " ms, then "
+     << formatFixed(double(total) / 1e6 / steady, 3)
+     << " ms per run (wall time of each step, slowest first: share, us per run, us of the "
+        "first run)\n";
+  for (size_t s : order) {
+    const Step &step = steps_[s];
+    uint64_t ns = profile_[s].ns.load();
+    std::string ops;
+    for (size_t k : step.kernels)
+      ops += (ops.empty() ? "" : "+") + program_.kernels[k].op;
+    os << "  " << formatFixed(100.0 * double(ns) / double(std::max<uint64_t>(total, 1)), 1)
+       << "%  " << formatFixed(double(ns) / 1e3 / steady, 1) << " us  ("
+       << formatFixed(double(profile_[s].firstNs.load()) / 1e3, 1) << ")  step " << s << " ["
+       << ops << "] " << step.kernel->describe() << "\n";
+  }
+  std::string text = os.str();
+  if (profilePath_ == "-") {
+    std::fputs(text.c_str(), stderr);
+    return;
+  }
+  if (FILE *f = std::fopen(profilePath_.c_str(), "a")) {
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  } else {
+    std::fprintf(stderr, "cgc reference driver: cannot write the profile to %s\n",
+                 profilePath_.c_str());
   }
 }
 

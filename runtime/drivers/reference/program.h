@@ -25,6 +25,7 @@
 #include "cgc/kernel_program.h"
 #include "kernels.h"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -118,6 +119,8 @@ public:
   /// Creates the kernels of `program`. Returns null with a message naming
   /// the kernel that failed.
   static std::shared_ptr<CompiledProgram> create(KernelProgram program, std::string &error);
+  /// Prints the step profile (CGC_REFERENCE_PROFILE) if one was kept.
+  ~CompiledProgram();
 
   /// Runs the program with binding i at `bindings[i]`.
   void run(const std::vector<uint8_t *> &bindings, ThreadPool &pool) const;
@@ -145,8 +148,21 @@ public:
   uint64_t temporaryOffset(uint32_t index) const { return temporaryOffsets_[index]; }
 
 private:
+  /// Wall time of one step over every run (CGC_REFERENCE_PROFILE); runs may
+  /// be concurrent, hence atomics.
+  struct StepTime {
+    std::atomic<uint64_t> firstNs{0}; // the first call
+    std::atomic<uint64_t> ns{0};      // every later call
+    std::atomic<uint64_t> calls{0};
+  };
+  void printProfile() const;
+
   KernelProgram program_;
   std::vector<Step> steps_;
+  /// One per step when profiling, else empty.
+  std::unique_ptr<StepTime[]> profile_;
+  /// Where the profile goes: "-" for stderr, else a file appended to.
+  std::string profilePath_;
   std::vector<uint64_t> temporaryOffsets_;
   uint64_t scratchBytes_ = 0;
   MemoryStats memoryStats_;
