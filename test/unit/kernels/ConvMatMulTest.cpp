@@ -386,9 +386,10 @@ TEST(Convolution, Winograd3x3MatchesTheOracle) {
   // 3x3 stride-1 float32 convolutions with >= 32 channels run on oneDNN's
   // Winograd kernels (unless CGC_REFERENCE_WINOGRAD=0): the results stay
   // within the float32 tolerance of the double oracle for whole runs, row
-  // bands and channel blocks (pool3), batches, odd sizes, asymmetric padding
-  // and channels-last operands. (oneDNN 2.6 has no Winograd kernel for
-  // asymmetric padding: those run on the direct kernel.)
+  // bands (planes of at least 14 rows per thread; 44 rows in 15, 15 and 14
+  // at pool3) and channel blocks (shorter planes), batches, odd sizes,
+  // asymmetric padding and channels-last operands. (oneDNN 2.6 has no
+  // Winograd kernel for asymmetric padding: those run on the direct kernel.)
   std::mt19937 rng(45);
   const char *env = std::getenv("CGC_REFERENCE_WINOGRAD");
   bool enabled = !(env && std::string(env) == "0");
@@ -397,6 +398,7 @@ TEST(Convolution, Winograd3x3MatchesTheOracle) {
       {1, 32, 48, 1, {19, 23}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {2, 32, 32, 1, {9, 13}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false},
       {1, 128, 64, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 32, 48, 1, {44, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
   };
   for (const ConvCase &c : cases) {
     Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}), w(CGC_DTYPE_FLOAT32, {c.m, c.c, 3, 3});

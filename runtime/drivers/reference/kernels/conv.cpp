@@ -174,6 +174,10 @@ constexpr int64_t kGemmMinSpatial = 100;
 constexpr double kMinSplitFlops = 4e6;
 /// Output planes up to this size split by output channels, not row bands.
 constexpr int64_t kSmallPlane = 256;
+/// Winograd convolutions split into row bands of at least this many output
+/// rows (halo: 2 input rows per band), and into output-channel blocks when
+/// the plane is too short for that (see split()).
+constexpr int64_t kWinogradMinBandRows = 14;
 /// Fewer channels than this and Winograd's transforms outweigh its savings
 /// (16 -> 16 @112: 1.2x; 32 -> 32 @56: 1.6x, measured with oneDNN 2.6).
 constexpr int64_t kWinogradMinChannels = 32;
@@ -518,13 +522,16 @@ private:
       out.push_back(wholePiece());
     } else if (g_.batch >= threads) {
       ranges(0, g_.batch, 1);
-    } else if (winograd_) {
-      // One output-channel block per thread: oneDNN lays out a Winograd
-      // piece's weights for its whole problem, so row bands would each get
-      // their own transformed copy (measured 512->512 @7: 16.8 MB whole,
-      // 37.7 MB per half-height band, and 2.3 vs 0.83 ms), while channel
-      // blocks split the weights and cost the same as the whole (two halves
-      // 0.57 vs 0.56 ms at 64->64 @56, 0.74 vs 0.83 ms at 512->512 @7).
+    } else if (winograd_ && g_.out[0] < kWinogradMinBandRows * threads) {
+      // Small planes: one output-channel block per thread. oneDNN lays out a
+      // Winograd piece's weights for its whole problem, so short row bands
+      // would each get their own transformed copy (measured 512->512 @7:
+      // 16.8 MB whole, 37.7 MB per half-height band, and 2.3 vs 0.83 ms),
+      // while channel blocks split the weights. Large planes take row bands
+      // (below): there each channel block would transform the whole input
+      // again, and at 2 threads channel blocks ran only 1.28x (64->64 @56) and
+      // 1.3x (128->128 @28) faster than one thread, row bands 1.6-2.2x
+      // (ResNet-50 step times, CGC_REFERENCE_PROFILE).
       want = threads;
       ranges(1, g_.outC, 16);
     } else if (mode_ == Mode::User && !channelsLast_ && g_.groups == 1 && g_.outC >= 32) {
