@@ -386,7 +386,7 @@ TEST(Convolution, Winograd3x3MatchesTheOracle) {
   // 3x3 stride-1 float32 convolutions with >= 32 channels run on oneDNN's
   // Winograd kernels (unless CGC_REFERENCE_WINOGRAD=0): the results stay
   // within the float32 tolerance of the double oracle for whole runs, row
-  // bands (planes of at least 14 rows per thread; 44 rows in 15, 15 and 14
+  // bands (planes of at least 28 rows per thread; 88 rows in 30, 29 and 29
   // at pool3) and channel blocks (shorter planes), batches, odd sizes,
   // asymmetric padding and channels-last operands. (oneDNN 2.6 has no
   // Winograd kernel for asymmetric padding: those run on the direct kernel.)
@@ -398,7 +398,7 @@ TEST(Convolution, Winograd3x3MatchesTheOracle) {
       {1, 32, 48, 1, {19, 23}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {2, 32, 32, 1, {9, 13}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false},
       {1, 128, 64, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
-      {1, 32, 48, 1, {44, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 32, 48, 1, {88, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
   };
   for (const ConvCase &c : cases) {
     Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}), w(CGC_DTYPE_FLOAT32, {c.m, c.c, 3, 3});
@@ -408,6 +408,25 @@ TEST(Convolution, Winograd3x3MatchesTheOracle) {
     EXPECT_EQ(k->describe().find("Winograd") != std::string::npos, enabled) << k->describe();
     checkConv(c, CGC_DTYPE_FLOAT32, false, Layout::Contiguous, Layout::Contiguous, false, rng);
     checkConv(c, CGC_DTYPE_FLOAT32, false, Layout::ChannelsLast, Layout::ChannelsLast, true, rng);
+  }
+}
+
+TEST(Convolution, ChannelsLastShortPlanesSplitIntoDenseChannelBlocks) {
+  // Channels-last planes whose rows do not split evenly across the pool (7
+  // rows at pool3) split into output-channel blocks, each computed into a
+  // dense temporary and copied into place: 1x1, strided 3x3 and 1x1, 3x1
+  // on a batch of 2, planes whose width differs from their height, channel
+  // counts that leave a shorter last block, constant and changing weights.
+  std::mt19937 rng(47);
+  std::vector<ConvCase> cases = {
+      {1, 256, 192, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {1, 96, 112, 1, {14, 10}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 400, 104, 1, {13, 13}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, false},
+      {2, 128, 192, 1, {5, 3}, {3, 1}, {1, 1}, {1, 1}, {1, 0}, {1, 0}}, // batch of 2
+  };
+  for (const ConvCase &c : cases) {
+    checkConv(c, CGC_DTYPE_FLOAT32, false, Layout::ChannelsLast, Layout::ChannelsLast, true, rng);
+    checkConv(c, CGC_DTYPE_FLOAT32, false, Layout::ChannelsLast, Layout::ChannelsLast, false, rng);
   }
 }
 

@@ -189,11 +189,16 @@ TEST(Fusion, ConvolutionChainsMatchUnfused) {
 TEST(Fusion, ResidualAddedInPlaceAsOneDnnSum) {
   // A channels-last 1x1 convolution + residual add + relu: the residual runs
   // as oneDNN's sum post-op (result preloaded with it) — copied in when it
-  // is another buffer, nothing copied when it is the result itself.
+  // is another buffer, nothing copied when it is the result itself. On a
+  // 7x7 plane at pool3 the pieces are channel blocks computed in dense
+  // temporaries, the residual gathered into them.
+  for (int64_t side : {14, 7}) {
+  SCOPED_TRACE("plane " + std::to_string(side));
   std::mt19937 rng(76);
-  const std::vector<int64_t> shape = {1, 256, 14, 14};
-  Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 14, 14}, Layout::ChannelsLast);
-  Tensor w(CGC_DTYPE_FLOAT32, {256, 64, 1, 1}), b(CGC_DTYPE_FLOAT32, {256});
+  const std::vector<int64_t> shape = {1, 256, side, side};
+  const int64_t inC = side == 7 ? 512 : 64; // enough work to split
+  Tensor x(CGC_DTYPE_FLOAT32, {1, inC, side, side}, Layout::ChannelsLast);
+  Tensor w(CGC_DTYPE_FLOAT32, {256, inC, 1, 1}), b(CGC_DTYPE_FLOAT32, {256});
   Tensor r(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
   Tensor t(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
   Tensor y(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
@@ -228,6 +233,7 @@ TEST(Fusion, ResidualAddedInPlaceAsOneDnnSum) {
     inPlace.setValues(residual);
     runKernel(*fused, {&x, &w, &b, &inPlace}, {&inPlace}, *pool);
     EXPECT_TRUE(closeTo(inPlace, expected, 1e-5, 1e-5, "in place"));
+  }
   }
 }
 

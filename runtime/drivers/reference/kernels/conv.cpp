@@ -161,6 +161,60 @@ bool channelsLast(const KernelOperand &op) {
   return op.shape[0] == 1 || s[0] == expect;
 }
 
+/// True if `rows` split into `bands` row bands leaves the longest band more
+/// than 10% over an even share (7 rows in 2: 4 and 3).
+bool unevenBands(int64_t rows, int64_t bands) {
+  return (rows + bands - 1) / bands * bands * 10 > rows * 11;
+}
+
+/// A dense channels-last operand shaped like `dims` with `channels`
+/// channels (dimension 1).
+onednn::PlainOperand denseChannelsLast(std::vector<int64_t> dims, int64_t channels,
+                                       dnnl::memory::data_type type) {
+  dims[1] = channels;
+  std::vector<int64_t> strides(dims.size());
+  strides[1] = 1;
+  int64_t extent = channels;
+  for (size_t d = dims.size(); d-- > 2;) {
+    strides[d] = extent;
+    extent *= dims[d];
+  }
+  strides[0] = extent;
+  return {dims, strides, type};
+}
+
+/// Copies `channels` channels of every position between `a` (laid out as
+/// `aLayout`) and `b` (`bLayout`), both channels-last: `a` to `b` when
+/// `toB`, else back. Each position's channels are contiguous on both sides.
+void copyChannels(const onednn::PlainOperand &aLayout, char *a, const onednn::PlainOperand &bLayout,
+                  char *b, int64_t channels, bool toB) {
+  const size_t rank = aLayout.dims.size();
+  const int64_t elem = int64_t(dnnl::memory::data_type_size(aLayout.type));
+  const size_t bytes = size_t(channels * elem);
+  std::vector<int64_t> index(rank, 0);
+  int64_t positions = aLayout.dims[0];
+  for (size_t d = 2; d < rank; ++d)
+    positions *= aLayout.dims[d];
+  for (int64_t p = 0; p < positions; ++p) {
+    int64_t ao = 0, bo = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      ao += index[d] * aLayout.strides[d];
+      bo += index[d] * bLayout.strides[d];
+    }
+    if (toB)
+      std::memcpy(b + bo * elem, a + ao * elem, bytes);
+    else
+      std::memcpy(a + ao * elem, b + bo * elem, bytes);
+    for (size_t d = rank; d-- > 0;) {
+      if (d == 1)
+        continue;
+      if (++index[d] < aLayout.dims[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // oneDNN
 //===----------------------------------------------------------------------===//
@@ -175,9 +229,12 @@ constexpr double kMinSplitFlops = 4e6;
 /// Output planes up to this size split by output channels, not row bands.
 constexpr int64_t kSmallPlane = 256;
 /// Winograd convolutions split into row bands of at least this many output
-/// rows (halo: 2 input rows per band), and into output-channel blocks when
-/// the plane is too short for that (see split()).
-constexpr int64_t kWinogradMinBandRows = 14;
+/// rows, and into output-channel blocks when the plane is too short for
+/// that (see split()). At 2 threads, ResNet-50's 64->64 @56 ran fastest in
+/// bands of 28 rows, its 128->128 @28 in channel blocks (fastest of 3 runs:
+/// 384-423 us vs 503-618 us in bands of 14 rows, whose 4-row F(4x4,3x3)
+/// tiles overhang).
+constexpr int64_t kWinogradMinBandRows = 28;
 /// Fewer channels than this and Winograd's transforms outweigh its savings
 /// (16 -> 16 @112: 1.2x; 32 -> 32 @56: 1.6x, measured with oneDNN 2.6).
 constexpr int64_t kWinogradMinChannels = 32;
@@ -314,10 +371,8 @@ public:
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
-    std::vector<Geometry> pieces = usableSplit(pool.size());
-    if (sumBinary_ >= 0 && residualFitsSum(args))
-      for (Geometry &pg : pieces)
-        pg.sum = true;
+    std::vector<Geometry> pieces =
+        usableSplit(pool.size(), sumBinary_ >= 0 && residualFitsSum(args));
     std::vector<std::function<void()>> tasks;
     for (const Geometry &pg : pieces)
       tasks.push_back([&, pg] { runPiece(pg, args); });
@@ -371,6 +426,9 @@ private:
     size_t sumCopyBytes = 0;
     dnnl::primitive prim;
     size_t scratchpad = 0;
+    /// A channel block of a channels-last result, computed into a dense
+    /// temporary and copied into place (see split()).
+    bool denseBlock = false;
     bool reorderSrc = false, reorderDst = false, reorderWeights = false;
     dnnl::reorder srcReorder, dstReorder, weightsReorder;
     size_t srcReorderScratch = 0, dstReorderScratch = 0, weightsReorderScratch = 0;
@@ -456,18 +514,23 @@ private:
     return true;
   }
 
-  /// split(threads), or the whole problem in one piece if oneDNN has only
-  /// its reference implementation for some piece (decided once per count).
-  std::vector<Geometry> usableSplit(int threads) const {
+  /// split(threads) (with the residual as a sum post-op when `sum`), or
+  /// the whole problem in one piece if oneDNN has only its reference
+  /// implementation for some piece (decided once per count and form).
+  std::vector<Geometry> usableSplit(int threads, bool sum) const {
+    auto withSum = [&](std::vector<Geometry> pieces) {
+      for (Geometry &pg : pieces)
+        pg.sum = sum;
+      return pieces;
+    };
+    const std::pair<int, bool> key(threads, sum);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      auto it = splitOk_.find(threads);
-      if (it != splitOk_.end() && !it->second)
-        return {wholePiece()};
+      auto it = splitOk_.find(key);
       if (it != splitOk_.end())
-        return split(threads);
+        return withSum(it->second ? split(threads) : std::vector<Geometry>{wholePiece()});
     }
-    std::vector<Geometry> pieces = split(threads);
+    std::vector<Geometry> pieces = withSum(split(threads));
     bool ok = true;
     for (const Geometry &pg : pieces) {
       try {
@@ -477,8 +540,8 @@ private:
       }
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    splitOk_[threads] = ok;
-    return ok ? pieces : std::vector<Geometry>{wholePiece()};
+    splitOk_[key] = ok;
+    return ok ? pieces : withSum({wholePiece()});
   }
 
   /// Pieces for `threads` threads (one per thread).
@@ -529,10 +592,19 @@ private:
       // 16.8 MB whole, 37.7 MB per half-height band, and 2.3 vs 0.83 ms),
       // while channel blocks split the weights. Large planes take row bands
       // (below): there each channel block would transform the whole input
-      // again, and at 2 threads channel blocks ran only 1.28x (64->64 @56) and
-      // 1.3x (128->128 @28) faster than one thread, row bands 1.6-2.2x
-      // (ResNet-50 step times, CGC_REFERENCE_PROFILE).
+      // again: at 2 threads ResNet-50's 64->64 @56 ran 1.28x faster than at
+      // one thread as channel blocks, 1.6-2.2x as row bands (step times,
+      // CGC_REFERENCE_PROFILE).
       want = threads;
+      ranges(1, g_.outC, 16);
+    } else if (channelsLast_ && !g_.transpose && g_.groups == 1 && g_.outC >= 32 * want &&
+               !g_.out.empty() && unevenBands(g_.out[0], want)) {
+      // Short channels-last planes whose rows do not split evenly (7 rows
+      // in 4 and 3 kept one of 2 threads idle for 1/8 of ResNet-50's 7x7
+      // stage): output-channel blocks, each computed into a dense
+      // temporary and copied into place (oneDNN's kernels for a channel
+      // block of channels-last in place, not dense, measured 2x slower than
+      // dense row bands). Each block reads the whole (small) input.
       ranges(1, g_.outC, 16);
     } else if (mode_ == Mode::User && !channelsLast_ && g_.groups == 1 && g_.outC >= 32) {
       // The GEMM path on NCHW needs dense operands: output-channel blocks
@@ -590,6 +662,12 @@ private:
       p->dst = dst_.slice(2, 0, pg.len, off);
       padB[0] = pg.padB;
       padE[0] = pg.padE;
+    } else if (pg.dim == 1 && channelsLast_ && !winograd_) {
+      p->dst = denseChannelsLast(dst_.dims, pg.len, dst_.type);
+      p->denseBlock = true;
+      p->weights = weights_.slice(0, 0, pg.len, off);
+      if (g_.hasBias)
+        p->bias = bias_.slice(0, 0, pg.len, off);
     } else if (pg.dim == 1) {
       p->dst = dst_.slice(1, 0, pg.len, off);
       p->weights = weights_.slice(0, 0, pg.len, off);
@@ -681,7 +759,7 @@ private:
       p->dstReorder = makeReorder(p->pd.dst_desc(), p->dst.desc(), p->dstReorderScratch);
     if (p->reorderWeights)
       p->weightsReorder = makeReorder(userWeights, p->pd.weights_desc(), p->weightsReorderScratch);
-    if (pg.sum) {
+    if (pg.sum && !p->denseBlock) {
       const onednn::PlainOperand &r = p->extras[size_t(sumBinary_)];
       const int64_t count = numElements(p->dst.dims);
       if (r.dims == p->dst.dims && r.strides == p->dst.strides && p->dst.spanElements() == count)
@@ -748,9 +826,15 @@ private:
     const char *w = static_cast<const char *>(args.inputs[1]) + wOff * elem;
     char *y = static_cast<char *>(args.outputs[0]) + dstOff * elem;
     std::unordered_map<int, dnnl::memory> margs;
-    Scratch srcBuf, dstBuf, wBuf;
+    Scratch srcBuf, dstBuf, wBuf, blockBuf;
+    // A dense block's result goes to a temporary first (copied into y last).
+    char *target = y;
+    if (pc.denseBlock) {
+      blockBuf.allocate(size_t(numElements(pc.dst.dims) * elem));
+      target = blockBuf.as<char>();
+    }
     dnnl::memory userSrc = onednn::wrap(pc.src.desc(), x);
-    dnnl::memory userDst = onednn::wrap(pc.dst.desc(), y);
+    dnnl::memory userDst = onednn::wrap(pc.dst.desc(), target);
     if (pc.reorderSrc) {
       srcBuf.allocate(pc.pd.src_desc().get_size());
       dnnl::memory internal = onednn::wrap(pc.pd.src_desc(), srcBuf.data());
@@ -775,7 +859,10 @@ private:
       if (pg.sum && int(i) == sumBinary_) {
         // oneDNN's sum post-op adds what the result holds: the residual,
         // unless it already is the result (computed in place).
-        if (operand != y && pc.sumCopyBytes) {
+        if (pc.denseBlock) {
+          copyChannels(binaries_[i].operand, const_cast<char *>(operand), pc.dst, target, pg.len,
+                       true);
+        } else if (operand != y && pc.sumCopyBytes) {
           std::memcpy(y, operand, pc.sumCopyBytes);
         } else if (operand != y) {
           std::unordered_map<int, dnnl::memory> rargs = {
@@ -799,6 +886,8 @@ private:
       std::unordered_map<int, dnnl::memory> rargs = {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, userDst}};
       onednn::execute(pc.dstReorder, pc.dstReorderScratch, rargs);
     }
+    if (pc.denseBlock)
+      copyChannels(dst_, y, pc.dst, target, pg.len, false);
   }
 
   ConvGeom g_;
@@ -815,7 +904,7 @@ private:
   std::string implName_;
   mutable std::mutex mutex_;
   mutable std::map<Geometry, std::unique_ptr<Piece>> pieces_;
-  mutable std::map<int, bool> splitOk_;
+  mutable std::map<std::pair<int, bool>, bool> splitOk_;
   mutable std::mutex preparedMutex_;
   mutable std::vector<Prepared> prepared_;
   mutable onednn::SourcePageOut weightsPageOut_;
