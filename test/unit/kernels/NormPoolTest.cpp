@@ -38,8 +38,9 @@ TEST(Normalization, BatchNormEveryFloatTypeAndLayout) {
 }
 
 TEST(Pooling, LargeChannelsLastMaxPoolAcrossThreads) {
-  // Big enough to split across the pool; a channel range of a channels-last
-  // tensor is not dense, so it runs whole on oneDNN's optimized kernel.
+  // Big enough to split across the pool: channel ranges of NCHW, bands of
+  // output rows of channels-last (a channel range of it is not dense, and
+  // oneDNN has only its reference kernel for that).
   std::mt19937 rng(36);
   for (Layout layout : {Layout::Contiguous, Layout::ChannelsLast}) {
     Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 56, 56}, layout);
@@ -298,6 +299,40 @@ TEST(Pooling, ResNetStemUsesOneDnnAndMatches) {
   EXPECT_NE(k->describe().find("oneDNN"), std::string::npos) << k->describe();
   runKernel(*k, {&x}, {&y}, pool3());
   EXPECT_TRUE(closeTo(y, poolOracle(x, c, "cgc_op.max_pool", 2, outShape), 0, 0, "stem"));
+}
+
+TEST(Pooling, ChannelsLastRowBandsMatchTheOracle) {
+  // Channels-last pooling large enough to split runs in bands of output
+  // rows, each with its input rows, halo and share of the padding: max and
+  // average (padding counted or not, a ceil-mode overhang), bands
+  // of unequal height; a batch of 2 runs whole (a band of several images
+  // is not dense: oneDNN has only its reference kernel for it).
+  std::mt19937 rng(37);
+  std::vector<std::pair<std::string, PoolCase>> cases = {
+      {"cgc_op.max_pool", {{1, 64, 112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}}},
+      {"cgc_op.avg_pool", {{1, 64, 57, 57}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true}},
+      {"cgc_op.avg_pool", {{1, 48, 45, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, true}},
+      {"cgc_op.max_pool", {{2, 32, 41, 33}, {3, 2}, {1, 1}, {1, 1}, {2, 0}, {1, 1}}},
+  };
+  for (const auto &[op, c] : cases) {
+    Tensor x(CGC_DTYPE_FLOAT32, c.shape, Layout::ChannelsLast);
+    fillRandom(x, rng, -3, 3);
+    std::vector<int64_t> outShape = poolOutShape(c);
+    Tensor y(CGC_DTYPE_FLOAT32, outShape, Layout::ChannelsLast);
+    Desc d(op);
+    d.in(x).out(y).ints("kernel_shape", c.kernel).ints("strides", c.stride).ints(
+        "dilations", c.dilation).ints("start_padding", c.padB).ints("end_padding", c.padE);
+    if (c.ceil)
+      d.b("ceil_mode", true);
+    if (c.includePad)
+      d.b("count_include_pad", true);
+    auto k = make(d);
+    ASSERT_TRUE(k);
+    EXPECT_NE(k->describe().find("oneDNN"), std::string::npos) << k->describe();
+    runKernel(*k, {&x}, {&y}, pool3());
+    EXPECT_TRUE(closeTo(y, poolOracle(x, c, op, 2, outShape), 1e-6, 1e-6, op + " " +
+                                                                              k->describe()));
+  }
 }
 
 TEST(Pooling, RejectsBadWindows) {

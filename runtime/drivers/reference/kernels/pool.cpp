@@ -245,8 +245,11 @@ private:
 // oneDNN (float32 max / avg)
 //===----------------------------------------------------------------------===//
 
-/// oneDNN pooling, single-threaded primitives over channel ranges taken from
-/// the ThreadPool's queue (pooling is independent per channel).
+/// oneDNN pooling, single-threaded primitives over pieces taken from the
+/// ThreadPool's queue: channel ranges (pooling is independent per channel)
+/// where a range is dense, else (channels-last) bands of output rows, each
+/// reading its input rows with the halo and carrying its share of the
+/// padding.
 class DnnlPoolKernel final : public KernelBase {
 public:
   DnnlPoolKernel(const PoolGeom &g, const KernelOperand &x, const KernelOperand &out) : g_(g) {
@@ -264,7 +267,7 @@ public:
         throw dnnl::error(dnnl_invalid_arguments, "include-pad average with ceil overhang");
       padEnd_.push_back(pr);
     }
-    const Piece &whole = piece(g.channels);
+    const Piece &whole = piece(wholeKey());
     std::string impl = whole.pd.impl_info_str();
     if (impl.rfind("ref", 0) == 0)
       throw dnnl::error(dnnl_unimplemented, "only oneDNN's reference pooling applies");
@@ -272,25 +275,21 @@ public:
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
-    const int64_t channels = g_.channels;
-    const int64_t outputs = numElements(g_.out) * g_.batch * channels;
-    const int64_t want = pool.size() > 1 && outputs >= 32768 ? 2 * int64_t(pool.size()) : 1;
-    int64_t step = std::max<int64_t>(1, (channels + want - 1) / want);
-    // A channel range of a channels-last tensor is not dense, and oneDNN has
-    // only its reference pooling for that (measured 100x slower than the
-    // whole tensor on one thread): such pieces run whole.
-    if (step < channels && !denseSlices(step))
-      step = channels;
     const int64_t elem = int64_t(dnnl::memory::data_type_size(src_.type));
+    std::vector<Range> ranges = split(pool.size());
     std::vector<std::function<void()>> tasks;
-    for (int64_t c0 = 0; c0 < channels; c0 += step) {
-      int64_t len = std::min(step, channels - c0);
-      tasks.push_back([&, c0, len] {
-        const Piece &pc = piece(len);
+    for (const Range &r : ranges) {
+      tasks.push_back([&, r] {
+        const Piece &pc = piece(r.key);
         onednn::ThreadScope scope(1);
         int64_t so, dof;
-        src_.slice(1, c0, len, so);
-        dst_.slice(1, c0, len, dof);
+        if (r.rows) {
+          src_.slice(2, r.inStart, r.key.inRows, so);
+          dst_.slice(2, r.start, r.key.rows, dof);
+        } else {
+          src_.slice(1, r.start, r.key.channels, so);
+          dst_.slice(1, r.start, r.key.channels, dof);
+        }
         std::unordered_map<int, dnnl::memory> margs = {
             {DNNL_ARG_SRC, onednn::wrap(pc.src.desc(), static_cast<const char *>(args.inputs[0]) + so * elem)},
             {DNNL_ARG_DST, onednn::wrap(pc.dst.desc(), static_cast<char *>(args.outputs[0]) + dof * elem)}};
@@ -301,6 +300,80 @@ public:
   }
 
 private:
+  /// The shape of a piece: `channels` channels, `rows` output rows from
+  /// `inRows` input rows with padB / padE padding rows (first spatial
+  /// dimension); a channel range keeps the whole plane.
+  struct Key {
+    int64_t channels = 0, rows = 0, inRows = 0, padB = 0, padE = 0;
+    bool operator<(const Key &o) const {
+      return std::tie(channels, rows, inRows, padB, padE) <
+             std::tie(o.channels, o.rows, o.inRows, o.padB, o.padE);
+    }
+  };
+  struct Range {
+    Key key;
+    bool rows = false;   // a band of output rows, else a channel range
+    int64_t start = 0;   // first channel or output row
+    int64_t inStart = 0; // first input row of a band
+  };
+
+  Key wholeKey() const {
+    return {g_.channels, g_.out[0], g_.in[0], g_.padBegin[0], padEnd_[0]};
+  }
+
+  /// Pieces for `threads` threads: about two per thread (pooling pieces
+  /// are cheap to make), channel ranges where oneDNN has an optimized kernel
+  /// for them, else row bands, else the whole.
+  std::vector<Range> split(int threads) const {
+    const int64_t channels = g_.channels;
+    const int64_t outputs = numElements(g_.out) * g_.batch * channels;
+    const int64_t want = threads > 1 && outputs >= 32768 ? 2 * int64_t(threads) : 1;
+    std::vector<Range> out;
+    if (want == 1) {
+      out.push_back({wholeKey()});
+      return out;
+    }
+    int64_t step = std::max<int64_t>(1, (channels + want - 1) / want);
+    // A channel range of a channels-last tensor is not dense, and oneDNN has
+    // only its reference pooling for that (measured 100x slower than the
+    // whole tensor on one thread): row bands instead.
+    if (step < channels && denseSlices(step)) {
+      for (int64_t c0 = 0; c0 < channels; c0 += step) {
+        Range r;
+        r.key = wholeKey();
+        r.key.channels = std::min(step, channels - c0);
+        r.start = c0;
+        out.push_back(r);
+      }
+      return out;
+    }
+    const int64_t H = g_.out[0];
+    const int64_t count = std::min(want, H);
+    const int64_t s = g_.stride[0], ext = g_.dilation[0] * (g_.kernel[0] - 1) + 1;
+    for (int64_t i = 0, row = 0; i < count && count > 1; ++i) {
+      Range r;
+      r.rows = true;
+      r.start = row;
+      r.key.channels = channels;
+      r.key.rows = H / count + (i < H % count ? 1 : 0);
+      row += r.key.rows;
+      // Input rows of the band, with its share of the padding.
+      int64_t first = r.start * s - g_.padBegin[0];
+      int64_t last = (r.start + r.key.rows - 1) * s - g_.padBegin[0] + ext - 1;
+      int64_t lo = std::max<int64_t>(0, first), hi = std::min(g_.in[0] - 1, last) + 1;
+      if (hi <= lo) // a band entirely in the padding: do not split
+        return {Range{wholeKey()}};
+      r.inStart = lo;
+      r.key.inRows = hi - lo;
+      r.key.padB = lo - first;
+      r.key.padE = last + 1 - hi;
+      out.push_back(r);
+    }
+    if (out.empty() || !bandsOk(out))
+      return {Range{wholeKey()}};
+    return out;
+  }
+
   /// True if pieces of `channels` channels (and the last, shorter one) run
   /// on an optimized oneDNN implementation (decided once per size).
   bool denseSlices(int64_t channels) const {
@@ -311,12 +384,29 @@ private:
         return it->second;
     }
     bool ok = true;
-    for (int64_t len : {channels, g_.channels % channels})
-      if (len > 0)
-        ok = ok && std::string(piece(len).pd.impl_info_str()).rfind("ref", 0) != 0;
+    for (int64_t len : {channels, g_.channels % channels}) {
+      if (len == 0)
+        continue;
+      Key k = wholeKey();
+      k.channels = len;
+      ok = ok && std::string(piece(k).pd.impl_info_str()).rfind("ref", 0) != 0;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     sliceOk_[channels] = ok;
     return ok;
+  }
+
+  /// True if every band runs on an optimized oneDNN implementation.
+  bool bandsOk(const std::vector<Range> &bands) const {
+    for (const Range &r : bands) {
+      try {
+        if (std::string(piece(r.key).pd.impl_info_str()).rfind("ref", 0) == 0)
+          return false;
+      } catch (const dnnl::error &) {
+        return false;
+      }
+    }
+    return true;
   }
 
   struct Piece {
@@ -326,15 +416,15 @@ private:
     onednn::PlainOperand src, dst;
   };
 
-  const Piece &piece(int64_t channels) const {
+  const Piece &piece(const Key &key) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = pieces_.find(channels);
+    auto it = pieces_.find(key);
     if (it != pieces_.end())
       return *it->second;
     auto p = std::make_unique<Piece>();
     int64_t unused;
-    p->src = src_.slice(1, 0, channels, unused);
-    p->dst = dst_.slice(1, 0, channels, unused);
+    p->src = src_.slice(1, 0, key.channels, unused).slice(2, 0, key.inRows, unused);
+    p->dst = dst_.slice(1, 0, key.channels, unused).slice(2, 0, key.rows, unused);
     dnnl::algorithm alg = g_.kind == PoolKind::Max ? dnnl::algorithm::pooling_max
                           : g_.countIncludePad     ? dnnl::algorithm::pooling_avg_include_padding
                                                    : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -342,6 +432,8 @@ private:
     dnnl::memory::dims kernel(g_.kernel.begin(), g_.kernel.end());
     dnnl::memory::dims pl(g_.padBegin.begin(), g_.padBegin.end());
     dnnl::memory::dims pr(padEnd_.begin(), padEnd_.end()), dil;
+    pl[0] = key.padB;
+    pr[0] = key.padE;
     for (int64_t d : g_.dilation)
       dil.push_back(d - 1);
     onednn::ThreadScope scope(1);
@@ -353,7 +445,7 @@ private:
     p->prim = dnnl::pooling_v2_forward(p->pd);
     p->scratchpad = p->pd.scratchpad_desc().get_size();
     const Piece &ref = *p;
-    pieces_.emplace(channels, std::move(p));
+    pieces_.emplace(key, std::move(p));
     return ref;
   }
 
@@ -361,7 +453,7 @@ private:
   std::vector<int64_t> padEnd_;
   onednn::PlainOperand src_, dst_;
   mutable std::mutex mutex_;
-  mutable std::map<int64_t, std::unique_ptr<Piece>> pieces_;
+  mutable std::map<Key, std::unique_ptr<Piece>> pieces_;
   mutable std::map<int64_t, bool> sliceOk_;
 };
 
