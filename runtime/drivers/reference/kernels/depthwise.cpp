@@ -44,9 +44,14 @@
 // rows go to a staging copy laid out like the result and are copied out
 // after all of them are done.
 //
-// Threads: output rows of all images in about two contiguous pieces per pool
-// thread (ThreadPool::run claims them), unless the convolution is too small
-// to be worth splitting.
+// Threads: output rows of all images in one contiguous piece per pool thread,
+// unless the convolution is too small to be worth splitting. One piece each,
+// not two (for balance), keeps the rows where the convolutions around it put
+// them: they split a channels-last plane into one row band per thread too,
+// and the pool's caller takes the first piece, so each thread reads the rows
+// it just wrote from its own cache. With two pieces per thread half of them
+// came from the other core's cache: MobileNetV2 at 2 threads 2.97 -> 2.53 ms
+// (its depthwise layers 1.5-3x faster; 144->144 @56 138 -> 61 us).
 //
 //===----------------------------------------------------------------------===//
 
@@ -462,7 +467,7 @@ public:
     const int64_t rows = g_.batch * g_.outH;
     const int64_t macs = rows * g_.outW * g_.channels * g_.kernelH * g_.kernelW;
     const int64_t pieces =
-        pool.size() == 1 || macs < kMinSplitMacs ? 1 : std::min<int64_t>(rows, 2 * pool.size());
+        pool.size() == 1 || macs < kMinSplitMacs ? 1 : std::min<int64_t>(rows, pool.size());
     auto range = [&](int64_t p, int64_t &begin, int64_t &end) {
       begin = p * (rows / pieces) + std::min(p, rows % pieces);
       end = begin + rows / pieces + (p < rows % pieces ? 1 : 0);

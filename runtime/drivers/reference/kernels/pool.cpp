@@ -321,9 +321,10 @@ private:
     return {g_.channels, g_.out[0], g_.in[0], g_.padBegin[0], padEnd_[0]};
   }
 
-  /// Pieces for `threads` threads: about two per thread (pooling pieces
-  /// are cheap to make), channel ranges where oneDNN has an optimized kernel
-  /// for them, else row bands, else the whole.
+  /// Pieces for `threads` threads: channel ranges (about two per thread)
+  /// where oneDNN has an optimized kernel for them, else one band of rows
+  /// per thread (the bands the convolutions around it use, so each thread
+  /// reads rows from its own cache: see depthwise.cpp), else the whole.
   std::vector<Range> split(int threads) const {
     const int64_t channels = g_.channels;
     const int64_t outputs = numElements(g_.out) * g_.batch * channels;
@@ -348,7 +349,7 @@ private:
       return out;
     }
     const int64_t H = g_.out[0];
-    const int64_t count = std::min(want, H);
+    const int64_t count = std::min<int64_t>(threads, H);
     const int64_t s = g_.stride[0], ext = g_.dilation[0] * (g_.kernel[0] - 1) + 1;
     for (int64_t i = 0, row = 0; i < count && count > 1; ++i) {
       Range r;
