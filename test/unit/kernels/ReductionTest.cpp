@@ -161,14 +161,17 @@ TEST(Reduction, LargeReductionsSplitAcrossThreads) {
   std::mt19937 rng(21);
   struct C {
     std::vector<int64_t> shape, axes;
+    Layout layout = Layout::Contiguous;
   } cases[] = {{{300000}, {}},        // one output, split over the reduced range
                {{2, 150000}, {1}},    // few outputs
-               {{512, 300}, {0}},     // column order
-               {{1, 2048, 7, 7}, {2, 3}}};
+               {{512, 300}, {0}},     // column order: rows split across threads
+               {{1, 2048, 7, 7}, {2, 3}},
+               // A channels-last plane (global average pooling): bands of rows.
+               {{1, 96, 37, 41}, {2, 3}, Layout::ChannelsLast}};
   for (const C &c : cases)
     for (const char *op : {"cgc_op.reduce_sum", "cgc_op.reduce_max", "cgc_op.reduce_mean",
                            "cgc_op.reduce_log_sum_exp"}) {
-      Tensor x(CGC_DTYPE_FLOAT32, c.shape);
+      Tensor x(CGC_DTYPE_FLOAT32, c.shape, c.layout);
       fillRandom(x, rng, -1, 1);
       RedOracle o = oracles()[0];
       for (const RedOracle &r : oracles())

@@ -265,6 +265,13 @@ void columnStepBase(const Red &red, A *acc, const T *p, int64_t n) {
 }
 
 template <class T, class Red> class ReduceKernel final : public KernelBase {
+  /// Outputs reduced together per pass over the reduced positions.
+  static constexpr int64_t kColumnBlock = 256;
+  /// Column reductions with more outputs than this split by outputs (the
+  /// partial results of a split of the reduced positions would not fit in
+  /// cache).
+  static constexpr int64_t kMaxSplitColumns = 1 << 14;
+
 public:
   ReduceKernel(ReducePlan plan, Red red, std::string description)
       : plan_(std::move(plan)), red_(red) {
@@ -286,6 +293,11 @@ public:
       return;
     }
     const int64_t work = outputs * std::max<int64_t>(reduced, 1);
+    if (column && threads > 1 && work >= 32768 && reduced >= 8 * threads &&
+        outputs <= kMaxSplitColumns) {
+      splitColumns(in, out, pool);
+      return;
+    }
     const int64_t grainOutputs = std::max<int64_t>(1, 32768 / std::max<int64_t>(reduced, 1));
     auto body = [&](int64_t begin, int64_t end) {
       if (column)
@@ -345,28 +357,66 @@ private:
   void columns(const T *in, T *out, int64_t begin, int64_t end) const {
     const DimSet &k = plan_.kept;
     const int64_t innerLen = k.size.back(), outInner = k.out.back();
-    constexpr int64_t kBlock = 256;
-    A acc[kBlock];
-    auto step = cpuHasAvx512() ? columnStepAvx512<T, Red, A> : columnStepBase<T, Red, A>;
+    A acc[kColumnBlock];
     int64_t o = begin;
     while (o < end) {
-      int64_t j = o % innerLen;
-      int64_t n = std::min({end - o, innerLen - j, kBlock});
+      int64_t n = std::min({end - o, innerLen - o % innerLen, kColumnBlock});
+      for (int64_t i = 0; i < n; ++i)
+        acc[i] = red_.init();
+      accumulateColumns(in, acc, o, o + n, 0, plan_.reducedCount);
       int64_t inOff, outOff;
       k.offsets(o, inOff, outOff);
       for (int64_t i = 0; i < n; ++i)
-        acc[i] = red_.init();
-      const DimSet &r = plan_.reduced;
-      int64_t rcount = plan_.reducedCount;
-      for (int64_t rp = 0; rp < rcount; ++rp) {
+        out[outOff + i * outInner] = red_.finish(acc[i], plan_.reducedCount);
+      o += n;
+    }
+  }
+
+  /// Adds reduced positions [rb, re) of outputs [begin, end) (the innermost
+  /// kept dimension contiguous) into acc[0, end - begin), a block of outputs
+  /// at a time over the reduced range.
+  void accumulateColumns(const T *in, A *acc, int64_t begin, int64_t end, int64_t rb,
+                         int64_t re) const {
+    const DimSet &k = plan_.kept, &r = plan_.reduced;
+    const int64_t innerLen = k.size.back();
+    auto step = cpuHasAvx512() ? columnStepAvx512<T, Red, A> : columnStepBase<T, Red, A>;
+    int64_t o = begin;
+    while (o < end) {
+      int64_t n = std::min({end - o, innerLen - o % innerLen, kColumnBlock});
+      int64_t inOff, outOff;
+      k.offsets(o, inOff, outOff);
+      for (int64_t rp = rb; rp < re; ++rp) {
         int64_t rin, rout;
         r.offsets(rp, rin, rout);
-        const T *p = in + inOff + rin;
-        step(red_, acc, p, n);
+        step(red_, acc + (o - begin), in + inOff + rin, n);
       }
-      for (int64_t i = 0; i < n; ++i)
-        out[outOff + i * outInner] = red_.finish(acc[i], rcount);
       o += n;
+    }
+  }
+
+  /// Column reductions (global average pooling of channels-last planes):
+  /// each thread takes a contiguous slice of the reduced positions (a band
+  /// of rows) for every output, partial results merge in order. Splitting
+  /// the outputs instead (channel ranges) had every thread read every row,
+  /// half of them from the other core's cache: EfficientNet-B0's 32-channel
+  /// 112x112 pooling took 69 us on 1 thread and 290 us on 2.
+  void splitColumns(const T *in, T *out, ThreadPool &pool) const {
+    const int64_t outputs = plan_.kept.count();
+    const int threads = pool.size();
+    const int64_t reduced = plan_.reducedCount;
+    std::vector<A> partial(size_t(outputs) * size_t(threads), red_.init());
+    pool.parallelFor(threads, 1, [&](int64_t tb, int64_t te) {
+      for (int64_t t = tb; t < te; ++t)
+        accumulateColumns(in, partial.data() + t * outputs, 0, outputs, reduced * t / threads,
+                          reduced * (t + 1) / threads);
+    });
+    for (int64_t o = 0; o < outputs; ++o) {
+      A acc = partial[size_t(o)];
+      for (int t = 1; t < threads; ++t)
+        acc = red_.merge(acc, partial[size_t(t) * size_t(outputs) + size_t(o)]);
+      int64_t inOff, outOff;
+      plan_.kept.offsets(o, inOff, outOff);
+      out[outOff] = red_.finish(acc, reduced);
     }
   }
 
