@@ -186,6 +186,47 @@ TEST(Fusion, ConvolutionChainsMatchUnfused) {
       }
 }
 
+TEST(Fusion, ChannelsLastLogisticChainsRunAsEpilogue) {
+  // Swish and sigmoid after a channels-last convolution run as our epilogue
+  // over the result (oneDNN's post-op injector for them is slower), in
+  // channels-last order, with whatever follows them in the chain: 1x1 and
+  // 3x3, split across the pool and on one thread.
+  std::mt19937 rng(71);
+  std::vector<int64_t> out = {1, 96, 24, 20};
+  std::vector<int64_t> perChannel = {96, 1, 1};
+  const std::vector<std::vector<Step>> logisticChains = {
+      {{"cgc_op.swish"}},
+      {{"cgc_op.sigmoid"}},
+      {{"cgc_op.swish"}, {"cgc_op.add", {}, out}},
+      {{"cgc_op.mul", {}, perChannel}, {"cgc_op.add", {}, perChannel}, {"cgc_op.swish"}},
+  };
+  for (int64_t k : {1, 3}) {
+    Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 24, 20}, Layout::ChannelsLast);
+    Tensor w(CGC_DTYPE_FLOAT32, {96, 64, k, k}), b(CGC_DTYPE_FLOAT32, {96});
+    fillRandom(x, rng, -1, 1);
+    fillRandom(w, rng, -0.2, 0.2);
+    fillRandom(b, rng, -0.5, 0.5);
+    Tensor y(CGC_DTYPE_FLOAT32, out, Layout::ChannelsLast);
+    for (const auto &chain : logisticChains) {
+      KernelOptions options;
+      options.constantInputs = {false, true, true};
+      Desc conv = convDesc(x, w, &b, y, {k / 2, k / 2});
+      FusedRun r = runChain(conv, {&x, &w, &b}, out, chain, rng, options, Layout::ChannelsLast,
+                            Layout::ChannelsLast);
+      std::string name;
+      for (const Step &st : chain)
+        name += " " + st.op;
+      ASSERT_FALSE(r.fused.empty()) << "not fused:" << name << ": " << r.reason;
+      EXPECT_NE(r.description.find("epilogue after"), std::string::npos) << r.description;
+      Tensor t(CGC_DTYPE_FLOAT32, out);
+      t.setValues(r.fused);
+      EXPECT_TRUE(closeTo(t, r.unfused, 1e-4, 1e-4, "conv" + name + " [" + r.description + "]"));
+      t.setValues(r.fusedOnOneThread);
+      EXPECT_TRUE(closeTo(t, r.unfused, 1e-4, 1e-4, "conv" + name + " on one thread"));
+    }
+  }
+}
+
 TEST(Fusion, ResidualAddedInPlaceAsOneDnnSum) {
   // A channels-last 1x1 convolution + residual add + relu: the residual runs
   // as oneDNN's sum post-op (result preloaded with it) — copied in when it
