@@ -339,7 +339,8 @@ public:
       binaries_.push_back({i, onednn::plainOperand(d)});
     }
     std::string summary = post_.summary;
-    if (chain && post_.ops.len() > 0 && (out.isContiguous() || channelsLast_)) {
+    const bool outChannelsLast = channelsLast(out);
+    if (chain && post_.ops.len() > 0 && (out.isContiguous() || outChannelsLast)) {
       // The chain runs as our vectorized epilogue over the result instead
       // of as oneDNN post-ops where those are slow:
       // - oneDNN's GEMM-based convolution (1x1 on NCHW) applies eltwise
@@ -356,7 +357,7 @@ public:
       if ((impl.find("gemm") != std::string::npos && out.isContiguous()) || logistic) {
         std::vector<size_t> order(out.shape.size());
         for (size_t d = 0; d < order.size(); ++d)
-          order[d] = channelsLast_ ? (d == 0 ? 0 : d + 1 < order.size() ? d + 1 : 1) : d;
+          order[d] = outChannelsLast ? (d == 0 ? 0 : d + 1 < order.size() ? d + 1 : 1) : d;
         epilogue_ = Epilogue(out.shape, out.dtype, *chain, out.effectiveStrides(), order);
         post_ = onednn::PostOps();
         binaries_.clear();
