@@ -734,27 +734,39 @@ CGC_INLINE void softRowBody(SoftKind kind, const C *in, C *out, int64_t n) {
   }
   if (m == -inf)
     m = 0; // all -inf: exp gives zeros, the sum is 0 and the result NaN
-  // exp(x - m) into out (softmax) or just summed (log-softmax).
+  // exp(x - m) into out (softmax) or just summed (log-softmax). Terms
+  // below exp(-87) (1.6e-38, next to a sum >= 1) count as 0: computing them
+  // yields subnormal floats, whose arithmetic made BERT's attention softmax
+  // (masked and far-below-max scores) 2.3x slower (284 vs 126 us per layer).
   C sums[L] = {};
   i = 0;
+  auto term = [&](C v) {
+    C d = v - m;
+    if constexpr (std::is_same_v<C, float>) {
+      C e = expOfC<C>(d < C(-87) ? C(-87) : d);
+      return d < C(-87) ? C(0) : e;
+    } else {
+      return expOfC<C>(d);
+    }
+  };
   if (kind == SoftKind::Softmax) {
     for (; i + L <= n; i += L)
       for (int l = 0; l < L; ++l) {
-        C e = expOfC<C>(in[i + l] - m);
+        C e = term(in[i + l]);
         out[i + l] = e;
         sums[l] += e;
       }
     for (; i < n; ++i) {
-      C e = expOfC<C>(in[i] - m);
+      C e = term(in[i]);
       out[i] = e;
       sums[0] += e;
     }
   } else {
     for (; i + L <= n; i += L)
       for (int l = 0; l < L; ++l)
-        sums[l] += expOfC<C>(in[i + l] - m);
+        sums[l] += term(in[i + l]);
     for (; i < n; ++i)
-      sums[0] += expOfC<C>(in[i] - m);
+      sums[0] += term(in[i]);
   }
   double total = 0;
   for (int l = 0; l < L; ++l)
