@@ -309,6 +309,29 @@ std::vector<double> softOracle(const Tensor &x, int64_t axis, const std::string 
   return out;
 }
 
+TEST(Reduction, SoftmaxRowsWithTermsFarBelowTheirMax) {
+  // Rows whose values lie up to 1000 below their maximum (masked attention
+  // scores): terms under exp(-87) of the max count as 0, so probabilities
+  // below ~1.6e-38 come out 0 (within 1e-37 of the exact ones) and the rest,
+  // and every log-softmax value, stay within float tolerance.
+  std::mt19937 rng(25);
+  for (const char *op : {"cgc_op.softmax", "cgc_op.log_softmax"}) {
+    Tensor x(CGC_DTYPE_FLOAT32, {4, 160});
+    fillRandom(x, rng, -1000, 0);
+    for (int64_t r = 0; r < 4; ++r)
+      x.set(r * 160 + r * 7, 3.0); // one maximum per row, others near it
+    x.set(17, 1.5);
+    x.set(160 + 30, -80.0);
+    Tensor y(CGC_DTYPE_FLOAT32, x.shape());
+    auto k = make(Desc(op).in(x).out(y).i("axis", 1));
+    runKernel(*k, {&x}, {&y}, pool3());
+    // log-softmax's values at the maxima are -2.7e-10 and the like, which
+    // float's x - shift (shift ~3) rounds to 0: absolute tolerance there.
+    bool log = std::string(op) == "cgc_op.log_softmax";
+    EXPECT_TRUE(closeTo(y, softOracle(x, 1, op), 1e-5, log ? 1e-6 : 1e-37, op));
+  }
+}
+
 TEST(Reduction, SoftmaxFamilyEveryAxisAndDtype) {
   std::mt19937 rng(23);
   for (const char *op : {"cgc_op.softmax", "cgc_op.log_softmax", "cgc_op.hardmax"})
