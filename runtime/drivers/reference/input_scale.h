@@ -35,6 +35,7 @@ public:
 
   void run(const KernelArgs &args, ThreadPool &pool) const override;
   std::string describe() const override;
+  int inPlaceInput() const override { return conv_->inPlaceInput(); }
 
 private:
   std::unique_ptr<Kernel> conv_;

@@ -323,6 +323,68 @@ bool verifyMemoryPlan(const std::vector<MemoryBlock> &blocks, const MemoryPlan &
   return true;
 }
 
+/// Where a step's kernel would rather write its result over one of its
+/// inputs (Kernel::inPlaceInput: a convolution accumulating its residual),
+/// that input is a whole temporary no later step touches, and the result a
+/// whole temporary of the same size, shape, dtype and strides that no
+/// earlier step touches and no other input of the step reads: the result
+/// moves into the input's temporary (every later reference follows). Saves
+/// the copy of the residual into the result before the sum: ResNet-50 made
+/// 16 of them per run, 22 MB.
+static void placeInPlace(std::vector<CompiledProgram::Step> &steps, const KernelProgram &kp) {
+  const size_t temps = kp.temporaries.size();
+  std::vector<int64_t> first(temps, int64_t(steps.size())), last(temps, -1);
+  auto forEachOperand = [&](CompiledProgram::Step &step, auto &&f) {
+    for (auto &in : step.inputs)
+      if (in)
+        f(*in);
+    for (KernelOperand &out : step.outputs)
+      f(out);
+  };
+  for (size_t s = 0; s < steps.size(); ++s)
+    forEachOperand(steps[s], [&](KernelOperand &o) {
+      if (o.storage == KernelOperand::Storage::Temporary) {
+        first[o.index] = std::min(first[o.index], int64_t(s));
+        last[o.index] = std::max(last[o.index], int64_t(s));
+      }
+    });
+  auto whole = [&](const KernelOperand &o) {
+    return o.storage == KernelOperand::Storage::Temporary && o.offset == 0 &&
+           o.byteSpan() == kp.temporaries[o.index].bytes;
+  };
+  for (size_t s = 0; s < steps.size(); ++s) {
+    CompiledProgram::Step &step = steps[s];
+    const int i = step.kernel->inPlaceInput();
+    if (i < 0 || size_t(i) >= step.inputs.size() || !step.inputs[size_t(i)] ||
+        step.outputs.size() != 1)
+      continue;
+    const KernelOperand in = *step.inputs[size_t(i)], out = step.outputs[0];
+    if (!whole(in) || !whole(out) || in.index == out.index || last[in.index] != int64_t(s) ||
+        first[out.index] != int64_t(s) || in.shape != out.shape || in.dtype != out.dtype ||
+        in.effectiveStrides() != out.effectiveStrides() ||
+        kp.temporaries[in.index].bytes != kp.temporaries[out.index].bytes ||
+        kp.temporaries[out.index].alignment > std::max<uint64_t>(kp.temporaries[in.index].alignment, 64))
+      continue;
+    bool readElsewhereHere = false;
+    for (size_t j = 0; j < step.inputs.size(); ++j)
+      readElsewhereHere = readElsewhereHere ||
+                          (j != size_t(i) && step.inputs[j] &&
+                           step.inputs[j]->storage == KernelOperand::Storage::Temporary &&
+                           (step.inputs[j]->index == in.index || step.inputs[j]->index == out.index));
+    if (readElsewhereHere)
+      continue;
+    const uint32_t from = out.index, to = in.index;
+    for (size_t t = s; t < steps.size(); ++t)
+      forEachOperand(steps[t], [&](KernelOperand &o) {
+        if (o.storage == KernelOperand::Storage::Temporary && o.index == from)
+          o.index = to;
+      });
+    last[to] = last[from];
+    first[from] = int64_t(steps.size());
+    last[from] = -1;
+  }
+}
+
 /// Kernel k is mul(x, s) (either operand order) on float32 with x of rank
 /// 4 and s one factor per channel (shape [1, C, 1, 1] or [C, 1, 1]), its
 /// result a temporary that only kernel k + 1 reads, as the input of an
@@ -484,6 +546,8 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
     p.steps_.push_back(std::move(step));
     ++k;
   }
+
+  placeInPlace(p.steps_, kp);
 
   // The temporaries in one block of memory per run, by lifetime over the
   // steps: a temporary only a fused kernel's epilogue reads is never stored.

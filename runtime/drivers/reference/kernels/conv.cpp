@@ -382,6 +382,11 @@ public:
                        constantWeights ? ", weights prepared once" : "", ", split across the pool)");
   }
 
+  /// The residual of the sum form: in place, nothing is copied.
+  int inPlaceInput() const override {
+    return sumBinary_ >= 0 ? int(firstExtra_) + sumBinary_ : -1;
+  }
+
   void run(const KernelArgs &args, ThreadPool &pool) const override {
     std::vector<Geometry> pieces =
         usableSplit(pool.size(), sumBinary_ >= 0 && residualFitsSum(args));

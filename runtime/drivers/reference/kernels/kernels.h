@@ -37,6 +37,12 @@ public:
   virtual void run(const KernelArgs &args, ThreadPool &pool) const = 0;
   /// A short description for profiles ("convolution 3x3 s1 +relu (oneDNN)").
   virtual std::string describe() const = 0;
+  /// An input (KernelArgs order) that may be the same bytes as output 0
+  /// (same shape, dtype and strides) and is cheaper so: a convolution
+  /// accumulating its residual in place reads and writes it once instead of
+  /// copying it into the result first. The executor may then place the two
+  /// in one temporary (program.cpp). -1: none.
+  virtual int inPlaceInput() const { return -1; }
 };
 
 /// Facts about a kernel's operands that the KernelDesc does not carry.
