@@ -12,6 +12,7 @@
 
 #include "kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -287,6 +288,25 @@ bool cpuHasAvx512();
 
 #define CGC_TARGET_AVX512                                                       \
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2,lzcnt,popcnt")))
+
+/// The input rows a band of output rows [start, start + len) of a sliding
+/// window reads along one dimension (stride, window extent incl. dilation,
+/// padding before, input extent), and the band's share of the padding.
+struct BandInput {
+  int64_t start = 0, len = 0; // input rows
+  int64_t padB = 0, padE = 0; // padding rows before and after them
+};
+/// False if the band lies entirely in the padding.
+inline bool bandInput(int64_t start, int64_t len, int64_t stride, int64_t window,
+                      int64_t padBegin, int64_t inExtent, BandInput &band) {
+  const int64_t first = start * stride - padBegin;
+  const int64_t last = (start + len - 1) * stride - padBegin + window - 1;
+  const int64_t lo = std::max<int64_t>(0, first), hi = std::min(inExtent - 1, last) + 1;
+  if (hi <= lo)
+    return false;
+  band = {lo, hi - lo, lo - first, last + 1 - hi};
+  return true;
+}
 
 /// 64-byte aligned scratch memory, freed on destruction. Allocations come
 /// from a per-thread cache of recently freed blocks, so steady-state runs do

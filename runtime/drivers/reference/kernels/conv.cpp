@@ -35,6 +35,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <tuple>
 
 
@@ -183,32 +184,29 @@ onednn::PlainOperand denseChannelsLast(std::vector<int64_t> dims, int64_t channe
   return {dims, strides, type};
 }
 
-/// Copies `channels` channels of every position between `a` (laid out as
-/// `aLayout`) and `b` (`bLayout`), both channels-last: `a` to `b` when
-/// `toB`, else back. Each position's channels are contiguous on both sides.
-void copyChannels(const onednn::PlainOperand &aLayout, char *a, const onednn::PlainOperand &bLayout,
-                  char *b, int64_t channels, bool toB) {
-  const size_t rank = aLayout.dims.size();
-  const int64_t elem = int64_t(dnnl::memory::data_type_size(aLayout.type));
+/// Copies `channels` channels of every position from `from` (laid out as
+/// `fromLayout`) to `to` (`toLayout`), both channels-last: each position's
+/// channels are contiguous on both sides.
+void copyChannels(const onednn::PlainOperand &fromLayout, const char *from,
+                  const onednn::PlainOperand &toLayout, char *to, int64_t channels) {
+  const size_t rank = toLayout.dims.size();
+  const int64_t elem = int64_t(dnnl::memory::data_type_size(toLayout.type));
   const size_t bytes = size_t(channels * elem);
   std::vector<int64_t> index(rank, 0);
-  int64_t positions = aLayout.dims[0];
+  int64_t positions = toLayout.dims[0];
   for (size_t d = 2; d < rank; ++d)
-    positions *= aLayout.dims[d];
+    positions *= toLayout.dims[d];
   for (int64_t p = 0; p < positions; ++p) {
-    int64_t ao = 0, bo = 0;
+    int64_t fo = 0, too = 0;
     for (size_t d = 0; d < rank; ++d) {
-      ao += index[d] * aLayout.strides[d];
-      bo += index[d] * bLayout.strides[d];
+      fo += index[d] * fromLayout.strides[d];
+      too += index[d] * toLayout.strides[d];
     }
-    if (toB)
-      std::memcpy(b + bo * elem, a + ao * elem, bytes);
-    else
-      std::memcpy(a + ao * elem, b + bo * elem, bytes);
+    std::memcpy(to + too * elem, from + fo * elem, bytes);
     for (size_t d = rank; d-- > 0;) {
       if (d == 1)
         continue;
-      if (++index[d] < aLayout.dims[d])
+      if (++index[d] < toLayout.dims[d])
         break;
       index[d] = 0;
     }
@@ -355,9 +353,12 @@ public:
       for (const KernelDesc &e : *chain)
         logistic = logistic || e.op == "cgc_op.swish" || e.op == "cgc_op.sigmoid";
       if ((impl.find("gemm") != std::string::npos && out.isContiguous()) || logistic) {
+        // Positions in the result's memory order: N, spatial..., C when
+        // channels-last.
         std::vector<size_t> order(out.shape.size());
-        for (size_t d = 0; d < order.size(); ++d)
-          order[d] = outChannelsLast ? (d == 0 ? 0 : d + 1 < order.size() ? d + 1 : 1) : d;
+        std::iota(order.begin(), order.end(), size_t(0));
+        if (outChannelsLast)
+          std::rotate(order.begin() + 1, order.begin() + 2, order.end());
         epilogue_ = Epilogue(out.shape, out.dtype, *chain, out.effectiveStrides(), order);
         post_ = onednn::PostOps();
         binaries_.clear();
@@ -587,12 +588,12 @@ private:
       // one (14 rows in 4 pieces: 4, 4, 3, 3, not 4, 4, 4, 2, which left one
       // thread 8 rows and the other 6).
       int64_t count = std::max<int64_t>(1, std::min(want, extent / std::max<int64_t>(1, minLen)));
-      for (int64_t i = 0, s = 0; i < count; ++i) {
+      for (int64_t i = 0; i < count; ++i) {
         Geometry pg;
         pg.dim = dim;
-        pg.start = s;
-        pg.len = extent / count + (i < extent % count ? 1 : 0);
-        s += pg.len;
+        int64_t end;
+        evenSplit(extent, count, i, pg.start, end);
+        pg.len = end - pg.start;
         out.push_back(pg);
       }
     };
@@ -637,18 +638,15 @@ private:
     } else if (!g_.transpose && !g_.out.empty() && g_.out[0] >= 2) {
       ranges(2, g_.out[0], 1);
       // Input rows of each band, with its share of the padding.
-      const int64_t s = g_.stride[0], ext = g_.dilation[0] * (g_.kernel[0] - 1) + 1;
-      const int64_t H = g_.in[0];
+      const int64_t window = g_.dilation[0] * (g_.kernel[0] - 1) + 1;
       for (Geometry &pg : out) {
-        int64_t first = pg.start * s - g_.padBegin[0];
-        int64_t last = (pg.start + pg.len - 1) * s - g_.padBegin[0] + ext - 1;
-        int64_t lo = std::max<int64_t>(0, first), hi = std::min(H - 1, last) + 1;
-        if (hi <= lo) // a band entirely in the padding: do not split
-          return {wholePiece()};
-        pg.inStart = lo;
-        pg.inLen = hi - lo;
-        pg.padB = lo - first;
-        pg.padE = last + 1 - hi;
+        BandInput band;
+        if (!bandInput(pg.start, pg.len, g_.stride[0], window, g_.padBegin[0], g_.in[0], band))
+          return {wholePiece()}; // a band entirely in the padding: do not split
+        pg.inStart = band.start;
+        pg.inLen = band.len;
+        pg.padB = band.padB;
+        pg.padE = band.padE;
       }
     } else if (g_.transpose && g_.groups == 1 && g_.outC >= 32) {
       ranges(1, g_.outC, 16);
@@ -877,8 +875,7 @@ private:
         // oneDNN's sum post-op adds what the result holds: the residual,
         // unless it already is the result (computed in place).
         if (pc.denseBlock) {
-          copyChannels(binaries_[i].operand, const_cast<char *>(operand), pc.dst, target, pg.len,
-                       true);
+          copyChannels(binaries_[i].operand, operand, pc.dst, target, pg.len);
         } else if (operand != y && pc.sumCopyBytes) {
           std::memcpy(y, operand, pc.sumCopyBytes);
         } else if (operand != y) {
@@ -904,7 +901,7 @@ private:
       onednn::execute(pc.dstReorder, pc.dstReorderScratch, rargs);
     }
     if (pc.denseBlock)
-      copyChannels(dst_, y, pc.dst, target, pg.len, false);
+      copyChannels(pc.dst, target, dst_, y, pg.len);
   }
 
   ConvGeom g_;

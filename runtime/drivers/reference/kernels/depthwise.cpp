@@ -468,19 +468,15 @@ public:
     const int64_t macs = rows * g_.outW * g_.channels * g_.kernelH * g_.kernelW;
     const int64_t pieces =
         pool.size() == 1 || macs < kMinSplitMacs ? 1 : std::min<int64_t>(rows, pool.size());
-    auto range = [&](int64_t p, int64_t &begin, int64_t &end) {
-      begin = p * (rows / pieces) + std::min(p, rows % pieces);
-      end = begin + rows / pieces + (p < rows % pieces ? 1 : 0);
-    };
     pool.run(size_t(pieces), [&](size_t p) {
       int64_t begin, end;
-      range(int64_t(p), begin, end);
+      evenSplit(rows, pieces, int64_t(p), begin, end);
       computeRows(x, params, dst, extra.data(), begin, end);
     });
     if (overlap)
       pool.run(size_t(pieces), [&](size_t p) {
         int64_t begin, end;
-        range(int64_t(p), begin, end);
+        evenSplit(rows, pieces, int64_t(p), begin, end);
         for (int64_t r = begin; r < end; ++r) {
           const int64_t off = (r / g_.outH) * yN_ + (r % g_.outH) * yH_;
           for (int64_t ow = 0; ow < g_.outW; ++ow)

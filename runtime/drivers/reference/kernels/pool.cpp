@@ -276,7 +276,7 @@ public:
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
     const int64_t elem = int64_t(dnnl::memory::data_type_size(src_.type));
-    std::vector<Range> ranges = split(pool.size());
+    const std::vector<Range> ranges = splitFor(pool.size());
     std::vector<std::function<void()>> tasks;
     for (const Range &r : ranges) {
       tasks.push_back([&, r] {
@@ -321,6 +321,20 @@ private:
     return {g_.channels, g_.out[0], g_.in[0], g_.padBegin[0], padEnd_[0]};
   }
 
+  /// split(threads), decided once per thread count.
+  std::vector<Range> splitFor(int threads) const {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = splits_.find(threads);
+      if (it != splits_.end())
+        return it->second;
+    }
+    std::vector<Range> ranges = split(threads); // takes mutex_ itself
+    std::lock_guard<std::mutex> lock(mutex_);
+    splits_[threads] = ranges;
+    return ranges;
+  }
+
   /// Pieces for `threads` threads: channel ranges (about two per thread)
   /// where oneDNN has an optimized kernel for them, else one band of rows
   /// per thread (the bands the convolutions around it use, so each thread
@@ -338,68 +352,45 @@ private:
     // A channel range of a channels-last tensor is not dense, and oneDNN has
     // only its reference pooling for that (measured 100x slower than the
     // whole tensor on one thread): row bands instead.
-    if (step < channels && denseSlices(step)) {
-      for (int64_t c0 = 0; c0 < channels; c0 += step) {
-        Range r;
-        r.key = wholeKey();
-        r.key.channels = std::min(step, channels - c0);
-        r.start = c0;
-        out.push_back(r);
-      }
-      return out;
-    }
-    const int64_t H = g_.out[0];
-    const int64_t count = std::min<int64_t>(threads, H);
-    const int64_t s = g_.stride[0], ext = g_.dilation[0] * (g_.kernel[0] - 1) + 1;
-    for (int64_t i = 0, row = 0; i < count && count > 1; ++i) {
+    for (int64_t c0 = 0; c0 < channels && step < channels; c0 += step) {
       Range r;
-      r.rows = true;
-      r.start = row;
-      r.key.channels = channels;
-      r.key.rows = H / count + (i < H % count ? 1 : 0);
-      row += r.key.rows;
-      // Input rows of the band, with its share of the padding.
-      int64_t first = r.start * s - g_.padBegin[0];
-      int64_t last = (r.start + r.key.rows - 1) * s - g_.padBegin[0] + ext - 1;
-      int64_t lo = std::max<int64_t>(0, first), hi = std::min(g_.in[0] - 1, last) + 1;
-      if (hi <= lo) // a band entirely in the padding: do not split
-        return {Range{wholeKey()}};
-      r.inStart = lo;
-      r.key.inRows = hi - lo;
-      r.key.padB = lo - first;
-      r.key.padE = last + 1 - hi;
+      r.key = wholeKey();
+      r.key.channels = std::min(step, channels - c0);
+      r.start = c0;
       out.push_back(r);
     }
-    if (out.empty() || !bandsOk(out))
+    if (!out.empty() && optimized(out))
+      return out;
+    out.clear();
+    const int64_t H = g_.out[0];
+    const int64_t count = std::min<int64_t>(threads, H);
+    const int64_t window = g_.dilation[0] * (g_.kernel[0] - 1) + 1;
+    for (int64_t i = 0; i < count && count > 1; ++i) {
+      Range r;
+      r.rows = true;
+      r.key.channels = channels;
+      int64_t end;
+      evenSplit(H, count, i, r.start, end);
+      r.key.rows = end - r.start;
+      // Input rows of the band, with its share of the padding.
+      BandInput band;
+      if (!bandInput(r.start, r.key.rows, g_.stride[0], window, g_.padBegin[0], g_.in[0], band))
+        return {Range{wholeKey()}}; // a band entirely in the padding: do not split
+      r.inStart = band.start;
+      r.key.inRows = band.len;
+      r.key.padB = band.padB;
+      r.key.padE = band.padE;
+      out.push_back(r);
+    }
+    if (out.empty() || !optimized(out))
       return {Range{wholeKey()}};
     return out;
   }
 
-  /// True if pieces of `channels` channels (and the last, shorter one) run
-  /// on an optimized oneDNN implementation (decided once per size).
-  bool denseSlices(int64_t channels) const {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = sliceOk_.find(channels);
-      if (it != sliceOk_.end())
-        return it->second;
-    }
-    bool ok = true;
-    for (int64_t len : {channels, g_.channels % channels}) {
-      if (len == 0)
-        continue;
-      Key k = wholeKey();
-      k.channels = len;
-      ok = ok && std::string(piece(k).pd.impl_info_str()).rfind("ref", 0) != 0;
-    }
-    std::lock_guard<std::mutex> lock(mutex_);
-    sliceOk_[channels] = ok;
-    return ok;
-  }
-
-  /// True if every band runs on an optimized oneDNN implementation.
-  bool bandsOk(const std::vector<Range> &bands) const {
-    for (const Range &r : bands) {
+  /// True if every piece of `ranges` runs on an optimized oneDNN
+  /// implementation, not its reference one.
+  bool optimized(const std::vector<Range> &ranges) const {
+    for (const Range &r : ranges) {
       try {
         if (std::string(piece(r.key).pd.impl_info_str()).rfind("ref", 0) == 0)
           return false;
@@ -455,7 +446,7 @@ private:
   onednn::PlainOperand src_, dst_;
   mutable std::mutex mutex_;
   mutable std::map<Key, std::unique_ptr<Piece>> pieces_;
-  mutable std::map<int64_t, bool> sliceOk_;
+  mutable std::map<int, std::vector<Range>> splits_;
 };
 
 std::unique_ptr<Kernel> makePool(const KernelDesc &desc, const KernelOptions &) {

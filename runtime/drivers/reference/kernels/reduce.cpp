@@ -289,13 +289,13 @@ public:
     const bool column = !plan_.kept.size.empty() && plan_.kept.in.back() == 1 &&
                         (plan_.reduced.in.empty() || plan_.reduced.in.back() != 1);
     if (outputs < 4 * threads && reduced >= 65536 && threads > 1) {
-      splitReduced(in, out, pool);
+      splitReduced(in, out, pool, false);
       return;
     }
     const int64_t work = outputs * std::max<int64_t>(reduced, 1);
     if (column && threads > 1 && work >= 32768 && reduced >= 8 * threads &&
         outputs <= kMaxSplitColumns) {
-      splitColumns(in, out, pool);
+      splitReduced(in, out, pool, true);
       return;
     }
     const int64_t grainOutputs = std::max<int64_t>(1, 32768 / std::max<int64_t>(reduced, 1));
@@ -394,35 +394,14 @@ private:
     }
   }
 
-  /// Column reductions (global average pooling of channels-last planes):
-  /// each thread takes a contiguous slice of the reduced positions (a band
-  /// of rows) for every output, partial results merge in order. Splitting
-  /// the outputs instead (channel ranges) had every thread read every row,
-  /// half of them from the other core's cache: EfficientNet-B0's 32-channel
-  /// 112x112 pooling took 69 us on 1 thread and 290 us on 2.
-  void splitColumns(const T *in, T *out, ThreadPool &pool) const {
-    const int64_t outputs = plan_.kept.count();
-    const int threads = pool.size();
-    const int64_t reduced = plan_.reducedCount;
-    std::vector<A> partial(size_t(outputs) * size_t(threads), red_.init());
-    pool.parallelFor(threads, 1, [&](int64_t tb, int64_t te) {
-      for (int64_t t = tb; t < te; ++t)
-        accumulateColumns(in, partial.data() + t * outputs, 0, outputs, reduced * t / threads,
-                          reduced * (t + 1) / threads);
-    });
-    for (int64_t o = 0; o < outputs; ++o) {
-      A acc = partial[size_t(o)];
-      for (int t = 1; t < threads; ++t)
-        acc = red_.merge(acc, partial[size_t(t) * size_t(outputs) + size_t(o)]);
-      int64_t inOff, outOff;
-      plan_.kept.offsets(o, inOff, outOff);
-      out[outOff] = red_.finish(acc, reduced);
-    }
-  }
-
-  /// Few outputs, many reduced elements: threads take slices of the reduced
-  /// range; partial results merge in order.
-  void splitReduced(const T *in, T *out, ThreadPool &pool) const {
+  /// Threads take slices of the reduced range for every output; partial
+  /// results merge in order. Used for few outputs with many reduced
+  /// elements, and for column reductions (`columns`: global average pooling
+  /// of channels-last planes), whose slices are bands of rows: splitting
+  /// their outputs (channel ranges) instead had every thread read every
+  /// row, half of them from the other core's cache (EfficientNet-B0's
+  /// 32-channel 112x112 pooling: 69 us on 1 thread, 290 us on 2).
+  void splitReduced(const T *in, T *out, ThreadPool &pool, bool columns) const {
     const int64_t outputs = plan_.kept.count();
     const int threads = pool.size();
     std::vector<A> partial(size_t(outputs) * threads, red_.init());
@@ -430,10 +409,15 @@ private:
     pool.parallelFor(threads, 1, [&](int64_t tb, int64_t te) {
       for (int64_t t = tb; t < te; ++t) {
         int64_t rb = reduced * t / threads, re = reduced * (t + 1) / threads;
+        A *slice = partial.data() + size_t(t) * outputs;
+        if (columns) {
+          accumulateColumns(in, slice, 0, outputs, rb, re);
+          continue;
+        }
         for (int64_t o = 0; o < outputs; ++o) {
           int64_t inOff, outOff;
           plan_.kept.offsets(o, inOff, outOff);
-          partial[size_t(t) * outputs + o] = accumulate(in + inOff, rb, re);
+          slice[o] = accumulate(in + inOff, rb, re);
         }
       }
     });

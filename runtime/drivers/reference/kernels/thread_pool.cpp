@@ -230,11 +230,10 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain, FunctionRef<void(int64_t,
     body(0, n);
     return;
   }
-  const int64_t per = n / chunks, extra = n % chunks;
   run(size_t(chunks), [&](size_t c) {
-    int64_t ci = int64_t(c);
-    int64_t begin = ci * per + std::min(ci, extra);
-    body(begin, begin + per + (ci < extra ? 1 : 0));
+    int64_t begin, end;
+    evenSplit(n, chunks, int64_t(c), begin, end);
+    body(begin, end);
   });
 }
 

@@ -19,6 +19,7 @@
 #ifndef CGC_REFERENCE_THREAD_POOL_H
 #define CGC_REFERENCE_THREAD_POOL_H
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
@@ -53,6 +54,13 @@ private:
   void *object_;
   R (*call_)(void *, Args...);
 };
+
+/// Part `i` of [0, n) cut into `parts` contiguous parts whose lengths
+/// differ by at most one (14 in 4: 4, 4, 3, 3), as [begin, end).
+inline void evenSplit(int64_t n, int64_t parts, int64_t i, int64_t &begin, int64_t &end) {
+  begin = i * (n / parts) + std::min(i, n % parts);
+  end = begin + n / parts + (i < n % parts ? 1 : 0);
+}
 
 class ThreadPool {
 public:
