@@ -22,31 +22,18 @@ InputScaledKernel::InputScaledKernel(std::unique_ptr<Kernel> conv, const KernelO
 void InputScaledKernel::run(const KernelArgs &args, ThreadPool &pool) const {
   const float *w = static_cast<const float *>(args.inputs[1]);
   const float *s = static_cast<const float *>(args.inputs[numInputs_]);
-  const int64_t outC = shape_[0], inC = shape_[1];
-  int64_t taps = 1;
-  for (size_t d = 2; d < shape_.size(); ++d)
-    taps *= shape_[d];
-  // W * s, dense [O, C, K...].
-  Scratch scaled(size_t(outC * inC * taps) * sizeof(float));
+  const int64_t outC = shape_[0], inC = shape_[1], kh = shape_[2], kw = shape_[3];
+  // W * s, dense [O, C, KH, KW].
+  Scratch scaled(size_t(outC * inC * kh * kw) * sizeof(float));
   float *out = scaled.as<float>();
   for (int64_t o = 0; o < outC; ++o)
     for (int64_t c = 0; c < inC; ++c) {
       const float f = s[c * scaleStride_];
       const float *src = w + o * strides_[0] + c * strides_[1];
-      float *dst = out + (o * inC + c) * taps;
-      if (shape_.size() == 2) {
-        dst[0] = src[0] * f;
-        continue;
-      }
-      // Kernel taps in row-major order over the spatial dimensions.
-      for (int64_t t = 0; t < taps; ++t) {
-        int64_t rest = t, off = 0;
-        for (size_t d = shape_.size(); d-- > 2;) {
-          off += (rest % shape_[d]) * strides_[d];
-          rest /= shape_[d];
-        }
-        dst[t] = src[off] * f;
-      }
+      float *dst = out + (o * inC + c) * kh * kw;
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j)
+          dst[i * kw + j] = src[i * strides_[2] + j * strides_[3]] * f;
     }
   std::vector<const void *> inputs(args.inputs, args.inputs + numInputs_);
   inputs[1] = out;

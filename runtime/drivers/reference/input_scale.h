@@ -27,9 +27,9 @@ namespace cgc::ref {
 class InputScaledKernel final : public Kernel {
 public:
   /// `conv` runs with inputs (x, weights, [bias,] extras...); this kernel's
-  /// inputs are those with the scale appended. `weights` is the
+  /// inputs are those with the scale appended. `weights` is the 2-D
   /// convolution's weight operand as the program stores it (float32,
-  /// [O, C, K...]), `scale` the per-channel operand (C elements, float32).
+  /// [O, C, KH, KW]), `scale` the per-channel operand (C elements, float32).
   InputScaledKernel(std::unique_ptr<Kernel> conv, const KernelOperand &weights,
                     const KernelOperand &scale, size_t numInputs);
 
@@ -39,7 +39,7 @@ public:
 
 private:
   std::unique_ptr<Kernel> conv_;
-  std::vector<int64_t> shape_, strides_; // of the weights: [O, C, K...]
+  std::vector<int64_t> shape_, strides_; // of the weights: [O, C, KH, KW]
   int64_t scaleStride_ = 1;              // elements between channels of s
   size_t numInputs_;                     // of the wrapped kernel
 };

@@ -323,6 +323,15 @@ bool verifyMemoryPlan(const std::vector<MemoryBlock> &blocks, const MemoryPlan &
   return true;
 }
 
+/// Calls f on every operand of `step` (inputs, then outputs).
+template <class StepT, class F> static void forEachOperand(StepT &step, F &&f) {
+  for (auto &in : step.inputs)
+    if (in)
+      f(*in);
+  for (auto &out : step.outputs)
+    f(out);
+}
+
 /// Where a step's kernel would rather write its result over one of its
 /// inputs (Kernel::inPlaceInput: a convolution accumulating its residual),
 /// that input is a whole temporary no later step touches, and the result a
@@ -334,20 +343,14 @@ bool verifyMemoryPlan(const std::vector<MemoryBlock> &blocks, const MemoryPlan &
 static void placeInPlace(std::vector<CompiledProgram::Step> &steps, const KernelProgram &kp) {
   const size_t temps = kp.temporaries.size();
   std::vector<int64_t> first(temps, int64_t(steps.size())), last(temps, -1);
-  auto forEachOperand = [&](CompiledProgram::Step &step, auto &&f) {
-    for (auto &in : step.inputs)
-      if (in)
-        f(*in);
-    for (KernelOperand &out : step.outputs)
-      f(out);
-  };
   for (size_t s = 0; s < steps.size(); ++s)
-    forEachOperand(steps[s], [&](KernelOperand &o) {
+    forEachOperand(steps[s], [&](const KernelOperand &o) {
       if (o.storage == KernelOperand::Storage::Temporary) {
         first[o.index] = std::min(first[o.index], int64_t(s));
         last[o.index] = std::max(last[o.index], int64_t(s));
       }
     });
+  // Whole temporaries of one shape, dtype and layout have one size.
   auto whole = [&](const KernelOperand &o) {
     return o.storage == KernelOperand::Storage::Temporary && o.offset == 0 &&
            o.byteSpan() == kp.temporaries[o.index].bytes;
@@ -362,16 +365,17 @@ static void placeInPlace(std::vector<CompiledProgram::Step> &steps, const Kernel
     if (!whole(in) || !whole(out) || in.index == out.index || last[in.index] != int64_t(s) ||
         first[out.index] != int64_t(s) || in.shape != out.shape || in.dtype != out.dtype ||
         in.effectiveStrides() != out.effectiveStrides() ||
-        kp.temporaries[in.index].bytes != kp.temporaries[out.index].bytes ||
-        kp.temporaries[out.index].alignment > std::max<uint64_t>(kp.temporaries[in.index].alignment, 64))
+        kp.temporaries[out.index].alignment >
+            std::max<uint64_t>(kp.temporaries[in.index].alignment, 64))
       continue;
-    bool readElsewhereHere = false;
-    for (size_t j = 0; j < step.inputs.size(); ++j)
-      readElsewhereHere = readElsewhereHere ||
-                          (j != size_t(i) && step.inputs[j] &&
-                           step.inputs[j]->storage == KernelOperand::Storage::Temporary &&
-                           (step.inputs[j]->index == in.index || step.inputs[j]->index == out.index));
-    if (readElsewhereHere)
+    bool otherReader = false;
+    for (size_t j = 0; j < step.inputs.size(); ++j) {
+      const auto &other = step.inputs[j];
+      otherReader = otherReader || (j != size_t(i) && other &&
+                                    other->storage == KernelOperand::Storage::Temporary &&
+                                    (other->index == in.index || other->index == out.index));
+    }
+    if (otherReader)
       continue;
     const uint32_t from = out.index, to = in.index;
     for (size_t t = s; t < steps.size(); ++t)
@@ -513,10 +517,11 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
         options.constantInputs[0] = options.constantInputs[1] = false;
       };
       auto wrap = [&](std::unique_ptr<Kernel> kernel,
-                      std::vector<std::optional<KernelOperand>> &inputs) -> std::unique_ptr<Kernel> {
+                      std::vector<std::optional<KernelOperand>> &inputs) {
         const size_t n = inputs.size();
         inputs.push_back(scaleS);
-        return std::make_unique<InputScaledKernel>(std::move(kernel), weights, scaleS, n);
+        return std::unique_ptr<Kernel>(
+            std::make_unique<InputScaledKernel>(std::move(kernel), weights, scaleS, n));
       };
       size_t before = p.steps_.size();
       if (anchorStep(conv, k + 1, {k}, adjust, wrap)) {
@@ -527,7 +532,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       error.clear();
       p.steps_.resize(before);
     }
-    if (isAnchor(desc.op) && desc.outputs.size() == 1 && !chainAfter(desc, k).empty()) {
+    if (isAnchor(desc.op) && desc.outputs.size() == 1) {
       if (!anchorStep(desc, k, {}, asIs, noWrap))
         return nullptr;
       k += p.steps_.back().kernels.size();
@@ -559,8 +564,8 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
     blocks[t].last = -1;
   }
   std::vector<bool> bindingTouched(kp.bindings.size(), false);
-  for (size_t s = 0; s < p.steps_.size(); ++s) {
-    auto touch = [&](const KernelOperand &o) {
+  for (size_t s = 0; s < p.steps_.size(); ++s)
+    forEachOperand(p.steps_[s], [&](const KernelOperand &o) {
       if (o.storage == KernelOperand::Storage::Binding) {
         bindingTouched[o.index] = true;
         return;
@@ -568,13 +573,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       MemoryBlock &b = blocks[o.index];
       b.first = std::min(b.first, int64_t(s));
       b.last = std::max(b.last, int64_t(s));
-    };
-    for (const auto &in : p.steps_[s].inputs)
-      if (in)
-        touch(*in);
-    for (const KernelOperand &out : p.steps_[s].outputs)
-      touch(out);
-  }
+    });
   MemoryPlan plan = planTemporaryMemory(blocks);
   if (!verifyMemoryPlan(blocks, plan, error)) {
     error = "internal error: the per-run memory plan is invalid: " + error;
