@@ -106,6 +106,14 @@ FusedRun runChain(const Desc &anchorDesc, std::vector<const Tensor *> anchorIns,
   return r;
 }
 
+/// " op1 op2 ...": a chain's ops, for messages.
+std::string chainName(const std::vector<Step> &chain) {
+  std::string name;
+  for (const Step &s : chain)
+    name += " " + s.op;
+  return name;
+}
+
 Desc convDesc(const Tensor &x, const Tensor &w, const Tensor *b, const Tensor &y,
               std::vector<int64_t> pads, int64_t groups = 1) {
   Desc d("cgc_op.convolution");
@@ -171,9 +179,7 @@ TEST(Fusion, ConvolutionChainsMatchUnfused) {
           Desc conv = convDesc(x, w, &b, y, {p, p}, groups);
           conv.ints("strides", {stride, stride});
           FusedRun r = runChain(conv, {&x, &w, &b}, out, chain, rng, options);
-          std::string name;
-          for (const Step &s : chain)
-            name += " " + s.op;
+          const std::string name = chainName(chain);
           ASSERT_FALSE(r.fused.empty()) << "not fused:" << name << ": " << r.reason;
           if (k == 1 && groups == 1 && layout == Layout::Contiguous)
             EXPECT_NE(r.description.find("epilogue after"), std::string::npos) << r.description;
@@ -213,9 +219,7 @@ TEST(Fusion, ChannelsLastLogisticChainsRunAsEpilogue) {
       Desc conv = convDesc(x, w, &b, y, {k / 2, k / 2});
       FusedRun r = runChain(conv, {&x, &w, &b}, out, chain, rng, options, Layout::ChannelsLast,
                             Layout::ChannelsLast);
-      std::string name;
-      for (const Step &st : chain)
-        name += " " + st.op;
+      const std::string name = chainName(chain);
       ASSERT_FALSE(r.fused.empty()) << "not fused:" << name << ": " << r.reason;
       EXPECT_NE(r.description.find("epilogue after"), std::string::npos) << r.description;
       Tensor t(CGC_DTYPE_FLOAT32, out);
@@ -234,47 +238,48 @@ TEST(Fusion, ResidualAddedInPlaceAsOneDnnSum) {
   // 7x7 plane at pool3 the pieces are channel blocks computed in dense
   // temporaries, the residual gathered into them.
   for (int64_t side : {14, 7}) {
-  SCOPED_TRACE("plane " + std::to_string(side));
-  std::mt19937 rng(76);
-  const std::vector<int64_t> shape = {1, 256, side, side};
-  const int64_t inC = side == 7 ? 512 : 64; // enough work to split
-  Tensor x(CGC_DTYPE_FLOAT32, {1, inC, side, side}, Layout::ChannelsLast);
-  Tensor w(CGC_DTYPE_FLOAT32, {256, inC, 1, 1}), b(CGC_DTYPE_FLOAT32, {256});
-  Tensor r(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-  Tensor t(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-  Tensor y(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-  fillRandom(x, rng, -1, 1);
-  fillRandom(w, rng, -0.2, 0.2);
-  fillRandom(b, rng, -0.5, 0.5);
-  fillRandom(r, rng, -1, 1);
-  KernelOptions options;
-  options.constantInputs = {false, true, true, false};
-  Desc conv = convDesc(x, w, &b, t, {0, 0});
-  KernelDesc add = Desc("cgc_op.add").in(t).in(r).out(t).get();
-  KernelDesc relu = Desc("cgc_op.relu").in(t).out(y).get();
-  // Unfused reference.
-  runKernel(*make(conv.get(), options), {&x, &w, &b}, {&t}, pool1());
-  runKernel(*make(add), {&t, &r}, {&t}, pool1());
-  runKernel(*make(relu), {&t}, {&y}, pool1());
-  std::vector<double> expected = y.values();
-  std::string reason;
-  std::unique_ptr<Kernel> fused = createFusedKernel(conv.get(), {add, relu}, options, reason);
-  ASSERT_TRUE(fused) << reason;
-  EXPECT_NE(fused->describe().find("residual accumulated in place"), std::string::npos)
-      << fused->describe();
-  for (ThreadPool *pool : {&pool1(), &pool3()}) {
-    // The residual in its own buffer: it stays unchanged.
-    std::vector<double> residual = r.values();
-    Tensor out(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-    runKernel(*fused, {&x, &w, &b, &r}, {&out}, *pool);
-    EXPECT_TRUE(closeTo(out, expected, 1e-5, 1e-5, "residual copied [" + fused->describe() + "]"));
-    EXPECT_EQ(r.values(), residual);
-    // In place: the result buffer holds the residual.
-    Tensor inPlace(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-    inPlace.setValues(residual);
-    runKernel(*fused, {&x, &w, &b, &inPlace}, {&inPlace}, *pool);
-    EXPECT_TRUE(closeTo(inPlace, expected, 1e-5, 1e-5, "in place"));
-  }
+    SCOPED_TRACE("plane " + std::to_string(side));
+    std::mt19937 rng(76);
+    const std::vector<int64_t> shape = {1, 256, side, side};
+    const int64_t inC = side == 7 ? 512 : 64; // enough work to split
+    Tensor x(CGC_DTYPE_FLOAT32, {1, inC, side, side}, Layout::ChannelsLast);
+    Tensor w(CGC_DTYPE_FLOAT32, {256, inC, 1, 1}), b(CGC_DTYPE_FLOAT32, {256});
+    Tensor r(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+    Tensor t(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+    Tensor y(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+    fillRandom(x, rng, -1, 1);
+    fillRandom(w, rng, -0.2, 0.2);
+    fillRandom(b, rng, -0.5, 0.5);
+    fillRandom(r, rng, -1, 1);
+    KernelOptions options;
+    options.constantInputs = {false, true, true, false};
+    Desc conv = convDesc(x, w, &b, t, {0, 0});
+    KernelDesc add = Desc("cgc_op.add").in(t).in(r).out(t).get();
+    KernelDesc relu = Desc("cgc_op.relu").in(t).out(y).get();
+    // Unfused reference.
+    runKernel(*make(conv.get(), options), {&x, &w, &b}, {&t}, pool1());
+    runKernel(*make(add), {&t, &r}, {&t}, pool1());
+    runKernel(*make(relu), {&t}, {&y}, pool1());
+    std::vector<double> expected = y.values();
+    std::string reason;
+    std::unique_ptr<Kernel> fused = createFusedKernel(conv.get(), {add, relu}, options, reason);
+    ASSERT_TRUE(fused) << reason;
+    EXPECT_NE(fused->describe().find("residual accumulated in place"), std::string::npos)
+        << fused->describe();
+    for (ThreadPool *pool : {&pool1(), &pool3()}) {
+      // The residual in its own buffer: it stays unchanged.
+      std::vector<double> residual = r.values();
+      Tensor out(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+      runKernel(*fused, {&x, &w, &b, &r}, {&out}, *pool);
+      EXPECT_TRUE(
+          closeTo(out, expected, 1e-5, 1e-5, "residual copied [" + fused->describe() + "]"));
+      EXPECT_EQ(r.values(), residual);
+      // In place: the result buffer holds the residual.
+      Tensor inPlace(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+      inPlace.setValues(residual);
+      runKernel(*fused, {&x, &w, &b, &inPlace}, {&inPlace}, *pool);
+      EXPECT_TRUE(closeTo(inPlace, expected, 1e-5, 1e-5, "in place"));
+    }
   }
 }
 
@@ -406,9 +411,7 @@ TEST(Fusion, DirectDepthwiseTakesAnyElementwiseChain) {
   extra.push_back({{"cgc_op.pow", {}, std::vector<int64_t>{1}}, {"cgc_op.add", {}, out}});
   for (const auto &chain : extra) {
     FusedRun r = runChain(convDesc(x, w, &b, y, {1, 1}, 6), {&x, &w, &b}, out, chain, rng);
-    std::string name;
-    for (const Step &s : chain)
-      name += " " + s.op;
+    const std::string name = chainName(chain);
     ASSERT_FALSE(r.fused.empty()) << "not fused:" << name << ": " << r.reason;
     EXPECT_NE(r.description.find("direct depthwise"), std::string::npos) << r.description;
     Tensor t(CGC_DTYPE_FLOAT32, out);
@@ -457,9 +460,7 @@ TEST(Fusion, ChannelsLastDepthwiseTakesAnyElementwiseChain) {
         conv.ints("strides", {sh.stride, sh.stride}).ints("end_padding", sh.padE);
         FusedRun r = runChain(conv, {&x, &w, &b}, out, chain, rng, options,
                               Layout::ChannelsLast, residual);
-        std::string name = "k" + std::to_string(sh.k);
-        for (const Step &s : chain)
-          name += " " + s.op;
+        const std::string name = "k" + std::to_string(sh.k) + chainName(chain);
         ASSERT_FALSE(r.fused.empty()) << "not fused:" << name << ": " << r.reason;
         EXPECT_EQ(r.description.find("channels-last AVX-512") != std::string::npos,
                   cpuHasAvx512())

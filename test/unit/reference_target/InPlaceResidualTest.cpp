@@ -38,36 +38,22 @@ KernelOperand channelsLast(S storage, uint32_t index, int64_t channels) {
 /// y = k * (conv(x) + relu(r)) [, z = relu(r) + 0].
 KernelProgram residualProgram(bool residualReadLater) {
   KernelProgram p;
-  auto bind = [&](const char *name, int64_t elements, bool constant) {
-    KernelProgram::Binding b;
-    b.name = name;
-    b.bytes = uint64_t(elements) * 4;
-    b.constant = constant;
-    p.bindings.push_back(b);
-  };
-  bind("x", kC * kP, false);
-  bind("weights", kO * kC, true);
-  bind("bias", kO, true);
-  bind("r", kO * kP, false);
-  bind("k", 1, false);
-  bind("y", kO * kP, false);
-  bind("z", kO * kP, false);
+  test::addF32Binding(p, "x", kC * kP, false);
+  test::addF32Binding(p, "weights", kO * kC, true);
+  test::addF32Binding(p, "bias", kO, true);
+  test::addF32Binding(p, "r", kO * kP, false);
+  test::addF32Binding(p, "k", 1, false);
+  test::addF32Binding(p, "y", kO * kP, false);
+  test::addF32Binding(p, "z", kO * kP, false);
   for (int t = 0; t < 3; ++t)
     p.temporaries.push_back({uint64_t(kO * kP * 4), 64});
   KernelOperand res = channelsLast(S::Temporary, 0, kO);
   KernelOperand conv = channelsLast(S::Temporary, 1, kO);
   KernelOperand sum = channelsLast(S::Temporary, 2, kO);
   p.kernels.push_back(layer("cgc_op.relu", {channelsLast(S::Binding, 3, kO)}, res));
-  KernelDesc c = layer("cgc_op.convolution",
-                       {channelsLast(S::Binding, 0, kC), f32(S::Binding, 1, {kO, kC, 1, 1}),
-                        f32(S::Binding, 2, {kO})},
-                       conv);
-  c.setAttr("strides", AttrValue::ofInts({1, 1}));
-  c.setAttr("dilations", AttrValue::ofInts({1, 1}));
-  c.setAttr("start_padding", AttrValue::ofInts({0, 0}));
-  c.setAttr("end_padding", AttrValue::ofInts({0, 0}));
-  c.setAttr("groups", AttrValue::ofInt(1));
-  p.kernels.push_back(c);
+  p.kernels.push_back(test::pointwiseConvolution(channelsLast(S::Binding, 0, kC),
+                                                 f32(S::Binding, 1, {kO, kC, 1, 1}),
+                                                 f32(S::Binding, 2, {kO}), conv));
   p.kernels.push_back(layer("cgc_op.add", {conv, res}, sum));
   // k first: the chain after the add stops here.
   p.kernels.push_back(

@@ -38,19 +38,12 @@ struct Case {
 KernelProgram scaleProgram(const Case &c, bool productReadTwice = false) {
   const int64_t C = c.channels, O = c.outChannels, H = c.h, W = c.w;
   KernelProgram p;
-  auto bind = [&](const char *name, int64_t elements, bool constant) {
-    KernelProgram::Binding b;
-    b.name = name;
-    b.bytes = uint64_t(elements) * 4;
-    b.constant = constant;
-    p.bindings.push_back(b);
-  };
-  bind("x", C * H * W, false);
-  bind("s", C, false);
-  bind("weights", O * C, true);
-  bind("bias", O, true);
-  bind("r", O * H * W, false);
-  bind("y", O * H * W + (productReadTwice ? C * H * W : 0), false);
+  test::addF32Binding(p, "x", C * H * W, false);
+  test::addF32Binding(p, "s", C, false);
+  test::addF32Binding(p, "weights", O * C, true);
+  test::addF32Binding(p, "bias", O, true);
+  test::addF32Binding(p, "r", O * H * W, false);
+  test::addF32Binding(p, "y", O * H * W + (productReadTwice ? C * H * W : 0), false);
   p.temporaries.push_back({uint64_t(C * H * W * 4), 64});
   p.temporaries.push_back({uint64_t(O * H * W * 4), 64});
   auto plane = [&](S storage, uint32_t index, int64_t channels) {
@@ -63,14 +56,8 @@ KernelProgram scaleProgram(const Case &c, bool productReadTwice = false) {
   KernelOperand s = f32(S::Binding, 1, {1, C, 1, 1});
   p.kernels.push_back(layer("cgc_op.mul", c.scaleFirst ? std::vector{s, x} : std::vector{x, s}, t));
   KernelOperand convOut = c.residual ? plane(S::Temporary, 1, O) : f32(S::Binding, 5, {1, O, H, W});
-  KernelDesc conv = layer("cgc_op.convolution",
-                          {t, f32(S::Binding, 2, {O, C, 1, 1}), f32(S::Binding, 3, {O})}, convOut);
-  conv.setAttr("strides", AttrValue::ofInts({1, 1}));
-  conv.setAttr("dilations", AttrValue::ofInts({1, 1}));
-  conv.setAttr("start_padding", AttrValue::ofInts({0, 0}));
-  conv.setAttr("end_padding", AttrValue::ofInts({0, 0}));
-  conv.setAttr("groups", AttrValue::ofInt(1));
-  p.kernels.push_back(conv);
+  p.kernels.push_back(test::pointwiseConvolution(t, f32(S::Binding, 2, {O, C, 1, 1}),
+                                                 f32(S::Binding, 3, {O}), convOut));
   if (c.residual)
     p.kernels.push_back(layer("cgc_op.add", {convOut, f32(S::Binding, 4, {1, O, H, W})},
                               f32(S::Binding, 5, {1, O, H, W})));

@@ -37,6 +37,30 @@ inline KernelDesc layer(const char *op, std::vector<KernelOperand> inputs,
   return d;
 }
 
+/// Appends a float32 binding of `elements` elements to `program`.
+inline void addF32Binding(KernelProgram &program, const char *name, int64_t elements,
+                          bool constant) {
+  KernelProgram::Binding b;
+  b.name = name;
+  b.bytes = uint64_t(elements) * 4;
+  b.constant = constant;
+  program.bindings.push_back(b);
+}
+
+/// An ungrouped 1x1 convolution, stride 1, no padding: x, weights, bias ->
+/// output.
+inline KernelDesc pointwiseConvolution(KernelOperand x, KernelOperand weights, KernelOperand bias,
+                                       KernelOperand output) {
+  KernelDesc d = layer("cgc_op.convolution", {std::move(x), std::move(weights), std::move(bias)},
+                       std::move(output));
+  d.setAttr("strides", AttrValue::ofInts({1, 1}));
+  d.setAttr("dilations", AttrValue::ofInts({1, 1}));
+  d.setAttr("start_padding", AttrValue::ofInts({0, 0}));
+  d.setAttr("end_padding", AttrValue::ofInts({0, 0}));
+  d.setAttr("groups", AttrValue::ofInt(1));
+  return d;
+}
+
 inline std::string readSourceFile(const std::string &relative) {
   std::ifstream file(std::string(CGC_SOURCE_DIR) + "/" + relative);
   std::stringstream text;
