@@ -29,6 +29,7 @@
 #include "gemm.h"
 #include "math.h"
 #include "onednn.h"
+#include "pointwise.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -160,6 +161,17 @@ bool channelsLast(const KernelOperand &op) {
     expect *= op.shape[d];
   }
   return op.shape[0] == 1 || s[0] == expect;
+}
+
+/// A 1x1, stride-1, unpadded, ungrouped convolution on channels-last
+/// operands: a matrix product over its positions (pointwise.h).
+bool pointwiseChannelsLast(const ConvGeom &g, const KernelOperand &x, const KernelOperand &out) {
+  if (g.transpose || g.groups != 1 || !channelsLast(x) || !channelsLast(out))
+    return false;
+  for (size_t i = 0; i < g.kernel.size(); ++i)
+    if (g.kernel[i] != 1 || g.stride[i] != 1 || g.padBegin[i] != 0 || g.padEnd[i] != 0)
+      return false;
+  return true;
 }
 
 /// True if `rows` split into `bands` row bands leaves the longest band more
@@ -1380,6 +1392,11 @@ std::unique_ptr<Kernel> makeConv(const KernelDesc &desc, const KernelOptions &op
     return makeChannelsLastDepthwise(depthwiseGeometry(g), desc, {},
                                      options.isConstant(1) && (!g.hasBias || options.isConstant(2)),
                                      geomText(g));
+  if (!empty && pointwiseChannelsLast(g, x, out)) {
+    std::string unused;
+    if (auto kernel = makePointwiseConvolution(desc, {}, options, geomText(g), unused))
+      return kernel;
+  }
   if (dnnlType(x.dtype) && !empty && !hasNegativeStrides(desc)) {
     try {
       return makeDnnlConv(g, x, w, out, options.isConstant(1), onednn::PostOps(), 0,
@@ -1443,6 +1460,11 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
       reason = e.message;
       return nullptr;
     }
+  }
+  if (pointwiseChannelsLast(g, x, anchor.outputs[0])) {
+    std::string unused;
+    if (auto kernel = makePointwiseConvolution(anchor, epilogue, options, geomText(g), unused))
+      return kernel;
   }
   if (!postOk) {
     reason = postReason;

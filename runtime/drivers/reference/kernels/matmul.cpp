@@ -12,6 +12,7 @@
 #include "elementwise.h"
 #include "gemm.h"
 #include "onednn.h"
+#include "sgemm.h"
 
 #include <algorithm>
 #include <map>
@@ -165,6 +166,16 @@ public:
       binaries_.push_back({i, onednn::plainOperand(d)});
     }
     collapseBatchIntoRows();
+    if (type == dt::f32 && constantB)
+      native_ = nativeProduct();
+    if (native_) {
+      description_ = cat(what, " ", shapeStr(g.batch), "x", g.m, "x", g.k, "x", g.n,
+                         post_.summary, " (AVX-512 ", native_->tileRows(), "x",
+                         native_->panelWidth(), " register tiles, packed B",
+                         collapsedRows_ ? cat(", as ", collapsedRows_, " rows") : std::string(),
+                         ", split across the pool)");
+      return;
+    }
     // Validate with the whole product in one piece.
     const Piece &whole = piece(-1, 0);
     implName_ = whole.pd.impl_info_str();
@@ -201,6 +212,10 @@ public:
     const char *a = static_cast<const char *>(args.inputs[0]);
     const char *b = static_cast<const char *>(args.inputs[1]);
     char *c = static_cast<char *>(args.outputs[0]);
+    if (native_) {
+      runNative(a, b, c, extraBase, pool);
+      return;
+    }
     // Split: about one piece per thread (splitCandidates).
     int threads = pool.size();
     int dim = -1;
@@ -289,6 +304,51 @@ private:
     binaries_ = std::move(binaries);
     rank_ = 2;
     collapsedRows_ = rows;
+  }
+
+  /// The product as a PackedSgemm: a float32 2-D product (batches merged
+  /// into rows or none) with a constant B, A and C with unit column strides,
+  /// and post-ops it has (output scale, relu, clip, linear, scale, and
+  /// add/sub/mul/div by an operand that varies along rows and columns with
+  /// unit column stride, or is broadcast along either). Null otherwise
+  /// (oneDNN runs it).
+  std::unique_ptr<PackedSgemm> nativeProduct() const {
+    if (!PackedSgemm::available() || rank_ != 2 || g_.aVector || g_.bVector ||
+        a_.strides[1] != 1 || c_.strides[1] != 1 || a_.dims[0] != c_.dims[0])
+      return nullptr;
+    std::vector<SgemmOp> ops;
+    if (outputScale_ != 1.0f)
+      ops.push_back({SgemmOp::Kind::Scale, outputScale_});
+    if (!onednn::sgemmOps(post_.ops, ops))
+      return nullptr;
+    for (SgemmOp &op : ops) {
+      if (!op.binary())
+        continue;
+      const onednn::PlainOperand &y = binaries_[size_t(op.operand)].operand;
+      if (y.dims.size() != 2 || (y.dims[1] != 1 && y.strides[1] != 1))
+        return nullptr;
+      op.rowStride = y.dims[0] == 1 ? 0 : y.strides[0];
+      op.colStride = y.dims[1] == 1 ? 0 : 1;
+    }
+    return std::make_unique<PackedSgemm>(g_.k, g_.n, std::move(ops));
+  }
+
+  void runNative(const char *a, const char *b, char *c, const std::vector<const char *> &extraBase,
+                 ThreadPool &pool) const {
+    const float *packed = nativePacked_.get(*native_, reinterpret_cast<const float *>(b),
+                                            b_.strides[0], b_.strides[1]);
+    bPageOut_.release(b_, b);
+    std::vector<const float *> operands(extraBase.size());
+    for (size_t i = 0; i < extraBase.size(); ++i)
+      operands[i] = reinterpret_cast<const float *>(extraBase[i]);
+    PackedSgemm::Args args;
+    args.a = reinterpret_cast<const float *>(a);
+    args.lda = a_.strides[0];
+    args.b = packed;
+    args.c = reinterpret_cast<float *>(c);
+    args.ldc = c_.strides[0];
+    args.operands = operands.data();
+    native_->runAll(args, c_.dims[0], pool);
   }
 
   struct Piece {
@@ -513,6 +573,8 @@ private:
   int64_t collapsedRows_ = 0; // batch * M when the batch was merged into M
   std::vector<Binary> binaries_;
   std::string implName_;
+  std::unique_ptr<PackedSgemm> native_; // set: the product runs on it, not oneDNN
+  mutable PackedOperands nativePacked_;
   mutable std::mutex mutex_;
   mutable std::map<std::pair<int, int64_t>, std::unique_ptr<Piece>> pieces_;
   mutable std::map<int, Split> splits_;

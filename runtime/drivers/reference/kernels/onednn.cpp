@@ -270,6 +270,51 @@ bool buildPostOps(const std::vector<KernelDesc> &chain, const std::vector<int64_
   return true;
 }
 
+bool sgemmOps(const dnnl::post_ops &ops, std::vector<SgemmOp> &out) {
+  using A = dnnl::algorithm;
+  using Kind = SgemmOp::Kind;
+  int binaries = 0;
+  for (int i = 0; i < ops.len(); ++i) {
+    SgemmOp op;
+    if (ops.kind(i) == dnnl::primitive::kind::eltwise) {
+      float scale;
+      A alg;
+      ops.get_params_eltwise(i, scale, alg, op.alpha, op.beta);
+      if (scale != 1.0f)
+        return false;
+      if (alg == A::eltwise_relu)
+        op.kind = Kind::Relu;
+      else if (alg == A::eltwise_clip || alg == A::eltwise_clip_v2)
+        op.kind = Kind::Clip;
+      else if (alg == A::eltwise_linear)
+        op.kind = Kind::Linear;
+      else if (alg == A::eltwise_pow && op.beta == 1.0f)
+        op.kind = Kind::Scale; // alpha * x^1
+      else
+        return false;
+    } else if (ops.kind(i) == dnnl::primitive::kind::binary) {
+      A alg;
+      dnnl::memory::desc unused;
+      ops.get_params_binary(i, alg, unused);
+      op.operand = binaries++;
+      if (alg == A::binary_add)
+        op.kind = Kind::Add;
+      else if (alg == A::binary_sub)
+        op.kind = Kind::Sub;
+      else if (alg == A::binary_mul)
+        op.kind = Kind::Mul;
+      else if (alg == A::binary_div)
+        op.kind = Kind::Div;
+      else
+        return false;
+    } else {
+      return false;
+    }
+    out.push_back(op);
+  }
+  return true;
+}
+
 void execute(const dnnl::primitive &prim, size_t scratchpadBytes,
              std::unordered_map<int, dnnl::memory> &args) {
   ThreadScope single(1); // oneDNN runs inline; the ThreadPool splits work

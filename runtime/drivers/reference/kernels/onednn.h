@@ -20,6 +20,7 @@
 #define CGC_REFERENCE_KERNELS_ONEDNN_H
 
 #include "common.h"
+#include "sgemm.h"
 
 #include <dnnl.hpp>
 
@@ -134,6 +135,11 @@ struct PostOps {
 /// naming the op that has no post-op form.
 bool buildPostOps(const std::vector<KernelDesc> &chain, const std::vector<int64_t> &outShape,
                   cgc_dtype_t dtype, PostOps &out, std::string &reason);
+
+/// `ops` as PackedSgemm epilogue ops, binary op i taking operand i (its
+/// strides are left to the caller, which knows the result's geometry).
+/// False if an op has no SgemmOp form.
+bool sgemmOps(const dnnl::post_ops &ops, std::vector<SgemmOp> &out);
 
 /// Executes `prim` on the calling thread only (OpenMP count 1) with a
 /// scratchpad of `scratchpadBytes` allocated for this call.

@@ -1,0 +1,215 @@
+//===- pointwise.cpp - 1x1 convolutions as a packed GEMM ------------------===//
+
+#include "pointwise.h"
+
+#include "elementwise.h"
+#include "onednn.h"
+#include "sgemm.h"
+
+#include <algorithm>
+
+namespace cgc::ref {
+namespace {
+
+/// Dense channels-last: channels innermost, positions one progression of
+/// stride C (batch included).
+bool denseChannelsLast(const KernelOperand &op) {
+  const std::vector<int64_t> s = op.effectiveStrides();
+  if (s.size() < 3 || (op.shape[1] != 1 && s[1] != 1))
+    return false;
+  int64_t expect = op.shape[1];
+  for (size_t d = s.size(); d-- > 2;) {
+    if (op.shape[d] != 1 && s[d] != expect)
+      return false;
+    expect *= op.shape[d];
+  }
+  return op.shape[0] == 1 || s[0] == expect;
+}
+
+/// Row and column strides of a binary operand (dims and strides over the
+/// result's N, C, spatial...) on the result viewed as [positions, C]; false
+/// if it varies along some positions dimensions but not all, or its channels
+/// are not unit-stride.
+bool operandStrides(const onednn::PlainOperand &y, const std::vector<int64_t> &outShape,
+                    SgemmOp &op) {
+  const size_t rank = outShape.size();
+  if (y.dims.size() != rank)
+    return false;
+  if (y.dims[1] == 1)
+    op.colStride = 0;
+  else if (y.strides[1] == 1)
+    op.colStride = 1;
+  else
+    return false;
+  bool varies = false, broadcast = false;
+  int64_t span = 1;
+  std::vector<size_t> positions;
+  for (size_t d = rank; d-- > 2;)
+    positions.push_back(d);
+  positions.push_back(0);
+  for (size_t d : positions) {
+    if (outShape[d] == 1)
+      continue;
+    if (y.dims[d] == 1) {
+      broadcast = true;
+      continue;
+    }
+    if (!varies) {
+      op.rowStride = y.strides[d];
+      varies = true;
+    } else if (y.strides[d] != op.rowStride * span) {
+      return false;
+    }
+    span *= y.dims[d];
+  }
+  if (!varies)
+    op.rowStride = 0;
+  return !(varies && broadcast);
+}
+
+class PointwiseConvKernel final : public KernelBase {
+public:
+  /// `ops` read the chain's `extras` operands (0..extras-1) and the bias
+  /// (operand `extras`).
+  PointwiseConvKernel(const KernelDesc &anchor, std::vector<SgemmOp> ops, size_t extras,
+                      Epilogue epilogue, int inPlace, std::string description)
+      : positions_(numElements(anchor.outputs[0].shape) / anchor.outputs[0].shape[1]),
+        inC_(anchor.inputs[0]->shape[1]), outC_(anchor.outputs[0].shape[1]),
+        rowUnit_(numElements(std::vector<int64_t>(anchor.outputs[0].shape.begin() + 3,
+                                                  anchor.outputs[0].shape.end()))),
+        hasBias_(anchor.inputs.size() > 2 && anchor.inputs[2]),
+        firstExtra_(anchor.inputs.size()), extraCount_(extras), inPlace_(inPlace),
+        gemm_(inC_, outC_, std::move(ops)), epilogue_(std::move(epilogue)) {
+    const std::vector<int64_t> ws = anchor.inputs[1]->effectiveStrides();
+    weights_ = {{outC_, inC_}, {ws[0], ws[1]}, dnnl::memory::data_type::f32};
+    description_ = std::move(description);
+  }
+
+  int inPlaceInput() const override { return inPlace_; }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    const float *w = static_cast<const float *>(args.inputs[1]);
+    const float *packed = packed_.get(gemm_, w, weights_.strides[1], weights_.strides[0]);
+    pageOut_.release(weights_, w);
+    // Operands: the chain's extras in order, then the bias.
+    std::vector<const float *> operands(extraCount_ + 1, nullptr);
+    for (size_t i = 0; i < extraCount_; ++i)
+      operands[i] = static_cast<const float *>(args.inputs[firstExtra_ + i]);
+    if (hasBias_)
+      operands[extraCount_] = static_cast<const float *>(args.inputs[2]);
+    PackedSgemm::Args g;
+    g.a = static_cast<const float *>(args.inputs[0]);
+    g.lda = inC_;
+    g.b = packed;
+    g.c = static_cast<float *>(args.outputs[0]);
+    g.ldc = outC_;
+    g.operands = operands.data();
+    const void *const *extra = args.inputs + firstExtra_;
+    char *out = static_cast<char *>(args.outputs[0]);
+    auto apply = [&](int64_t r0, int64_t r1) {
+      epilogue_.apply(out, extra, r0 * outC_, r1 * outC_);
+    };
+    FunctionRef<void(int64_t, int64_t)> finish(apply);
+    gemm_.runAll(g, positions_, pool, rowUnit_, epilogue_.empty() ? nullptr : &finish);
+  }
+
+private:
+  int64_t positions_, inC_, outC_;
+  int64_t rowUnit_; // positions per row of the plane
+  bool hasBias_;
+  size_t firstExtra_, extraCount_;
+  int inPlace_;
+  PackedSgemm gemm_;
+  Epilogue epilogue_;
+  onednn::PlainOperand weights_;
+  mutable PackedOperands packed_;
+  mutable onednn::SourcePageOut pageOut_;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> makePointwiseConvolution(const KernelDesc &anchor,
+                                                 const std::vector<KernelDesc> &chain,
+                                                 const KernelOptions &options,
+                                                 const std::string &what, std::string &reason) {
+  const KernelOperand &x = *anchor.inputs[0], &w = *anchor.inputs[1];
+  const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
+  if (!PackedSgemm::available()) {
+    reason = "no AVX-512 (or CGC_REFERENCE_PACKED_GEMM=0)";
+    return nullptr;
+  }
+  if (x.dtype != CGC_DTYPE_FLOAT32 || out.dtype != CGC_DTYPE_FLOAT32 || !options.isConstant(1) ||
+      !denseChannelsLast(x) || !denseChannelsLast(anchor.outputs[0]) || !denseChannelsLast(out) ||
+      out.shape != anchor.outputs[0].shape) {
+    reason = "not a float32 channels-last convolution with constant weights";
+    return nullptr;
+  }
+  const bool hasBias = anchor.inputs.size() > 2 && anchor.inputs[2];
+  if (hasBias) {
+    const KernelOperand &b = *anchor.inputs[2];
+    if (b.dtype != CGC_DTYPE_FLOAT32 || (b.shape.at(0) != 1 && b.effectiveStrides()[0] != 1)) {
+      reason = "the bias is not a dense float32 vector";
+      return nullptr;
+    }
+  }
+  const int64_t outC = out.shape[1];
+  // The chain in the GEMM's epilogue where it has every op, else as our
+  // Epilogue over blocks of rows.
+  std::vector<SgemmOp> ops;
+  Epilogue epilogue;
+  int inPlace = -1;
+  size_t extras = 0;
+  for (const KernelDesc &op : chain)
+    extras += op.inputs.size() - 1;
+  SgemmOp bias{SgemmOp::Kind::Add};
+  bias.operand = int(extras);
+  bias.colStride = outC == 1 ? 0 : 1;
+  if (hasBias)
+    ops.push_back(bias);
+  onednn::PostOps post;
+  std::string unused;
+  std::vector<SgemmOp> chainOps;
+  bool inGemm = chain.empty() ||
+                (onednn::buildPostOps(chain, out.shape, out.dtype, post, unused) &&
+                 onednn::sgemmOps(post.ops, chainOps));
+  for (size_t i = 0; inGemm && i < chainOps.size(); ++i) {
+    SgemmOp &op = chainOps[i];
+    if (!op.binary())
+      continue;
+    inGemm = operandStrides(onednn::plainOperand(post.extraDescs[size_t(op.operand)]), out.shape,
+                            op);
+    // A residual laid out like the result may be the result's own bytes:
+    // each element is read before its tile is stored.
+    if (inGemm && inPlace < 0 && op.kind == SgemmOp::Kind::Add && op.rowStride == outC &&
+        op.colStride == 1)
+      inPlace = int(anchor.inputs.size()) + op.operand;
+  }
+  if (inGemm) {
+    ops.insert(ops.end(), chainOps.begin(), chainOps.end());
+  } else {
+    inPlace = -1;
+    std::vector<size_t> order(out.shape.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::rotate(order.begin() + 1, order.begin() + 2, order.end());
+    try {
+      epilogue = Epilogue(out.shape, out.dtype, chain, out.effectiveStrides(), order);
+    } catch (const DescError &e) {
+      reason = e.message;
+      return nullptr;
+    }
+  }
+  std::string summary;
+  for (const KernelDesc &op : chain)
+    summary += "+" + op.op.substr(7);
+  const int64_t positions = numElements(out.shape) / outC;
+  const PackedSgemm shape(x.shape[1], outC, {});
+  return std::make_unique<PointwiseConvKernel>(
+      anchor, std::move(ops), extras, std::move(epilogue), inPlace,
+      cat(what, summary, " (AVX-512 ", shape.tileRows(), "x", shape.panelWidth(),
+          " register tiles over ", positions, " positions",
+          inGemm ? "" : ", epilogue per block of rows", inPlace >= 0 ? ", residual may be in place" : "",
+          ", weights packed once, split across the pool)"));
+}
+
+} // namespace cgc::ref

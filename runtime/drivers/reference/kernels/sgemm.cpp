@@ -1,0 +1,312 @@
+//===- sgemm.cpp - A register-blocked float32 GEMM for AVX-512 ------------===//
+
+#include "sgemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <utility>
+#include <string>
+
+namespace cgc::ref {
+namespace {
+
+using Args = PackedSgemm::Args;
+
+// The AVX-512 level of CGC_TARGET_AVX512 and prefetchw, on every function of
+// the tile (a helper with other target features would not inline into it).
+#define CGC_SGEMM_TARGET                                                        \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2,lzcnt,"     \
+                        "popcnt,prfchw")))
+using Kind = SgemmOp::Kind;
+
+/// The epilogue's operand `y` for row `row`, columns [col, col + 16).
+CGC_SGEMM_TARGET inline __m512 operandVector(const Args &g, const SgemmOp &op, int64_t row,
+                                              int64_t col, __mmask16 mask) {
+  const float *p = g.operands[op.operand] + row * op.rowStride;
+  if (op.colStride == 0)
+    return _mm512_set1_ps(*p);
+  return _mm512_maskz_loadu_ps(mask, p + col);
+}
+
+CGC_SGEMM_TARGET inline __m512 apply(const Args &g, const SgemmOp &op, __m512 x, int64_t row,
+                                      int64_t col, __mmask16 mask) {
+  switch (op.kind) {
+  case Kind::Scale:
+    return _mm512_mul_ps(x, _mm512_set1_ps(op.alpha));
+  case Kind::Relu: {
+    __mmask16 negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
+    return _mm512_mask_mul_ps(x, negative, x, _mm512_set1_ps(op.alpha));
+  }
+  case Kind::Clip:
+    // max/min return their second operand when either is NaN: NaN stays.
+    return _mm512_min_ps(_mm512_set1_ps(op.beta), _mm512_max_ps(_mm512_set1_ps(op.alpha), x));
+  case Kind::Linear:
+    return _mm512_fmadd_ps(x, _mm512_set1_ps(op.alpha), _mm512_set1_ps(op.beta));
+  case Kind::Add:
+    return _mm512_add_ps(x, operandVector(g, op, row, col, mask));
+  case Kind::Sub:
+    return _mm512_sub_ps(x, operandVector(g, op, row, col, mask));
+  case Kind::Mul:
+    return _mm512_mul_ps(x, operandVector(g, op, row, col, mask));
+  case Kind::Div:
+    return _mm512_div_ps(x, operandVector(g, op, row, col, mask));
+  }
+  return x;
+}
+
+/// Rows [row, row + MR) x columns [col, col + 16 * NV) of C (the last vector
+/// holding `lastCols` columns) from panel `bp`; prefetches the `pfLines`
+/// cache lines from `pf` (a share of the next panel) on the way.
+template <int MR, int NV>
+CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, int64_t k,
+                            int64_t row, int64_t col, const float *bp, int lastCols,
+                            const char *pf, int64_t pfLines) {
+  __m512 acc[MR][NV];
+#pragma clang loop unroll(full)
+  for (int i = 0; i < MR; ++i)
+#pragma clang loop unroll(full)
+    for (int v = 0; v < NV; ++v)
+      acc[i][v] = _mm512_setzero_ps();
+  const float *a = g.a + row * g.lda;
+  {
+    // The next tile's lines of C, for writing: a result that is not in
+    // cache (most are: a model's activations and weights pass through L3
+    // between two uses) otherwise stalls the stores on their reads for
+    // ownership (MobileNetV2 24->144 @56 at 2 threads: 256 -> 178 us).
+    const float *next = g.c + (row + MR) * g.ldc + col;
+#pragma clang loop unroll(full)
+    for (int i = 0; i < MR; ++i)
+#pragma clang loop unroll(full)
+      for (int v = 0; v < NV; ++v)
+        __builtin_prefetch(next + i * g.ldc + 16 * v, 1, 3);
+    // And the rows of full operands (a residual) it will read.
+    for (size_t o = 0; o < opCount; ++o) {
+      const SgemmOp &op = ops[o];
+      if (!op.binary() || op.rowStride == 0 || op.colStride == 0)
+        continue;
+      const float *y = g.operands[op.operand] + (row + MR) * op.rowStride + col;
+#pragma clang loop unroll(full)
+      for (int i = 0; i < MR; ++i)
+#pragma clang loop unroll(full)
+        for (int v = 0; v < NV; ++v)
+          __builtin_prefetch(y + i * op.rowStride + 16 * v, 0, 3);
+    }
+  }
+  for (int64_t p = 0; p < k; ++p, bp += 16 * NV) {
+    if (p < pfLines)
+      _mm_prefetch(pf + 64 * p, _MM_HINT_T0);
+    __m512 b[NV];
+#pragma clang loop unroll(full)
+    for (int v = 0; v < NV; ++v)
+      b[v] = _mm512_load_ps(bp + 16 * v);
+#pragma clang loop unroll(full)
+    for (int i = 0; i < MR; ++i) {
+      const __m512 x = _mm512_set1_ps(a[i * g.lda + p]);
+#pragma clang loop unroll(full)
+      for (int v = 0; v < NV; ++v)
+        acc[i][v] = _mm512_fmadd_ps(x, b[v], acc[i][v]);
+    }
+  }
+  const __mmask16 full = 0xffff;
+  const __mmask16 last = __mmask16((1u << lastCols) - 1);
+  for (size_t o = 0; o < opCount; ++o)
+#pragma clang loop unroll(full)
+    for (int i = 0; i < MR; ++i)
+#pragma clang loop unroll(full)
+      for (int v = 0; v < NV; ++v)
+        acc[i][v] = apply(g, ops[o], acc[i][v], row + i, col + 16 * v, v == NV - 1 ? last : full);
+#pragma clang loop unroll(full)
+  for (int i = 0; i < MR; ++i) {
+    float *c = g.c + (row + i) * g.ldc + col;
+#pragma clang loop unroll(full)
+    for (int v = 0; v < NV; ++v) {
+      if (v == NV - 1 && lastCols != 16)
+        _mm512_mask_storeu_ps(c + 16 * v, last, acc[i][v]);
+      else
+        _mm512_storeu_ps(c + 16 * v, acc[i][v]);
+    }
+  }
+}
+
+using TileFn = void (*)(const Args &, const SgemmOp *, size_t, int64_t, int64_t, int64_t,
+                        const float *, int, const char *, int64_t);
+
+/// tile<MR, NV> for MR in [1, 24 / NV].
+template <int NV, size_t... R> constexpr std::array<TileFn, sizeof...(R)> tilesFor(
+    std::index_sequence<R...>) {
+  return {&tile<int(R) + 1, NV>...};
+}
+
+TileFn tileFn(int64_t rows, int64_t vectors) {
+  static const auto t1 = tilesFor<1>(std::make_index_sequence<24>());
+  static const auto t2 = tilesFor<2>(std::make_index_sequence<12>());
+  static const auto t3 = tilesFor<3>(std::make_index_sequence<8>());
+  static const auto t4 = tilesFor<4>(std::make_index_sequence<6>());
+  switch (vectors) {
+  case 1:
+    return t1[size_t(rows - 1)];
+  case 2:
+    return t2[size_t(rows - 1)];
+  case 3:
+    return t3[size_t(rows - 1)];
+  default:
+    return t4[size_t(rows - 1)];
+  }
+}
+
+/// The panel width (in vectors) that pads N least, the wider on a tie (a
+/// wider tile loads fewer A values per FMA: 6x64 10 loads per 24 FMAs,
+/// 24x16 25).
+int64_t vectorsFor(int64_t n) {
+  int64_t best = 4, bestWaste = -1;
+  for (int64_t v = 4; v >= 1; --v) {
+    const int64_t width = 16 * v, waste = (n + width - 1) / width * width - n;
+    if (bestWaste < 0 || waste < bestWaste) {
+      best = v;
+      bestWaste = waste;
+    }
+  }
+  return best;
+}
+
+} // namespace
+
+bool PackedSgemm::available() {
+  static const bool enabled = [] {
+    const char *env = std::getenv("CGC_REFERENCE_PACKED_GEMM");
+    return cpuHasAvx512() && !(env && std::string(env) == "0");
+  }();
+  return enabled;
+}
+
+PackedSgemm::PackedSgemm(int64_t k, int64_t n, std::vector<SgemmOp> ops)
+    : k_(k), n_(n), vectors_(vectorsFor(n)), ops_(std::move(ops)) {}
+
+void PackedSgemm::pack(const float *b, int64_t bk, int64_t bn, float *dst) const {
+  const int64_t width = panelWidth();
+  for (int64_t q = 0; q < panels(); ++q) {
+    const int64_t col0 = q * width, cols = std::min(width, n_ - col0);
+    float *panel = dst + q * k_ * width;
+    for (int64_t p = 0; p < k_; ++p) {
+      float *row = panel + p * width;
+      const float *src = b + p * bk + col0 * bn;
+      for (int64_t j = 0; j < cols; ++j)
+        row[j] = src[j * bn];
+      std::fill(row + cols, row + width, 0.0f);
+    }
+  }
+}
+
+void PackedSgemm::run(const Args &args, int64_t row0, int64_t row1, int64_t panel0,
+                      int64_t panel1) const {
+  const int64_t width = panelWidth(), rows = tileRows();
+  for (int64_t q = panel0; q < panel1; ++q) {
+    const int64_t col = q * width, cols = std::min(width, n_ - col);
+    const int64_t vectors = (cols + 15) / 16;
+    const int lastCols = int(cols - 16 * (vectors - 1));
+    const float *bp = args.b + q * k_ * width;
+    // The next panel comes from memory while this one is computed: each
+    // tile prefetches its share (B is read once per run, usually from DRAM:
+    // BERT's weights are 340 MB; 128x768x768 195 -> 207 GFLOP/s measured).
+    const char *next = q + 1 < panel1 ? reinterpret_cast<const char *>(bp + k_ * width) : nullptr;
+    const int64_t lines = next ? k_ * width / 16 : 0;
+    const int64_t tiles = (row1 - row0 + rows - 1) / rows;
+    const int64_t share = (lines + tiles - 1) / tiles;
+    const TileFn full = tileFn(rows, vectors); // the last panel may have fewer
+
+    int64_t row = row0;
+    for (int64_t t = 0; row < row1; row += rows, ++t) {
+      const int64_t from = std::min(lines, t * share);
+      const int64_t count = std::min(lines, from + share) - from;
+      const char *pf = next ? next + 64 * from : nullptr;
+      const TileFn fn = row + rows <= row1 ? full : tileFn(row1 - row, vectors);
+      fn(args, ops_.data(), ops_.size(), k_, row, col, bp, lastCols, pf, count);
+    }
+  }
+}
+
+void PackedSgemm::runAll(const Args &args, int64_t rows, ThreadPool &pool, int64_t rowUnit,
+                         RowsDone done) const {
+  const int64_t threads = pool.size();
+  const double flops = 2.0 * double(rows) * double(k_) * double(n_);
+  const int64_t units = rowUnit > 0 ? rows / rowUnit : 0;
+  // Row pieces whole units, and even (<= 10% over an even share: 7 rows in
+  // 2 are not); else panels when A is the smaller operand; else row tiles.
+  // A few microseconds of work is not split: that costs more than it saves.
+  enum { Whole, Units, Panels, Tiles } how = Whole;
+  if (threads > 1 && flops >= 4e6) {
+    if (units >= threads && (units + threads - 1) / threads * threads * 10 <= units * 11)
+      how = Units;
+    else if ((rowUnit > 0 || rows <= n_) && panels() >= threads)
+      how = Panels;
+    else
+      how = Tiles;
+  }
+  const int64_t tileRows = this->tileRows();
+  // Rows [r0, r1) whole, then handed to `done` in blocks while in cache.
+  auto rowRange = [&](int64_t r0, int64_t r1) {
+    if (!done) {
+      run(args, r0, r1, 0, panels());
+      return;
+    }
+    const int64_t block = std::max<int64_t>(1, kDoneRows / tileRows) * tileRows;
+    for (int64_t r = r0; r < r1; r += block) {
+      const int64_t e = std::min(r1, r + block);
+      run(args, r, e, 0, panels());
+      (*done)(r, e);
+    }
+  };
+  const int64_t tiles = (rows + tileRows - 1) / tileRows;
+  switch (how) {
+  case Whole:
+    rowRange(0, rows);
+    return;
+  case Units:
+    pool.run(size_t(threads), [&](size_t i) {
+      int64_t begin, end;
+      evenSplit(units, threads, int64_t(i), begin, end);
+      rowRange(begin * rowUnit, i + 1 == size_t(threads) ? rows : end * rowUnit);
+    });
+    return;
+  case Tiles: {
+    const int64_t pieces = std::min(threads, tiles);
+    pool.run(size_t(pieces), [&](size_t i) {
+      int64_t begin, end;
+      evenSplit(tiles, pieces, int64_t(i), begin, end);
+      rowRange(begin * tileRows, std::min(rows, end * tileRows));
+    });
+    return;
+  }
+  case Panels:
+    pool.run(size_t(threads), [&](size_t i) {
+      int64_t begin, end;
+      evenSplit(panels(), threads, int64_t(i), begin, end);
+      run(args, 0, rows, begin, end);
+    });
+    if (done)
+      pool.run(size_t(threads), [&](size_t i) {
+        int64_t begin, end;
+        evenSplit(tiles, threads, int64_t(i), begin, end);
+        if (begin < end)
+          (*done)(begin * tileRows, std::min(rows, end * tileRows));
+      });
+    return;
+  }
+}
+
+const float *PackedOperands::get(const PackedSgemm &gemm, const float *b, int64_t bk,
+                                 int64_t bn) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto &[src, data] : packed_)
+    if (src == b)
+      return static_cast<const float *>(data->data());
+  auto data = std::make_shared<AlignedBuffer>(gemm.packedBytes());
+  gemm.pack(b, bk, bn, static_cast<float *>(data->data()));
+  packed_.emplace_back(b, data);
+  return static_cast<const float *>(data->data());
+}
+
+} // namespace cgc::ref

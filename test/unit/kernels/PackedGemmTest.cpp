@@ -1,0 +1,188 @@
+//===- PackedGemmTest.cpp - The AVX-512 packed float32 GEMM ---------------===//
+//
+// PackedSgemm against a double oracle: every tail of the 8 x 48 register
+// tile, strided and transposed B, every epilogue op with each operand
+// pattern, an operand that is C itself (a residual accumulated in place),
+// and the split across threads by panels and by rows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelTestUtil.h"
+
+#include "common.h"
+#include "sgemm.h"
+
+#include <cmath>
+#include <random>
+
+using namespace cgc;
+using namespace cgc::ref;
+using namespace cgc::ref::test;
+
+namespace {
+
+using Kind = SgemmOp::Kind;
+
+std::vector<float> randomFloats(size_t n, std::mt19937 &rng, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+double applyOp(const SgemmOp &op, double x, double y) {
+  switch (op.kind) {
+  case Kind::Scale:
+    return x * op.alpha;
+  case Kind::Relu:
+    return x < 0 ? x * op.alpha : x;
+  case Kind::Clip:
+    return std::min<double>(op.beta, std::max<double>(op.alpha, x));
+  case Kind::Linear:
+    return op.alpha * x + op.beta;
+  case Kind::Add:
+    return x + y;
+  case Kind::Sub:
+    return x - y;
+  case Kind::Mul:
+    return x * y;
+  case Kind::Div:
+    return x / y;
+  }
+  return x;
+}
+
+struct Product {
+  int64_t m, k, n;
+  bool transposedB;
+};
+
+/// Runs C = ops(A x B) on `pool` with `ops` whose operands are `operands`
+/// (an operand may be the C buffer, given as nullptr and filled with
+/// `cInit`), and compares with the oracle.
+void check(const Product &p, const std::vector<SgemmOp> &ops,
+           std::vector<std::vector<float>> operands, const std::vector<float> &cInit,
+           ThreadPool &pool, std::mt19937 &rng, const std::string &what) {
+  std::vector<float> a = randomFloats(size_t(p.m * p.k), rng, -1, 1);
+  std::vector<float> b = randomFloats(size_t(p.k * p.n), rng, -1, 1);
+  const int64_t bk = p.transposedB ? 1 : p.n, bn = p.transposedB ? p.k : 1;
+  std::vector<float> c = cInit;
+  c.resize(size_t(p.m * p.n), 0.0f);
+  PackedSgemm gemm(p.k, p.n, ops);
+  AlignedBuffer packed(gemm.packedBytes());
+  gemm.pack(b.data(), bk, bn, static_cast<float *>(packed.data()));
+  std::vector<const float *> ptrs;
+  for (auto &o : operands)
+    ptrs.push_back(o.empty() ? c.data() : o.data());
+  std::vector<double> expected(c.size());
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j) {
+      double x = 0;
+      for (int64_t q = 0; q < p.k; ++q)
+        x += double(a[size_t(i * p.k + q)]) * double(b[size_t(q * bk + j * bn)]);
+      for (const SgemmOp &op : ops) {
+        double y = 0;
+        if (op.binary())
+          y = ptrs[size_t(op.operand)][i * op.rowStride + j * op.colStride];
+        x = applyOp(op, x, y);
+      }
+      expected[size_t(i * p.n + j)] = x;
+    }
+  PackedSgemm::Args args;
+  args.a = a.data();
+  args.lda = p.k;
+  args.b = static_cast<const float *>(packed.data());
+  args.c = c.data();
+  args.ldc = p.n;
+  args.operands = ptrs.data();
+  gemm.runAll(args, p.m, pool);
+  int bad = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    double tol = 1e-5 * std::sqrt(double(p.k)) * (1 + std::fabs(expected[i]));
+    if (!(std::fabs(c[i] - expected[i]) <= tol) && ++bad <= 3)
+      ADD_FAILURE() << what << " " << p.m << "x" << p.k << "x" << p.n << " element " << i
+                    << ": " << c[i] << " vs " << expected[i] << " on " << pool.size()
+                    << " threads";
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+TEST(PackedGemm, EveryTileTailAndLayoutOfB) {
+  if (!PackedSgemm::available())
+    GTEST_SKIP() << "no AVX-512";
+  std::mt19937 rng(90);
+  // N picks the panel width (16: 24x16 tiles, 32: 12x32, 48: 8x48, 64: 6x64)
+  // and tails in it; M covers full tiles and tails of each.
+  for (int64_t m : {1, 5, 8, 9, 13, 25, 37})
+    for (int64_t n : {1, 15, 16, 17, 24, 32, 47, 48, 49, 64, 100, 130})
+      for (int64_t k : {1, 3, 70})
+        for (bool t : {false, true})
+          check({m, k, n, t}, {}, {}, {}, pool1(), rng, "plain");
+}
+
+TEST(PackedGemm, EpilogueOpsWithEveryOperandPattern) {
+  if (!PackedSgemm::available())
+    GTEST_SKIP() << "no AVX-512";
+  std::mt19937 rng(91);
+  const Product p{21, 33, 70, false};
+  // Per column (a bias), per row, full, scalar.
+  struct Pattern {
+    const char *name;
+    int64_t rowStride, colStride, size;
+  } patterns[] = {{"column", 0, 1, p.n}, {"row", 1, 0, p.m}, {"full", p.n, 1, p.m * p.n},
+                  {"scalar", 0, 0, 1}};
+  for (Kind kind : {Kind::Add, Kind::Sub, Kind::Mul, Kind::Div})
+    for (const Pattern &pat : patterns) {
+      SgemmOp op;
+      op.kind = kind;
+      op.operand = 0;
+      op.rowStride = pat.rowStride;
+      op.colStride = pat.colStride;
+      // Divisors kept away from zero.
+      std::vector<float> y = randomFloats(size_t(pat.size), rng, 0.5f, 2.0f);
+      check(p, {op}, {y}, {}, pool1(), rng, std::string("binary ") + pat.name);
+    }
+  SgemmOp relu{Kind::Relu, 0.1f}, clip{Kind::Clip, -0.5f, 0.75f}, lin{Kind::Linear, 2.0f, -1.0f},
+      scale{Kind::Scale, 0.25f}, bias{Kind::Add};
+  bias.operand = 0;
+  bias.colStride = 1;
+  std::vector<float> b = randomFloats(size_t(p.n), rng, -1, 1);
+  check(p, {scale, bias, relu}, {b}, {}, pool1(), rng, "scale+bias+leaky relu");
+  check(p, {bias, clip}, {b}, {}, pool1(), rng, "bias+clip");
+  check(p, {lin, relu, clip}, {b}, {}, pool1(), rng, "linear+relu+clip");
+}
+
+// A residual already in C, added in place (C is the operand): every element
+// is read before its tile writes it.
+TEST(PackedGemm, ResidualOperandMayBeTheResultItself) {
+  if (!PackedSgemm::available())
+    GTEST_SKIP() << "no AVX-512";
+  std::mt19937 rng(92);
+  for (ThreadPool *pool : {&pool1(), &pool3()})
+    for (Product p : {Product{200, 40, 24, false}, Product{16, 64, 400, true}}) {
+      SgemmOp sum{Kind::Add}, clip{Kind::Clip, 0.0f, 6.0f};
+      sum.operand = 0;
+      sum.rowStride = p.n;
+      sum.colStride = 1;
+      std::vector<float> residual = randomFloats(size_t(p.m * p.n), rng, -3, 3);
+      check(p, {sum, clip}, {{}}, residual, *pool, rng, "in-place residual");
+    }
+}
+
+// Split by panels (few rows, wide B) and by rows (many rows, narrow B).
+TEST(PackedGemm, SplitAcrossThreadsByPanelsAndByRows) {
+  if (!PackedSgemm::available())
+    GTEST_SKIP() << "no AVX-512";
+  std::mt19937 rng(93);
+  SgemmOp bias{Kind::Add};
+  bias.operand = 0;
+  bias.colStride = 1;
+  for (Product p : {Product{64, 128, 520, false}, Product{1000, 96, 40, false},
+                    Product{123, 200, 150, true}}) {
+    std::vector<float> b = randomFloats(size_t(p.n), rng, -1, 1);
+    check(p, {bias}, {b}, {}, pool3(), rng, "split");
+  }
+}
+
+} // namespace
