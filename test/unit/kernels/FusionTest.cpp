@@ -197,8 +197,8 @@ TEST(Fusion, ChannelsLastLogisticChainsRunAsEpilogue) {
   // over the result (oneDNN's post-op injector for them is slower), in
   // channels-last order, with whatever follows them in the chain: 1x1 and
   // 3x3, split across the pool and on one thread. With AVX-512 the 1x1
-  // convolution is the packed GEMM's, which applies the chain to each
-  // register tile before storing it.
+  // convolution is the packed GEMM's, which runs the epilogue over each
+  // block of rows it finished.
   std::mt19937 rng(71);
   std::vector<int64_t> out = {1, 96, 24, 20};
   std::vector<int64_t> perChannel = {96, 1, 1};
@@ -224,7 +224,7 @@ TEST(Fusion, ChannelsLastLogisticChainsRunAsEpilogue) {
       const std::string name = chainName(chain);
       ASSERT_FALSE(r.fused.empty()) << "not fused:" << name << ": " << r.reason;
       EXPECT_TRUE(r.description.find("epilogue after") != std::string::npos ||
-                  r.description.find("register tiles") != std::string::npos)
+                  r.description.find("epilogue per block of rows") != std::string::npos)
           << r.description;
       Tensor t(CGC_DTYPE_FLOAT32, out);
       t.setValues(r.fused);

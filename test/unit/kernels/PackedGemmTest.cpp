@@ -41,10 +41,6 @@ double applyOp(const SgemmOp &op, double x, double y) {
     return std::min<double>(op.beta, std::max<double>(op.alpha, x));
   case Kind::Linear:
     return op.alpha * x + op.beta;
-  case Kind::Sigmoid:
-    return 1 / (1 + std::exp(-x));
-  case Kind::Swish:
-    return x / (1 + std::exp(-x));
   case Kind::Add:
     return x + y;
   case Kind::Sub:
@@ -155,9 +151,6 @@ TEST(PackedGemm, EpilogueOpsWithEveryOperandPattern) {
   check(p, {scale, bias, relu}, {b}, {}, pool1(), rng, "scale+bias+leaky relu");
   check(p, {bias, clip}, {b}, {}, pool1(), rng, "bias+clip");
   check(p, {lin, relu, clip}, {b}, {}, pool1(), rng, "linear+relu+clip");
-  SgemmOp sigmoid{Kind::Sigmoid}, swish{Kind::Swish};
-  check(p, {bias, swish}, {b}, {}, pool1(), rng, "bias+swish");
-  check(p, {scale, sigmoid}, {b}, {}, pool1(), rng, "scale+sigmoid");
 }
 
 // A residual already in C, added in place (C is the operand): every element

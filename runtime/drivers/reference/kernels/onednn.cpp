@@ -290,10 +290,6 @@ bool sgemmOps(const dnnl::post_ops &ops, std::vector<SgemmOp> &out) {
         op.kind = Kind::Linear;
       else if (alg == A::eltwise_pow && op.beta == 1.0f)
         op.kind = Kind::Scale; // alpha * x^1
-      else if (alg == A::eltwise_logistic)
-        op.kind = Kind::Sigmoid;
-      else if (alg == A::eltwise_swish && op.alpha == 1.0f)
-        op.kind = Kind::Swish;
       else
         return false;
     } else if (ops.kind(i) == dnnl::primitive::kind::binary) {

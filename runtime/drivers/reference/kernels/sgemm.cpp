@@ -2,8 +2,6 @@
 
 #include "sgemm.h"
 
-#include "logistic.h"
-
 #include <immintrin.h>
 
 #include <algorithm>
@@ -30,8 +28,7 @@ CGC_SGEMM_TARGET inline __m512 operandVector(const Args &g, const SgemmOp &op, i
   const float *p = g.operands[op.operand] + row * op.rowStride;
   if (op.colStride == 0)
     return _mm512_set1_ps(*p);
-  // A masked load only where needed: they are slow on AMD.
-  return mask == 0xffff ? _mm512_loadu_ps(p + col) : _mm512_maskz_loadu_ps(mask, p + col);
+  return _mm512_maskz_loadu_ps(mask, p + col);
 }
 
 CGC_SGEMM_TARGET inline __m512 apply(const Args &g, const SgemmOp &op, __m512 x, int64_t row,
@@ -48,10 +45,6 @@ CGC_SGEMM_TARGET inline __m512 apply(const Args &g, const SgemmOp &op, __m512 x,
     return _mm512_min_ps(_mm512_set1_ps(op.beta), _mm512_max_ps(_mm512_set1_ps(op.alpha), x));
   case Kind::Linear:
     return _mm512_fmadd_ps(x, _mm512_set1_ps(op.alpha), _mm512_set1_ps(op.beta));
-  case Kind::Sigmoid:
-    return sigmoid16(x);
-  case Kind::Swish:
-    return swish16(x);
   case Kind::Add:
     return _mm512_add_ps(x, operandVector(g, op, row, col, mask));
   case Kind::Sub:
@@ -70,7 +63,7 @@ CGC_SGEMM_TARGET inline __m512 apply(const Args &g, const SgemmOp &op, __m512 x,
 template <int MR, int NV>
 CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, int64_t k,
                             int64_t row, int64_t col, const float *bp, int lastCols,
-                            const char *pf, int64_t pfLines, bool heavy) {
+                            const char *pf, int64_t pfLines) {
   __m512 acc[MR][NV];
 #pragma clang loop unroll(full)
   for (int i = 0; i < MR; ++i)
@@ -119,32 +112,6 @@ CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, in
   }
   const __mmask16 full = 0xffff;
   const __mmask16 last = __mmask16((1u << lastCols) - 1);
-  auto store = [&](float *c, int v, __m512 x) CGC_SGEMM_TARGET {
-    if (v == NV - 1 && lastCols != 16)
-      _mm512_mask_storeu_ps(c + 16 * v, last, x);
-    else
-      _mm512_storeu_ps(c + 16 * v, x);
-  };
-  if (heavy) {
-    // Ops with many temporaries (sigmoid, swish) go one vector at a time
-    // through L1: applied to the 24 live accumulators they would spill.
-    alignas(64) float tmp[MR][16 * NV];
-#pragma clang loop unroll(full)
-    for (int i = 0; i < MR; ++i)
-#pragma clang loop unroll(full)
-      for (int v = 0; v < NV; ++v)
-        _mm512_store_ps(&tmp[i][16 * v], acc[i][v]);
-    for (int i = 0; i < MR; ++i) {
-      float *c = g.c + (row + i) * g.ldc + col;
-      for (int v = 0; v < NV; ++v) {
-        __m512 x = _mm512_load_ps(&tmp[i][16 * v]);
-        for (size_t o = 0; o < opCount; ++o)
-          x = apply(g, ops[o], x, row + i, col + 16 * v, v == NV - 1 ? last : full);
-        store(c, v, x);
-      }
-    }
-    return;
-  }
   for (size_t o = 0; o < opCount; ++o)
 #pragma clang loop unroll(full)
     for (int i = 0; i < MR; ++i)
@@ -155,13 +122,17 @@ CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, in
   for (int i = 0; i < MR; ++i) {
     float *c = g.c + (row + i) * g.ldc + col;
 #pragma clang loop unroll(full)
-    for (int v = 0; v < NV; ++v)
-      store(c, v, acc[i][v]);
+    for (int v = 0; v < NV; ++v) {
+      if (v == NV - 1 && lastCols != 16)
+        _mm512_mask_storeu_ps(c + 16 * v, last, acc[i][v]);
+      else
+        _mm512_storeu_ps(c + 16 * v, acc[i][v]);
+    }
   }
 }
 
 using TileFn = void (*)(const Args &, const SgemmOp *, size_t, int64_t, int64_t, int64_t,
-                        const float *, int, const char *, int64_t, bool);
+                        const float *, int, const char *, int64_t);
 
 /// tile<MR, NV> for MR in [1, 24 / NV].
 template <int NV, size_t... R> constexpr std::array<TileFn, sizeof...(R)> tilesFor(
@@ -212,10 +183,7 @@ bool PackedSgemm::available() {
 }
 
 PackedSgemm::PackedSgemm(int64_t k, int64_t n, std::vector<SgemmOp> ops)
-    : k_(k), n_(n), vectors_(vectorsFor(n)), ops_(std::move(ops)) {
-  for (const SgemmOp &op : ops_)
-    heavy_ = heavy_ || op.kind == SgemmOp::Kind::Sigmoid || op.kind == SgemmOp::Kind::Swish;
-}
+    : k_(k), n_(n), vectors_(vectorsFor(n)), ops_(std::move(ops)) {}
 
 void PackedSgemm::pack(const float *b, int64_t bk, int64_t bn, float *dst) const {
   const int64_t width = panelWidth();
@@ -255,7 +223,7 @@ void PackedSgemm::run(const Args &args, int64_t row0, int64_t row1, int64_t pane
       const int64_t count = std::min(lines, from + share) - from;
       const char *pf = next ? next + 64 * from : nullptr;
       const TileFn fn = row + rows <= row1 ? full : tileFn(row1 - row, vectors);
-      fn(args, ops_.data(), ops_.size(), k_, row, col, bp, lastCols, pf, count, heavy_);
+      fn(args, ops_.data(), ops_.size(), k_, row, col, bp, lastCols, pf, count);
     }
   }
 }

@@ -32,11 +32,10 @@ namespace cgc::ref {
 
 /// One epilogue step, applied to every result element in order.
 struct SgemmOp {
-  enum class Kind { Scale, Relu, Clip, Linear, Sigmoid, Swish, Add, Sub, Mul, Div };
+  enum class Kind { Scale, Relu, Clip, Linear, Add, Sub, Mul, Div };
   Kind kind = Kind::Scale;
   /// Scale: x * alpha. Relu: x < 0 ? x * alpha : x. Clip: to [alpha, beta].
-  /// Linear: alpha * x + beta. Sigmoid, Swish (x * sigmoid(x)): as the
-  /// elementwise ops compute them (logistic.h).
+  /// Linear: alpha * x + beta.
   float alpha = 0, beta = 0;
   /// Binary ops (x op y): y(i, j) = operands[operand][i * rowStride +
   /// j * colStride], colStride 0 (one value per row) or 1.
@@ -103,7 +102,6 @@ private:
   int64_t k_, n_;
   int64_t vectors_; // zmm vectors per tile row: 1 to 4
   std::vector<SgemmOp> ops_;
-  bool heavy_ = false; // an op with many temporaries (see tile())
 };
 
 /// Packed copies of constant B operands, one per source address (a constant
