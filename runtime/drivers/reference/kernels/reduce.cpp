@@ -17,6 +17,7 @@
 #include "strided.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace cgc::ref {
 namespace {
@@ -404,12 +405,22 @@ private:
   void splitReduced(const T *in, T *out, ThreadPool &pool, bool columns) const {
     const int64_t outputs = plan_.kept.count();
     const int threads = pool.size();
-    std::vector<A> partial(size_t(outputs) * threads, red_.init());
+    // Each thread's partial results in cache lines of their own: a line
+    // shared by two slices moved between the cores on every reduced row
+    // (EfficientNet-B0's 32-channel 112x112 pooling: 118 us at 2 threads,
+    // 63 at 1).
+    static_assert(std::is_trivially_copyable_v<A> && std::is_trivially_destructible_v<A>);
+    std::vector<std::unique_ptr<AlignedBuffer>> slices;
+    for (int t = 0; t < threads; ++t) {
+      slices.push_back(std::make_unique<AlignedBuffer>(size_t(outputs) * sizeof(A)));
+      std::uninitialized_fill_n(static_cast<A *>(slices.back()->data()), outputs, red_.init());
+    }
+    auto partialAt = [&](int t) { return static_cast<A *>(slices[size_t(t)]->data()); };
     const int64_t reduced = plan_.reducedCount;
     pool.parallelFor(threads, 1, [&](int64_t tb, int64_t te) {
       for (int64_t t = tb; t < te; ++t) {
         int64_t rb = reduced * t / threads, re = reduced * (t + 1) / threads;
-        A *slice = partial.data() + size_t(t) * outputs;
+        A *slice = partialAt(int(t));
         if (columns) {
           accumulateColumns(in, slice, 0, outputs, rb, re);
           continue;
@@ -422,9 +433,9 @@ private:
       }
     });
     for (int64_t o = 0; o < outputs; ++o) {
-      A acc = partial[size_t(o)];
+      A acc = partialAt(0)[o];
       for (int t = 1; t < threads; ++t)
-        acc = red_.merge(acc, partial[size_t(t) * outputs + o]);
+        acc = red_.merge(acc, partialAt(t)[o]);
       int64_t inOff, outOff;
       plan_.kept.offsets(o, inOff, outOff);
       out[outOff] = red_.finish(acc, reduced);
