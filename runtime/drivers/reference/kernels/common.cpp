@@ -275,6 +275,19 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape) {
   return strides;
 }
 
+bool channelsLast(const KernelOperand &op) {
+  std::vector<int64_t> s = op.effectiveStrides();
+  if (s.size() < 3 || s[1] != 1)
+    return false;
+  int64_t expect = op.shape[1];
+  for (size_t d = s.size(); d-- > 2;) {
+    if (op.shape[d] != 1 && s[d] != expect)
+      return false;
+    expect *= op.shape[d];
+  }
+  return op.shape[0] == 1 || s[0] == expect;
+}
+
 bool broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b,
                      std::vector<int64_t> &result) {
   size_t rank = std::max(a.size(), b.size());

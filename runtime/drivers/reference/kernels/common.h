@@ -270,6 +270,9 @@ inline std::vector<int64_t> stridesOf(const KernelOperand &operand) {
 }
 int64_t numElements(const std::vector<int64_t> &shape);
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape);
+/// Dense channels-last (N, C, spatial...): channels innermost with unit
+/// stride, the positions one progression of stride C, the batch included.
+bool channelsLast(const KernelOperand &op);
 /// numpy broadcast of two shapes; false if incompatible.
 bool broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b,
                      std::vector<int64_t> &result);

@@ -149,20 +149,6 @@ std::string geomText(const ConvGeom &g) {
              s, g.groups > 1 ? cat(" g", g.groups) : std::string(), " on ", shapeStr(g.in));
 }
 
-bool channelsLast(const KernelOperand &op) {
-  // Channel dimension innermost, spatial dims dense after it.
-  std::vector<int64_t> s = op.effectiveStrides();
-  if (s.size() < 3 || s[1] != 1)
-    return false;
-  int64_t expect = op.shape[1];
-  for (size_t d = s.size(); d-- > 2;) {
-    if (op.shape[d] != 1 && s[d] != expect)
-      return false;
-    expect *= op.shape[d];
-  }
-  return op.shape[0] == 1 || s[0] == expect;
-}
-
 /// A 1x1, stride-1, unpadded, ungrouped convolution on channels-last
 /// operands: a matrix product over its positions (pointwise.h).
 bool pointwiseChannelsLast(const ConvGeom &g, const KernelOperand &x, const KernelOperand &out) {

@@ -11,21 +11,6 @@
 namespace cgc::ref {
 namespace {
 
-/// Dense channels-last: channels innermost, positions one progression of
-/// stride C (batch included).
-bool denseChannelsLast(const KernelOperand &op) {
-  const std::vector<int64_t> s = op.effectiveStrides();
-  if (s.size() < 3 || (op.shape[1] != 1 && s[1] != 1))
-    return false;
-  int64_t expect = op.shape[1];
-  for (size_t d = s.size(); d-- > 2;) {
-    if (op.shape[d] != 1 && s[d] != expect)
-      return false;
-    expect *= op.shape[d];
-  }
-  return op.shape[0] == 1 || s[0] == expect;
-}
-
 /// Row and column strides of a binary operand (dims and strides over the
 /// result's N, C, spatial...) on the result viewed as [positions, C]; false
 /// if it varies along some positions dimensions but not all, or its channels
@@ -139,7 +124,7 @@ std::unique_ptr<Kernel> makePointwiseConvolution(const KernelDesc &anchor,
     return nullptr;
   }
   if (x.dtype != CGC_DTYPE_FLOAT32 || out.dtype != CGC_DTYPE_FLOAT32 || !options.isConstant(1) ||
-      !denseChannelsLast(x) || !denseChannelsLast(anchor.outputs[0]) || !denseChannelsLast(out) ||
+      !channelsLast(x) || !channelsLast(anchor.outputs[0]) || !channelsLast(out) ||
       out.shape != anchor.outputs[0].shape) {
     reason = "not a float32 channels-last convolution with constant weights";
     return nullptr;
