@@ -134,6 +134,13 @@ std::vector<ConvCase> convCases() {
       {1, 32, 32, 1, {20, 21}, {3, 3}, {1, 2}, {1, 1}, {1, 0}, {1, 2}},
       {1, 64, 64, 1, {24, 24}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
       {4, 16, 24, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      // Pointwise (the packed GEMM on channels-last operands): 1-D and 3-D,
+      // no bias with channel counts that leave tails in every tile shape,
+      // and a batch split across the pool by plane rows.
+      {2, 5, 17, 1, {13}, {1}, {1}, {1}, {0}, {0}},
+      {1, 7, 33, 1, {3, 4, 5}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}},
+      {1, 20, 70, 1, {9, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false},
+      {3, 48, 100, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
       // Depthwise on planes large enough for the direct kernel: narrow rows
       // (flattened), stride 2 with dilation, wide rows.
       {1, 6, 6, 6, {20, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
@@ -209,6 +216,29 @@ TEST(Convolution, EveryCaseFloatTypesAndLayouts) {
         checkConv(c, dt, false, Layout::Padded, Layout::Transposed, false, rng);
         checkConv(c, dt, false, Layout::Reversed, Layout::Contiguous, false, rng);
       }
+    }
+}
+
+// Float32 1x1 convolutions on channels-last operands with constant weights
+// run on the packed GEMM where the CPU has AVX-512 (their results are
+// checked by EveryCaseFloatTypesAndLayouts); weights that are not constant,
+// or NCHW operands, stay on oneDNN.
+TEST(Convolution, PointwiseChannelsLastRunsOnThePackedGemm) {
+  if (!cpuHasAvx512())
+    GTEST_SKIP() << "no AVX-512";
+  const ConvCase c{3, 48, 100, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
+  for (Layout layout : {Layout::ChannelsLast, Layout::Contiguous})
+    for (bool constant : {true, false}) {
+      Tensor x(CGC_DTYPE_FLOAT32, {3, 48, 14, 14}, layout), w(CGC_DTYPE_FLOAT32, {100, 48, 1, 1});
+      Tensor b(CGC_DTYPE_FLOAT32, {100}), y(CGC_DTYPE_FLOAT32, {3, 100, 14, 14}, layout);
+      KernelOptions options;
+      options.constantInputs = {false, constant, constant};
+      auto k = make(convCaseDesc(c, x, w, &b, y), options);
+      ASSERT_TRUE(k);
+      const bool packed = k->describe().find("register tiles") != std::string::npos;
+      const bool env = std::getenv("CGC_REFERENCE_PACKED_GEMM") &&
+                       std::string(std::getenv("CGC_REFERENCE_PACKED_GEMM")) == "0";
+      EXPECT_EQ(packed, constant && layout == Layout::ChannelsLast && !env) << k->describe();
     }
 }
 
