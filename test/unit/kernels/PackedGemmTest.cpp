@@ -69,7 +69,7 @@ void check(const Product &p, const std::vector<SgemmOp> &ops,
   const int64_t bk = p.transposedB ? 1 : p.n, bn = p.transposedB ? p.k : 1;
   std::vector<float> c = cInit;
   c.resize(size_t(p.m * p.n), 0.0f);
-  PackedSgemm gemm(p.k, p.n, ops);
+  PackedSgemm gemm(p.m, p.k, p.n, ops);
   AlignedBuffer packed(gemm.packedBytes());
   gemm.pack(b.data(), bk, bn, static_cast<float *>(packed.data()));
   std::vector<const float *> ptrs;

@@ -330,7 +330,7 @@ private:
       op.rowStride = y.dims[0] == 1 ? 0 : y.strides[0];
       op.colStride = y.dims[1] == 1 ? 0 : 1;
     }
-    return std::make_unique<PackedSgemm>(g_.k, g_.n, std::move(ops));
+    return std::make_unique<PackedSgemm>(c_.dims[0], g_.k, g_.n, std::move(ops));
   }
 
   void runNative(const char *a, const char *b, char *c, const std::vector<const char *> &extraBase,

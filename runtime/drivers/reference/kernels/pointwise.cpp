@@ -64,7 +64,7 @@ public:
                                                   anchor.outputs[0].shape.end()))),
         hasBias_(anchor.inputs.size() > 2 && anchor.inputs[2]),
         firstExtra_(anchor.inputs.size()), extraCount_(extras), inPlace_(inPlace),
-        gemm_(inC_, outC_, std::move(ops)), epilogue_(std::move(epilogue)) {
+        gemm_(positions_, inC_, outC_, std::move(ops)), epilogue_(std::move(epilogue)) {
     const std::vector<int64_t> ws = anchor.inputs[1]->effectiveStrides();
     weights_ = {{outC_, inC_}, {ws[0], ws[1]}, dnnl::memory::data_type::f32};
     description_ = std::move(description);
@@ -188,7 +188,7 @@ std::unique_ptr<Kernel> makePointwiseConvolution(const KernelDesc &anchor,
   for (const KernelDesc &op : chain)
     summary += "+" + op.op.substr(7);
   const int64_t positions = numElements(out.shape) / outC;
-  const PackedSgemm shape(x.shape[1], outC, {});
+  const PackedSgemm shape(positions, x.shape[1], outC, {});
   return std::make_unique<PointwiseConvKernel>(
       anchor, std::move(ops), extras, std::move(epilogue), inPlace,
       cat(what, summary, " (AVX-512 ", shape.tileRows(), "x", shape.panelWidth(),

@@ -58,12 +58,14 @@ CGC_SGEMM_TARGET inline __m512 apply(const Args &g, const SgemmOp &op, __m512 x,
 }
 
 /// Rows [row, row + MR) x columns [col, col + 16 * NV) of C (the last vector
-/// holding `lastCols` columns) from panel `bp`; prefetches the `pfLines`
-/// cache lines from `pf` (a share of the next panel) on the way.
+/// holding `lastCols` columns) from panel `bp`, whose rows are `width`
+/// floats apart (the last panel of a product may need fewer than
+/// width / 16 vectors); prefetches the `pfLines` cache lines from `pf` (a
+/// share of the next panel) on the way.
 template <int MR, int NV>
 CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, int64_t k,
-                            int64_t row, int64_t col, const float *bp, int lastCols,
-                            const char *pf, int64_t pfLines) {
+                            int64_t row, int64_t col, const float *bp, int64_t width,
+                            int lastCols, const char *pf, int64_t pfLines) {
   __m512 acc[MR][NV];
 #pragma clang loop unroll(full)
   for (int i = 0; i < MR; ++i)
@@ -97,7 +99,7 @@ CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, in
           __builtin_prefetch(y + i * op.rowStride + 16 * v, 0, 3);
     }
   }
-  for (int64_t p = 0; p < k; ++p, bp += 16 * NV) {
+  for (int64_t p = 0; p < k; ++p, bp += width) {
     if (p < pfLines)
       _mm_prefetch(pf + 64 * p, _MM_HINT_T0);
     __m512 b[NV];
@@ -134,7 +136,7 @@ CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, in
 }
 
 using TileFn = void (*)(const Args &, const SgemmOp *, size_t, int64_t, int64_t, int64_t,
-                        const float *, int, const char *, int64_t);
+                        const float *, int64_t, int, const char *, int64_t);
 
 /// tile<MR, NV> for MR in [1, 24 / NV].
 template <int NV, size_t... R> constexpr std::array<TileFn, sizeof...(R)> tilesFor(
@@ -159,16 +161,19 @@ TileFn tileFn(int64_t rows, int64_t vectors) {
   }
 }
 
-/// The panel width (in vectors) that pads N least, the wider on a tie (a
-/// wider tile loads fewer A values per FMA: 6x64 10 loads per 24 FMAs,
-/// 24x16 25).
-int64_t vectorsFor(int64_t n) {
-  int64_t best = 4, bestWaste = -1;
+/// The tile (in vectors of 16 columns; 24 / vectors rows) whose padding of
+/// the `m` x `n` result is least, the wider on a tie (a wider tile loads
+/// fewer A values per FMA: 6x64 10 loads per 24 FMAs, 24x16 25). BERT's
+/// 128 rows take 8x48 (6x64 would leave a 2-row tile); its N of 768 / 3072
+/// fits both.
+int64_t vectorsFor(int64_t m, int64_t n) {
+  int64_t best = 4, bestArea = -1;
   for (int64_t v = 4; v >= 1; --v) {
-    const int64_t width = 16 * v, waste = (n + width - 1) / width * width - n;
-    if (bestWaste < 0 || waste < bestWaste) {
+    const int64_t width = 16 * v, rows = 24 / v;
+    const int64_t area = (m + rows - 1) / rows * rows * ((n + width - 1) / width * width);
+    if (bestArea < 0 || area < bestArea) {
       best = v;
-      bestWaste = waste;
+      bestArea = area;
     }
   }
   return best;
@@ -184,8 +189,8 @@ bool PackedSgemm::available() {
   return enabled;
 }
 
-PackedSgemm::PackedSgemm(int64_t k, int64_t n, std::vector<SgemmOp> ops)
-    : k_(k), n_(n), vectors_(vectorsFor(n)), ops_(std::move(ops)) {}
+PackedSgemm::PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> ops)
+    : k_(k), n_(n), vectors_(vectorsFor(m, n)), ops_(std::move(ops)) {}
 
 void PackedSgemm::pack(const float *b, int64_t bk, int64_t bn, float *dst) const {
   const int64_t width = panelWidth();
@@ -225,7 +230,7 @@ void PackedSgemm::run(const Args &args, int64_t row0, int64_t row1, int64_t pane
       const int64_t count = std::min(lines, from + share) - from;
       const char *pf = next ? next + 64 * from : nullptr;
       const TileFn fn = row + rows <= row1 ? full : tileFn(row1 - row, vectors);
-      fn(args, ops_.data(), ops_.size(), k_, row, col, bp, lastCols, pf, count);
+      fn(args, ops_.data(), ops_.size(), k_, row, col, bp, width, lastCols, pf, count);
     }
   }
 }

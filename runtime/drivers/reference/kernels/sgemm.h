@@ -1,9 +1,9 @@
 //===- sgemm.h - A register-blocked float32 GEMM for AVX-512 ----*- C++ -*-===//
 //
 // C = epilogue(A x B) for a B that is packed once (a constant: weights) into
-// column panels of 16, 32, 48 or 64 (the width that pads N least). Each
-// output tile of 24 / (width / 16) rows x width columns (24x16, 12x32, 8x48,
-// 6x64) lives in 24 zmm registers over all of K (no partial sums in
+// column panels of 16, 32, 48 or 64 (the tile that pads the result least).
+// Each output tile of 24 / (width / 16) rows x width columns (24x16, 12x32,
+// 8x48, 6x64) lives in 24 zmm registers over all of K (no partial sums in
 // memory), then goes through the epilogue (bias, residual, clip, ...) and is
 // stored once.
 //
@@ -52,8 +52,9 @@ public:
   /// comparisons).
   static bool available();
 
-  /// A product with K = `k` and N = `n`, followed by `ops`.
-  PackedSgemm(int64_t k, int64_t n, std::vector<SgemmOp> ops);
+  /// A product with K = `k` and N = `n`, followed by `ops`, for results of
+  /// about `m` rows (which picks the tile shape; any row count may run).
+  PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> ops);
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
