@@ -10,6 +10,8 @@
 
 #include "cgc/d3dx12_mlir.h"
 
+#include "../reference_target/TestUtil.h" // f32
+
 #include <gtest/gtest.h>
 #include <wrl/client.h>
 
@@ -69,17 +71,11 @@ inline std::vector<uint8_t> kernelProgramContainer(const KernelProgram &program)
   return writer.finish();
 }
 
-/// A buffer in a heap the CPU can map (CUSTOM, write-back, L0: the device is
-/// cache-coherent UMA).
-/// A float32 operand of a kernel program: binding (or temporary) `index`.
+/// A float32 operand of a kernel program: binding (or temporary) `index`
+/// (the reference-target tests' f32 with the storage last, defaulted).
 inline KernelOperand operand(uint32_t index, std::vector<int64_t> shape,
                              KernelOperand::Storage storage = KernelOperand::Storage::Binding) {
-  KernelOperand o;
-  o.dtype = CGC_DTYPE_FLOAT32;
-  o.shape = std::move(shape);
-  o.storage = storage;
-  o.index = index;
-  return o;
+  return f32(storage, index, std::move(shape));
 }
 
 /// out = a + b over n floats (bindings a, b, out).
