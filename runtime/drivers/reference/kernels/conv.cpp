@@ -5,7 +5,9 @@
 // inside compiled CNNs): channels-last operands go to oneDNN as they are,
 // except float32 depthwise convolutions 3 or 5 wide with stride 1 or 2,
 // which run the direct kernel of depthwise.cpp (faster than oneDNN's nhwc
-// kernel, see channelsLastDepthwiseFaster); a 1x1, stride-1, unpadded,
+// kernel, see channelsLastDepthwiseFaster), and float32 1x1, stride-1,
+// unpadded, ungrouped ones with constant weights, which run on the packed
+// GEMM where the CPU has AVX-512 (pointwise.h); a 1x1, stride-1, unpadded,
 // ungrouped convolution on plain NCHW runs directly (oneDNN's GEMM
 // formulation needs no reorder);
 // every other convolution reorders its input into the layout oneDNN picks

@@ -1,5 +1,7 @@
 //===- matmul.cpp - matmul and gemm ---------------------------------------===//
 //
+// float32 products with a constant B (weights) run on the packed GEMM of
+// sgemm.h where the CPU has AVX-512 and the epilogue has its ops; the rest of
 // float32 and bfloat16 run on oneDNN's matmul primitive (brgemm on AVX-512),
 // with operand strides passed through, so transposes and batch broadcasting
 // cost no copies; gemm's alpha, beta and C become post-ops, and fused
@@ -126,7 +128,8 @@ bool anyNegative(const std::vector<int64_t> &v) {
 // oneDNN path
 //===----------------------------------------------------------------------===//
 
-/// The oneDNN matmul, its work split across the ThreadPool: every primitive
+/// The matmul on the packed GEMM (nativeProduct) or on oneDNN, its work split
+/// across the ThreadPool. On oneDNN every primitive
 /// is single-threaded (OpenMP never starts a thread team), and the product is
 /// cut along one dimension of the result into more pieces than threads,
 /// which the pool's workers take from its queue (a busy or descheduled core

@@ -55,9 +55,9 @@ bool operandStrides(const onednn::PlainOperand &y, const std::vector<int64_t> &o
 class PointwiseConvKernel final : public KernelBase {
 public:
   /// `ops` read the chain's `extras` operands (0..extras-1) and the bias
-  /// (operand `extras`).
+  /// (operand `extras`). `what` names the convolution and its chain.
   PointwiseConvKernel(const KernelDesc &anchor, std::vector<SgemmOp> ops, size_t extras,
-                      Epilogue epilogue, int inPlace, std::string description)
+                      Epilogue epilogue, int inPlace, const std::string &what)
       : positions_(numElements(anchor.outputs[0].shape) / anchor.outputs[0].shape[1]),
         inC_(anchor.inputs[0]->shape[1]), outC_(anchor.outputs[0].shape[1]),
         rowUnit_(numElements(std::vector<int64_t>(anchor.outputs[0].shape.begin() + 3,
@@ -67,7 +67,11 @@ public:
         gemm_(positions_, inC_, outC_, std::move(ops)), epilogue_(std::move(epilogue)) {
     const std::vector<int64_t> ws = anchor.inputs[1]->effectiveStrides();
     weights_ = {{outC_, inC_}, {ws[0], ws[1]}, dnnl::memory::data_type::f32};
-    description_ = std::move(description);
+    description_ = cat(what, " (AVX-512 ", gemm_.tileRows(), "x", gemm_.panelWidth(),
+                       " register tiles over ", positions_, " positions",
+                       epilogue_.empty() ? "" : ", epilogue per block of rows",
+                       inPlace_ >= 0 ? ", residual may be in place" : "",
+                       ", weights packed once, split across the pool)");
   }
 
   int inPlaceInput() const override { return inPlace_; }
@@ -187,14 +191,8 @@ std::unique_ptr<Kernel> makePointwiseConvolution(const KernelDesc &anchor,
   std::string summary;
   for (const KernelDesc &op : chain)
     summary += "+" + op.op.substr(7);
-  const int64_t positions = numElements(out.shape) / outC;
-  const PackedSgemm shape(positions, x.shape[1], outC, {});
-  return std::make_unique<PointwiseConvKernel>(
-      anchor, std::move(ops), extras, std::move(epilogue), inPlace,
-      cat(what, summary, " (AVX-512 ", shape.tileRows(), "x", shape.panelWidth(),
-          " register tiles over ", positions, " positions",
-          inGemm ? "" : ", epilogue per block of rows", inPlace >= 0 ? ", residual may be in place" : "",
-          ", weights packed once, split across the pool)"));
+  return std::make_unique<PointwiseConvKernel>(anchor, std::move(ops), extras,
+                                               std::move(epilogue), inPlace, what + summary);
 }
 
 } // namespace cgc::ref

@@ -56,8 +56,6 @@ public:
   /// about `m` rows (which picks the tile shape; any row count may run).
   PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> ops);
 
-  int64_t k() const { return k_; }
-  int64_t n() const { return n_; }
   /// Columns per packed panel (16 x vectors) and rows per register tile.
   int64_t panelWidth() const { return 16 * vectors_; }
   int64_t tileRows() const { return 24 / vectors_; }
