@@ -44,6 +44,19 @@ static std::unique_ptr<Kernel> makeFusedKernel(const KernelDesc &anchor,
 #endif
 }
 
+static std::unique_ptr<Kernel>
+makeExpandDepthwiseKernel(const KernelDesc &expand, const std::vector<KernelDesc> &expandChain,
+                          const KernelDesc &depthwise,
+                          const std::vector<KernelDesc> &depthwiseChain,
+                          const KernelOptions &options, std::string &reason) {
+#if CGC_REF_HAVE_KERNELS
+  return createExpandDepthwise(expand, expandChain, depthwise, depthwiseChain, options, reason);
+#else
+  reason = "no kernels in this build";
+  return nullptr;
+#endif
+}
+
 static bool isAnchor(const std::string &op) {
   return op == "cgc_op.convolution" || op == "cgc_op.matmul" || op == "cgc_op.gemm";
 }
@@ -497,6 +510,48 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       return true;
     }
   };
+  // Convolution `expand` (kernel e) with its chain, whose result only the
+  // convolution after the chain reads, as one step with that convolution
+  // and its chain when the kernel library fuses the pair (a 1x1 expansion
+  // into a depthwise convolution: createExpandDepthwise).
+  auto expandDepthwiseStep = [&](const KernelDesc &expand, size_t e) {
+    if (expand.op != "cgc_op.convolution" || expand.outputs.size() != 1)
+      return false;
+    std::vector<KernelDesc> first = chainAfter(expand, e);
+    // chainAfter stops at shape changes only: a stride-1 depthwise
+    // convolution keeps the shape.
+    auto conv = std::find_if(first.begin(), first.end(), [](const KernelDesc &op) {
+      return op.op == "cgc_op.convolution";
+    });
+    const size_t d = e + 1 + size_t(conv - first.begin());
+    first.erase(conv, first.end());
+    if (d >= kp.kernels.size())
+      return false;
+    const KernelDesc &depthwise = kp.kernels[d];
+    const KernelOperand &mid = first.empty() ? expand.outputs[0] : first.back().outputs[0];
+    if (depthwise.op != "cgc_op.convolution" || depthwise.outputs.size() != 1 ||
+        depthwise.inputs.empty() || !depthwise.inputs[0] || !(*depthwise.inputs[0] == mid) ||
+        mid.storage != KernelOperand::Storage::Temporary || readElsewhere(kp, mid, d))
+      return false;
+    std::vector<KernelDesc> second = chainAfter(depthwise, d);
+    Step step;
+    step.inputs = expand.inputs;
+    for (const KernelDesc &op : first)
+      step.inputs.insert(step.inputs.end(), op.inputs.begin() + 1, op.inputs.end());
+    step.inputs.insert(step.inputs.end(), depthwise.inputs.begin() + 1, depthwise.inputs.end());
+    for (const KernelDesc &op : second)
+      step.inputs.insert(step.inputs.end(), op.inputs.begin() + 1, op.inputs.end());
+    std::string reason;
+    step.kernel = makeExpandDepthwiseKernel(expand, first, depthwise, second,
+                                            optionsFor(kp, step.inputs), reason);
+    if (!step.kernel)
+      return false;
+    step.outputs = second.empty() ? depthwise.outputs : second.back().outputs;
+    for (size_t i = e; i <= d + second.size(); ++i)
+      step.kernels.push_back(i);
+    p.steps_.push_back(std::move(step));
+    return true;
+  };
   auto asIs = [](std::vector<std::optional<KernelOperand>> &, KernelOptions &) {};
   auto noWrap = [](std::unique_ptr<Kernel> kernel, std::vector<std::optional<KernelOperand>> &) {
     return kernel;
@@ -531,6 +586,10 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       // Not even the convolution alone: the two run as they are.
       error.clear();
       p.steps_.resize(before);
+    }
+    if (expandDepthwiseStep(desc, k)) {
+      k += p.steps_.back().kernels.size();
+      continue;
     }
     if (isAnchor(desc.op) && desc.outputs.size() == 1) {
       if (!anchorStep(desc, k, {}, asIs, noWrap))

@@ -401,6 +401,13 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
 std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
                                           const std::vector<KernelDesc> &epilogue,
                                           const KernelOptions &options, std::string &reason);
+/// The kernel of createExpandDepthwise (conv.cpp checks the geometry).
+std::unique_ptr<Kernel> createFusedExpandDepthwise(const KernelDesc &expand,
+                                                   const std::vector<KernelDesc> &expandChain,
+                                                   const KernelDesc &depthwise,
+                                                   const std::vector<KernelDesc> &depthwiseChain,
+                                                   const KernelOptions &options,
+                                                   std::string &reason);
 
 } // namespace cgc::ref
 

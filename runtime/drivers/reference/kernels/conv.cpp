@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "depthwise.h"
+#include "expand_depthwise.h"
 #include "elementwise.h"
 #include "gemm.h"
 #include "math.h"
@@ -1469,6 +1470,40 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
                  e.what(), ")");
     return nullptr;
   }
+}
+
+std::unique_ptr<Kernel> createFusedExpandDepthwise(const KernelDesc &expand,
+                                                   const std::vector<KernelDesc> &expandChain,
+                                                   const KernelDesc &depthwise,
+                                                   const std::vector<KernelDesc> &depthwiseChain,
+                                                   const KernelOptions &options,
+                                                   std::string &reason) {
+  if (expand.op != "cgc_op.convolution" || depthwise.op != "cgc_op.convolution") {
+    reason = "both ops must be convolutions";
+    return nullptr;
+  }
+  const ConvGeom e = parseConv(expand), d = parseConv(depthwise);
+  const KernelOperand &mid =
+      expandChain.empty() ? expand.outputs[0] : expandChain.back().outputs.at(0);
+  const KernelOperand &out =
+      depthwiseChain.empty() ? depthwise.outputs[0] : depthwiseChain.back().outputs.at(0);
+  if (e.spatial() != 2 || !pointwiseChannelsLast(e, *expand.inputs[0], expand.outputs[0])) {
+    reason = cat(expand.op, ": not a 2-D 1x1 channels-last convolution");
+    return nullptr;
+  }
+  if (!(*depthwise.inputs[0] == mid)) {
+    reason = cat(depthwise.op, ": its input is not the expanded value");
+    return nullptr;
+  }
+  if (numElements(out.shape) == 0 || numElements(expand.inputs[0]->shape) == 0 ||
+      out.shape != depthwise.outputs[0].shape || !channelsLastDepthwise(d, depthwise, out) ||
+      !channelsLastDepthwiseFaster(d)) {
+    reason = cat(depthwise.op, ": the direct channels-last depthwise kernel does not run ",
+                 geomText(d));
+    return nullptr;
+  }
+  return makeExpandDepthwise(expand, expandChain, depthwiseGeometry(d), depthwise, depthwiseChain,
+                             options, geomText(e), geomText(d), reason);
 }
 
 void registerConvolutionOps(std::vector<OpEntry> &ops) {

@@ -348,16 +348,14 @@ std::pair<int64_t, int64_t> byteSpan(const KernelOperand &o) {
   return {lo * elem, (hi + 1) * elem};
 }
 
-class ChannelsLastDepthwiseKernel final : public KernelBase {
+class ChannelsLastDepthwiseRows final : public DepthwiseRows {
 public:
-  ChannelsLastDepthwiseKernel(const DepthwiseGeometry &g, const KernelDesc &anchor,
-                              const std::vector<KernelDesc> &chain, bool constantParams,
-                              const std::string &what)
-      : g_(g), firstExtra_(anchor.inputs.size()), constant_(constantParams) {
+  ChannelsLastDepthwiseRows(const DepthwiseGeometry &g, const KernelDesc &anchor,
+                            const std::vector<KernelDesc> &chain, bool constantParams,
+                            const std::string &what)
+      : g_(g), constant_(constantParams) {
     const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
-    std::vector<int64_t> xs = anchor.inputs[0]->effectiveStrides();
     std::vector<int64_t> ys = out.effectiveStrides();
-    xN_ = xs[0], xH_ = xs[2], xW_ = xs[3];
     yN_ = ys[0], yH_ = ys[2], yW_ = ys[3];
     const KernelOperand &w = *anchor.inputs[1];
     wStrides_ = w.effectiveStrides();
@@ -439,21 +437,42 @@ public:
                        fixed ? "" : ", generic taps",
                        borderColumns_.empty() ? "" : ", border columns",
                        foldedOp_.empty() ? "" : ", " + foldedOp_ + " before the store",
-                       constant_ ? ", weights prepared once" : "", ")");
+                       constant_ ? ", weights prepared once" : "");
   }
 
-  void run(const KernelArgs &args, ThreadPool &pool) const override {
-    const float *x = static_cast<const float *>(args.inputs[0]);
-    float *y = static_cast<float *>(args.outputs[0]);
-    Scratch paramScratch;
-    const float *params = prepare(args, paramScratch);
-    std::vector<const void *> extra(epilogue_.numExtraOperands());
-    for (size_t i = 0; i < extra.size(); ++i)
-      extra[i] = args.inputs[firstExtra_ + i];
+  const DepthwiseGeometry &geometry() const override { return g_; }
+  std::string describe() const override { return description_; }
+  size_t numExtraOperands() const override { return epilogue_.numExtraOperands(); }
+
+  const float *prepare(const float *w, const float *b, Scratch &scratch) const override {
+    const size_t bytes = size_t((g_.kernelH * g_.kernelW + 1) * paddedC_) * sizeof(float);
+    if (!constant_) {
+      scratch.allocate(bytes);
+      fill(w, b, scratch.as<float>());
+      return scratch.as<float>();
+    }
+    const float *ready;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const Prepared &p : prepared_)
+        if (p.weights == w && p.bias == b)
+          return static_cast<const float *>(p.data->data());
+      auto data = std::make_shared<AlignedBuffer>(bytes);
+      fill(w, b, static_cast<float *>(data->data()));
+      prepared_.push_back({w, b, data});
+      ready = static_cast<const float *>(data->data());
+    }
+    // Only the prepared copy is read from now on.
+    pageOut_.release(weights_, w);
+    return ready;
+  }
+
+  void forEachPiece(ThreadPool &pool, float *y, const void *const *extra, int64_t macs,
+                    FunctionRef<void(int64_t, int64_t, float *)> rows) const override {
     // An extra operand sharing bytes with the result: stage the rows.
     bool overlap = false;
     const char *yb = reinterpret_cast<const char *>(y);
-    for (size_t i = 0; i < extra.size(); ++i) {
+    for (size_t i = 0; i < extraSpans_.size(); ++i) {
       const char *e = static_cast<const char *>(extra[i]);
       overlap = overlap || (e + extraSpans_[i].first < yb + outSpan_.second &&
                             yb + outSpan_.first < e + extraSpans_[i].second);
@@ -464,19 +483,18 @@ public:
       staging.allocate(size_t(outSpan_.second));
       dst = staging.as<float>();
     }
-    const int64_t rows = g_.batch * g_.outH;
-    const int64_t macs = rows * g_.outW * g_.channels * g_.kernelH * g_.kernelW;
+    const int64_t total = g_.batch * g_.outH;
     const int64_t pieces =
-        pool.size() == 1 || macs < kMinSplitMacs ? 1 : std::min<int64_t>(rows, pool.size());
+        pool.size() == 1 || macs < kMinSplitMacs ? 1 : std::min<int64_t>(total, pool.size());
     pool.run(size_t(pieces), [&](size_t p) {
       int64_t begin, end;
-      evenSplit(rows, pieces, int64_t(p), begin, end);
-      computeRows(x, params, dst, extra.data(), begin, end);
+      evenSplit(total, pieces, int64_t(p), begin, end);
+      rows(begin, end, dst);
     });
     if (overlap)
       pool.run(size_t(pieces), [&](size_t p) {
         int64_t begin, end;
-        evenSplit(rows, pieces, int64_t(p), begin, end);
+        evenSplit(total, pieces, int64_t(p), begin, end);
         for (int64_t r = begin; r < end; ++r) {
           const int64_t off = (r / g_.outH) * yN_ + (r % g_.outH) * yH_;
           for (int64_t ow = 0; ow < g_.outW; ++ow)
@@ -484,6 +502,56 @@ public:
                       y + off + ow * yW_);
         }
       });
+  }
+
+  /// Output rows [begin, end) (of all images, n * outH + oh) in bands:
+  /// each band is computed one channel group at a time, so the input rows a
+  /// group reads stay in L1 across the band's rows, then the epilogue runs
+  /// over the band while it is in L2.
+  void computeRows(const DepthwiseInput &in, const float *params, float *y,
+                   const void *const *extra, int64_t begin, int64_t end) const override {
+    const DepthwiseGeometry &g = g_;
+    std::vector<const float *> rowPtrs(size_t(g.kernelH));
+    RowArgs a;
+    a.rows = rowPtrs.data();
+    a.bias = params + g.kernelH * g.kernelW * paddedC_;
+    a.channels = g.channels;
+    a.paddedChannels = paddedC_;
+    a.xPixel = in.pixel;
+    a.inW = g.inW;
+    a.kernelW = g.kernelW;
+    a.strideW = g.strideW;
+    a.dilationW = g.dilationW;
+    a.padLeft = g.padLeft;
+    a.yPixel = yW_;
+    a.lo = lo_, a.hi = hi_, a.zero = zero_;
+    const int64_t rowElems = g.outW * g.channels;
+    for (int64_t b0 = begin; b0 < end; b0 += bandRows_) {
+      const int64_t b1 = std::min(end, b0 + bandRows_);
+      for (int64_t c0 = 0; c0 < g.channels; c0 += groupChannels_) {
+        const int64_t c1 = std::min(g.channels, c0 + groupChannels_);
+        for (int64_t r = b0; r < b1; ++r) {
+          const int64_t n = r / g.outH, oh = r % g.outH;
+          const int64_t ih0 = oh * g.strideH - g.padTop;
+          // Kernel rows [lo, hi) inside the input.
+          const int64_t lo = ih0 < 0 ? (-ih0 + g.dilationH - 1) / g.dilationH : 0;
+          const int64_t hi = ih0 > g.inH - 1
+                                 ? 0
+                                 : std::min(g.kernelH, (g.inH - 1 - ih0) / g.dilationH + 1);
+          a.numRows = std::max<int64_t>(0, hi - lo);
+          for (int64_t i = 0; i < a.numRows; ++i)
+            rowPtrs[size_t(i)] = in.row(n, ih0 + (lo + i) * g.dilationH);
+          a.weights = params + lo * g.kernelW * paddedC_;
+          a.y = y + n * yN_ + oh * yH_;
+          for (const Segment &s : segments_)
+            s.fn(a, s.ow0, c0, c1);
+          for (int64_t ow : borderColumns_)
+            borderColumn(a, ow, c0, c1);
+        }
+      }
+      if (!epilogue_.empty())
+        epilogue_.apply(reinterpret_cast<char *>(y), extra, b0 * rowElems, b1 * rowElems);
+    }
   }
 
 private:
@@ -510,85 +578,9 @@ private:
     }
   }
 
-  const float *prepare(const KernelArgs &args, Scratch &scratch) const {
-    const float *w = static_cast<const float *>(args.inputs[1]);
-    const float *b = g_.hasBias ? static_cast<const float *>(args.inputs[2]) : nullptr;
-    const size_t bytes = size_t((g_.kernelH * g_.kernelW + 1) * paddedC_) * sizeof(float);
-    if (!constant_) {
-      scratch.allocate(bytes);
-      fill(w, b, scratch.as<float>());
-      return scratch.as<float>();
-    }
-    const float *ready;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      for (const Prepared &p : prepared_)
-        if (p.weights == w && p.bias == b)
-          return static_cast<const float *>(p.data->data());
-      auto data = std::make_shared<AlignedBuffer>(bytes);
-      fill(w, b, static_cast<float *>(data->data()));
-      prepared_.push_back({w, b, data});
-      ready = static_cast<const float *>(data->data());
-    }
-    // Only the prepared copy is read from now on.
-    pageOut_.release(weights_, w);
-    return ready;
-  }
-
-  /// Output rows [begin, end) (of all images, n * outH + oh) in bands:
-  /// each band is computed one channel group at a time, so the input rows a
-  /// group reads stay in L1 across the band's rows, then the epilogue runs
-  /// over the band while it is in L2.
-  void computeRows(const float *x, const float *params, float *y, const void *const *extra,
-                   int64_t begin, int64_t end) const {
-    const DepthwiseGeometry &g = g_;
-    std::vector<const float *> rowPtrs(size_t(g.kernelH));
-    RowArgs a;
-    a.rows = rowPtrs.data();
-    a.bias = params + g.kernelH * g.kernelW * paddedC_;
-    a.channels = g.channels;
-    a.paddedChannels = paddedC_;
-    a.xPixel = xW_;
-    a.inW = g.inW;
-    a.kernelW = g.kernelW;
-    a.strideW = g.strideW;
-    a.dilationW = g.dilationW;
-    a.padLeft = g.padLeft;
-    a.yPixel = yW_;
-    a.lo = lo_, a.hi = hi_, a.zero = zero_;
-    const int64_t rowElems = g.outW * g.channels;
-    for (int64_t b0 = begin; b0 < end; b0 += bandRows_) {
-      const int64_t b1 = std::min(end, b0 + bandRows_);
-      for (int64_t c0 = 0; c0 < g.channels; c0 += groupChannels_) {
-        const int64_t c1 = std::min(g.channels, c0 + groupChannels_);
-        for (int64_t r = b0; r < b1; ++r) {
-          const int64_t n = r / g.outH, oh = r % g.outH;
-          const int64_t ih0 = oh * g.strideH - g.padTop;
-          // Kernel rows [lo, hi) inside the input.
-          const int64_t lo = ih0 < 0 ? (-ih0 + g.dilationH - 1) / g.dilationH : 0;
-          const int64_t hi = ih0 > g.inH - 1
-                                 ? 0
-                                 : std::min(g.kernelH, (g.inH - 1 - ih0) / g.dilationH + 1);
-          a.numRows = std::max<int64_t>(0, hi - lo);
-          for (int64_t i = 0; i < a.numRows; ++i)
-            rowPtrs[size_t(i)] = x + n * xN_ + (ih0 + (lo + i) * g.dilationH) * xH_;
-          a.weights = params + lo * g.kernelW * paddedC_;
-          a.y = y + n * yN_ + oh * yH_;
-          for (const Segment &s : segments_)
-            s.fn(a, s.ow0, c0, c1);
-          for (int64_t ow : borderColumns_)
-            borderColumn(a, ow, c0, c1);
-        }
-      }
-      if (!epilogue_.empty())
-        epilogue_.apply(reinterpret_cast<char *>(y), extra, b0 * rowElems, b1 * rowElems);
-    }
-  }
-
   DepthwiseGeometry g_;
-  size_t firstExtra_;
   bool constant_;
-  int64_t xN_ = 0, xH_ = 0, xW_ = 0, yN_ = 0, yH_ = 0, yW_ = 0;
+  int64_t yN_ = 0, yH_ = 0, yW_ = 0;
   std::vector<int64_t> wStrides_;
   int64_t bStride_ = 0;
   int64_t paddedC_ = 0;
@@ -603,9 +595,47 @@ private:
   Epilogue epilogue_;
   std::pair<int64_t, int64_t> outSpan_;
   std::vector<std::pair<int64_t, int64_t>> extraSpans_;
+  std::string description_;
   mutable std::mutex mutex_;
   mutable std::vector<Prepared> prepared_;
   mutable onednn::SourcePageOut pageOut_;
+};
+
+/// The depthwise convolution as a kernel: its input rows are those of
+/// input 0.
+class ChannelsLastDepthwiseKernel final : public KernelBase {
+public:
+  ChannelsLastDepthwiseKernel(const DepthwiseGeometry &g, const KernelDesc &anchor,
+                              const std::vector<KernelDesc> &chain, bool constantParams,
+                              const std::string &what)
+      : rows_(g, anchor, chain, constantParams, what), firstExtra_(anchor.inputs.size()) {
+    std::vector<int64_t> xs = anchor.inputs[0]->effectiveStrides();
+    xN_ = xs[0], xH_ = xs[2], xW_ = xs[3];
+    description_ = rows_.describe() + ")";
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    const DepthwiseGeometry &g = rows_.geometry();
+    const float *x = static_cast<const float *>(args.inputs[0]);
+    Scratch paramScratch;
+    const float *params =
+        rows_.prepare(static_cast<const float *>(args.inputs[1]),
+                      g.hasBias ? static_cast<const float *>(args.inputs[2]) : nullptr,
+                      paramScratch);
+    const void *const *extra = args.inputs + firstExtra_;
+    auto row = [&](int64_t n, int64_t ih) { return x + n * xN_ + ih * xH_; };
+    const DepthwiseInput in{row, xW_};
+    const int64_t macs = g.batch * g.outH * g.outW * g.channels * g.kernelH * g.kernelW;
+    rows_.forEachPiece(pool, static_cast<float *>(args.outputs[0]), extra, macs,
+                       [&](int64_t begin, int64_t end, float *y) {
+                         rows_.computeRows(in, params, y, extra, begin, end);
+                       });
+  }
+
+private:
+  ChannelsLastDepthwiseRows rows_;
+  size_t firstExtra_;
+  int64_t xN_ = 0, xH_ = 0, xW_ = 0;
 };
 
 bool positiveOrUnit(const KernelOperand &o) {
@@ -650,6 +680,14 @@ std::unique_ptr<Kernel> makeChannelsLastDepthwise(const DepthwiseGeometry &g,
                                                   const std::vector<KernelDesc> &chain,
                                                   bool constantParams, const std::string &what) {
   return std::make_unique<ChannelsLastDepthwiseKernel>(g, anchor, chain, constantParams, what);
+}
+
+std::unique_ptr<DepthwiseRows> makeChannelsLastDepthwiseRows(const DepthwiseGeometry &g,
+                                                             const KernelDesc &anchor,
+                                                             const std::vector<KernelDesc> &chain,
+                                                             bool constantParams,
+                                                             const std::string &what) {
+  return std::make_unique<ChannelsLastDepthwiseRows>(g, anchor, chain, constantParams, what);
 }
 
 } // namespace cgc::ref

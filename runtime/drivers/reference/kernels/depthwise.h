@@ -12,6 +12,7 @@
 #define CGC_REFERENCE_KERNELS_DEPTHWISE_H
 
 #include "elementwise.h"
+#include "thread_pool.h"
 
 namespace cgc::ref {
 
@@ -51,6 +52,49 @@ std::unique_ptr<Kernel> makeChannelsLastDepthwise(const DepthwiseGeometry &g,
                                                   const KernelDesc &anchor,
                                                   const std::vector<KernelDesc> &chain,
                                                   bool constantParams, const std::string &what);
+
+/// Where a depthwise convolution reads its input: row ih of image n starts
+/// at row(n, ih) (column 0, channel 0), its columns `pixel` floats apart,
+/// channels innermost.
+struct DepthwiseInput {
+  FunctionRef<const float *(int64_t, int64_t)> row;
+  int64_t pixel;
+};
+
+/// The channels-last depthwise kernel's work on output rows, for a kernel
+/// that makes the input rows itself (expand_depthwise.h). Output rows are
+/// numbered over all images: n * outH + oh.
+class DepthwiseRows {
+public:
+  virtual ~DepthwiseRows() = default;
+  virtual const DepthwiseGeometry &geometry() const = 0;
+  /// "what+chain (direct depthwise, ..." without the closing parenthesis.
+  virtual std::string describe() const = 0;
+  /// Operands the fused chain reads besides the running value.
+  virtual size_t numExtraOperands() const = 0;
+  /// The weights `w` and bias `b` (may be null) as the rows read them:
+  /// prepared once per address when the parameters are constant, else into
+  /// `scratch` on every call.
+  virtual const float *prepare(const float *w, const float *b, Scratch &scratch) const = 0;
+  /// Runs `rows(begin, end, dst)` over every output row, in one contiguous
+  /// piece per thread of `pool` (one piece below a minimum of `macs`
+  /// multiply-adds). `dst` is `y`, or a staging copy laid out like it when
+  /// an extra operand shares bytes with `y`: copied into `y` afterwards.
+  virtual void forEachPiece(ThreadPool &pool, float *y, const void *const *extra, int64_t macs,
+                            FunctionRef<void(int64_t, int64_t, float *)> rows) const = 0;
+  /// Output rows [begin, end) into `y`, the chain applied to each band of
+  /// rows while it is in cache (`extra`: its operands, in order).
+  virtual void computeRows(const DepthwiseInput &in, const float *params, float *y,
+                           const void *const *extra, int64_t begin, int64_t end) const = 0;
+};
+
+/// The rows of `anchor` followed by `chain`, as makeChannelsLastDepthwise
+/// computes them; the anchor's input 0 only gives the geometry.
+std::unique_ptr<DepthwiseRows> makeChannelsLastDepthwiseRows(const DepthwiseGeometry &g,
+                                                             const KernelDesc &anchor,
+                                                             const std::vector<KernelDesc> &chain,
+                                                             bool constantParams,
+                                                             const std::string &what);
 
 } // namespace cgc::ref
 

@@ -191,6 +191,28 @@ std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
   return nullptr;
 }
 
+std::unique_ptr<Kernel> createExpandDepthwise(const KernelDesc &expand,
+                                              const std::vector<KernelDesc> &expandChain,
+                                              const KernelDesc &depthwise,
+                                              const std::vector<KernelDesc> &depthwiseChain,
+                                              const KernelOptions &options, std::string &reason) {
+  try {
+    checkOperands(expand);
+    checkOperands(depthwise);
+    for (const KernelDesc &op : expandChain)
+      checkOperands(op);
+    for (const KernelDesc &op : depthwiseChain)
+      checkOperands(op);
+    return createFusedExpandDepthwise(expand, expandChain, depthwise, depthwiseChain, options,
+                                      reason);
+  } catch (const DescError &e) {
+    reason = e.message;
+  } catch (const std::exception &e) {
+    reason = expand.op + ": " + e.what();
+  }
+  return nullptr;
+}
+
 bool hasKernel(std::string_view op) { return registry().count(op) != 0; }
 
 std::vector<std::string> supportedOps() {

@@ -82,6 +82,21 @@ std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
                                           const KernelOptions &options,
                                           std::string &reason);
 
+/// Creates one kernel computing `expand` (a 1x1 convolution) followed by
+/// the elementwise `expandChain`, whose result only `depthwise` (a
+/// depthwise convolution) reads, then `depthwise` followed by
+/// `depthwiseChain`: the expanded value is never stored
+/// (expand_depthwise.h). KernelArgs::inputs: `expand`'s inputs, the extra
+/// operands of `expandChain`, `depthwise`'s inputs after the first, the
+/// extra operands of `depthwiseChain`. Only the last op's output is
+/// written. Returns nullptr with a reason if the pair does not fuse (the
+/// caller then runs the two as separate kernels).
+std::unique_ptr<Kernel> createExpandDepthwise(const KernelDesc &expand,
+                                              const std::vector<KernelDesc> &expandChain,
+                                              const KernelDesc &depthwise,
+                                              const std::vector<KernelDesc> &depthwiseChain,
+                                              const KernelOptions &options, std::string &reason);
+
 /// True if createKernel knows the op name (dtype/attribute support may still
 /// fail).
 bool hasKernel(std::string_view op);

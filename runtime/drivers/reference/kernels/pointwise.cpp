@@ -117,50 +117,43 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makePointwiseConvolution(const KernelDesc &anchor,
-                                                 const std::vector<KernelDesc> &chain,
-                                                 const KernelOptions &options,
-                                                 const std::string &what, std::string &reason) {
-  const KernelOperand &x = *anchor.inputs[0], &w = *anchor.inputs[1];
+std::string pointwiseMismatch(const KernelDesc &anchor, const std::vector<KernelDesc> &chain,
+                              const KernelOptions &options) {
+  const KernelOperand &x = *anchor.inputs[0];
   const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
-  if (!PackedSgemm::available()) {
-    reason = "no AVX-512 (or CGC_REFERENCE_PACKED_GEMM=0)";
-    return nullptr;
-  }
+  if (!PackedSgemm::available())
+    return "no AVX-512 (or CGC_REFERENCE_PACKED_GEMM=0)";
   if (x.dtype != CGC_DTYPE_FLOAT32 || out.dtype != CGC_DTYPE_FLOAT32 || !options.isConstant(1) ||
       !channelsLast(x) || !channelsLast(anchor.outputs[0]) || !channelsLast(out) ||
-      out.shape != anchor.outputs[0].shape) {
-    reason = "not a float32 channels-last convolution with constant weights";
-    return nullptr;
-  }
-  const bool hasBias = anchor.inputs.size() > 2 && anchor.inputs[2];
-  if (hasBias) {
+      out.shape != anchor.outputs[0].shape)
+    return "not a float32 channels-last convolution with constant weights";
+  if (anchor.inputs.size() > 2 && anchor.inputs[2]) {
     const KernelOperand &b = *anchor.inputs[2];
-    if (b.dtype != CGC_DTYPE_FLOAT32 || (b.shape.at(0) != 1 && b.effectiveStrides()[0] != 1)) {
-      reason = "the bias is not a dense float32 vector";
-      return nullptr;
-    }
+    if (b.dtype != CGC_DTYPE_FLOAT32 || (b.shape.at(0) != 1 && b.effectiveStrides()[0] != 1))
+      return "the bias is not a dense float32 vector";
   }
+  return "";
+}
+
+PointwiseEpilogue pointwiseEpilogue(const KernelDesc &anchor, const std::vector<KernelDesc> &chain) {
+  const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
   const int64_t outC = out.shape[1];
-  // The chain in the GEMM's epilogue where it has every op, else as our
-  // Epilogue over blocks of rows.
-  std::vector<SgemmOp> ops;
-  Epilogue epilogue;
-  int inPlace = -1;
-  size_t extras = 0;
+  PointwiseEpilogue result;
   for (const KernelDesc &op : chain)
-    extras += op.inputs.size() - 1;
-  SgemmOp bias{SgemmOp::Kind::Add};
-  bias.operand = int(extras);
-  bias.colStride = outC == 1 ? 0 : 1;
-  if (hasBias)
-    ops.push_back(bias);
+    result.extras += op.inputs.size() - 1;
+  if (anchor.inputs.size() > 2 && anchor.inputs[2]) {
+    SgemmOp bias{SgemmOp::Kind::Add};
+    bias.operand = int(result.extras);
+    bias.colStride = outC == 1 ? 0 : 1;
+    result.ops.push_back(bias);
+  }
   onednn::PostOps post;
   std::string unused;
   std::vector<SgemmOp> chainOps;
   bool inGemm = chain.empty() ||
                 (onednn::buildPostOps(chain, out.shape, out.dtype, post, unused) &&
                  onednn::sgemmOps(post.ops, chainOps));
+  int inPlace = -1;
   for (size_t i = 0; inGemm && i < chainOps.size(); ++i) {
     SgemmOp &op = chainOps[i];
     if (!op.binary())
@@ -173,10 +166,25 @@ std::unique_ptr<Kernel> makePointwiseConvolution(const KernelDesc &anchor,
         op.colStride == 1)
       inPlace = int(anchor.inputs.size()) + op.operand;
   }
+  result.chainInGemm = inGemm;
   if (inGemm) {
-    ops.insert(ops.end(), chainOps.begin(), chainOps.end());
-  } else {
-    inPlace = -1;
+    result.ops.insert(result.ops.end(), chainOps.begin(), chainOps.end());
+    result.inPlace = inPlace;
+  }
+  return result;
+}
+
+std::unique_ptr<Kernel> makePointwiseConvolution(const KernelDesc &anchor,
+                                                 const std::vector<KernelDesc> &chain,
+                                                 const KernelOptions &options,
+                                                 const std::string &what, std::string &reason) {
+  reason = pointwiseMismatch(anchor, chain, options);
+  if (!reason.empty())
+    return nullptr;
+  const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
+  PointwiseEpilogue ops = pointwiseEpilogue(anchor, chain);
+  Epilogue epilogue;
+  if (!ops.chainInGemm) {
     std::vector<size_t> order(out.shape.size());
     for (size_t i = 0; i < order.size(); ++i)
       order[i] = i;
@@ -191,8 +199,8 @@ std::unique_ptr<Kernel> makePointwiseConvolution(const KernelDesc &anchor,
   std::string summary;
   for (const KernelDesc &op : chain)
     summary += "+" + op.op.substr(7);
-  return std::make_unique<PointwiseConvKernel>(anchor, std::move(ops), extras,
-                                               std::move(epilogue), inPlace, what + summary);
+  return std::make_unique<PointwiseConvKernel>(anchor, std::move(ops.ops), ops.extras,
+                                               std::move(epilogue), ops.inPlace, what + summary);
 }
 
 } // namespace cgc::ref

@@ -15,8 +15,29 @@
 #define CGC_REFERENCE_KERNELS_POINTWISE_H
 
 #include "common.h"
+#include "sgemm.h"
 
 namespace cgc::ref {
+
+/// Empty if `anchor` (a 1x1, stride-1, unpadded, ungrouped convolution:
+/// inputs x, w[, bias]) followed by `chain` can run on the packed GEMM, else
+/// why not: no AVX-512, not float32 channels-last operands, weights not
+/// constant, a bias that is not a dense vector.
+std::string pointwiseMismatch(const KernelDesc &anchor, const std::vector<KernelDesc> &chain,
+                              const KernelOptions &options);
+
+/// How the bias of `anchor` and the elementwise `chain` after it run in the
+/// GEMM's epilogue. The ops' operands are the chain's extra operands in
+/// order (0 .. extras - 1), then the bias (operand `extras`).
+struct PointwiseEpilogue {
+  std::vector<SgemmOp> ops; // the bias, then the chain's ops if chainInGemm
+  bool chainInGemm = false; // else the chain needs an Epilogue after the GEMM
+  size_t extras = 0;
+  /// The input (KernelArgs order) that is a residual laid out like the
+  /// result, which may then be the result's bytes; -1 if none.
+  int inPlace = -1;
+};
+PointwiseEpilogue pointwiseEpilogue(const KernelDesc &anchor, const std::vector<KernelDesc> &chain);
 
 /// The convolution `anchor` (inputs x, w[, bias]) with the elementwise
 /// `chain` after it (may be empty) as a packed GEMM; null, with `reason`, if

@@ -1,0 +1,244 @@
+//===- ExpandDepthwiseTest.cpp - A 1x1 expansion fused into a depthwise ---===//
+//
+// createExpandDepthwise computes a 1x1 convolution and its chain, then a
+// depthwise convolution and its chain on that result, without storing the
+// expanded value (expand_depthwise.h). Every case runs the same ops as
+// separate kernels too, and the results must agree; pairs the kernel does
+// not take are refused with the reason.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelTestUtil.h"
+
+#include "common.h" // cpuHasAvx512
+#include "sgemm.h"  // PackedSgemm::available
+
+#include <cstdlib>
+
+using namespace cgc;
+using namespace cgc::ref;
+using namespace cgc::ref::test;
+
+namespace {
+
+AttrValue F(double v) { return AttrValue::ofFloat(v); }
+
+/// One elementwise op of a chain; `extra` is the shape of its second
+/// operand (none for unary ops).
+struct Op {
+  std::string name;
+  std::vector<std::pair<std::string, AttrValue>> attrs = {};
+  std::optional<std::vector<int64_t>> extra = std::nullopt;
+};
+
+struct Case {
+  int64_t batch, inC, midC, H, W;
+  int64_t k, stride;
+  std::vector<int64_t> padBegin, padEnd;
+  std::vector<Op> expandChain, depthwiseChain;
+};
+
+Desc convolution(const Tensor &x, const Tensor &w, const Tensor *b, const Tensor &y,
+                 int64_t stride, std::vector<int64_t> padBegin, std::vector<int64_t> padEnd,
+                 int64_t groups) {
+  Desc d("cgc_op.convolution");
+  d.in(x).in(w);
+  if (b)
+    d.in(*b);
+  d.out(y).ints("strides", {stride, stride}).ints("dilations", {1, 1})
+      .ints("start_padding", padBegin).ints("end_padding", padEnd).i("groups", groups);
+  return d;
+}
+
+/// The fused kernel and the ops one by one on the same operands.
+struct Pair {
+  std::vector<Tensor> tensors; // every operand; stable addresses (reserved)
+  std::vector<KernelDesc> expandChain, depthwiseChain;
+  KernelDesc expand, depthwise;
+  std::vector<const Tensor *> fusedInputs;
+  KernelOptions options;
+  Tensor *y = nullptr;
+  std::vector<double> unfused;
+};
+
+/// Builds the case: x channels-last, the expanded value and every chain
+/// value channels-last, extra operands as their shapes say (full-size ones
+/// channels-last); runs the ops one by one into `unfused`.
+Pair build(const Case &c, std::mt19937 &rng) {
+  Pair p;
+  p.tensors.reserve(64);
+  auto add = [&](std::vector<int64_t> shape, Layout layout, double lo, double hi) -> Tensor & {
+    p.tensors.emplace_back(CGC_DTYPE_FLOAT32, std::move(shape), layout);
+    fillRandom(p.tensors.back(), rng, lo, hi);
+    return p.tensors.back();
+  };
+  const int64_t OH = (c.H + c.padBegin[0] + c.padEnd[0] - c.k) / c.stride + 1;
+  const int64_t OW = (c.W + c.padBegin[1] + c.padEnd[1] - c.k) / c.stride + 1;
+  const std::vector<int64_t> mid = {c.batch, c.midC, c.H, c.W}, out = {c.batch, c.midC, OH, OW};
+  Tensor &x = add({c.batch, c.inC, c.H, c.W}, Layout::ChannelsLast, -1, 1);
+  Tensor &w = add({c.midC, c.inC, 1, 1}, Layout::Contiguous, -0.5, 0.5);
+  Tensor &b = add({c.midC}, Layout::Contiguous, -0.5, 0.5);
+  Tensor *value = &add(mid, Layout::ChannelsLast, 0, 0);
+  p.expand = convolution(x, w, &b, *value, 1, {0, 0}, {0, 0}, 1).get();
+  p.fusedInputs = {&x, &w, &b};
+  std::vector<bool> constant = {false, true, true};
+  // Each op with its inputs and its result.
+  struct Unfused {
+    KernelDesc desc;
+    std::vector<const Tensor *> inputs;
+    Tensor *result;
+  };
+  std::vector<Unfused> unfused;
+  unfused.push_back({p.expand, {&x, &w, &b}, value});
+  auto chain = [&](const std::vector<Op> &ops, const std::vector<int64_t> &shape,
+                   std::vector<KernelDesc> &descs) {
+    for (const Op &op : ops) {
+      Desc d(op.name);
+      d.in(*value);
+      std::vector<const Tensor *> ins = {value};
+      if (op.extra) {
+        Tensor &e = add(*op.extra, *op.extra == shape ? Layout::ChannelsLast : Layout::Contiguous,
+                        -1, 1);
+        d.in(e);
+        ins.push_back(&e);
+        p.fusedInputs.push_back(&e);
+        constant.push_back(false);
+      }
+      for (const auto &[k, v] : op.attrs)
+        d.attr(k, v);
+      value = &add(shape, Layout::ChannelsLast, 0, 0);
+      d.out(*value);
+      descs.push_back(d.get());
+      unfused.push_back({descs.back(), ins, value});
+    }
+  };
+  chain(c.expandChain, mid, p.expandChain);
+  Tensor &dw = add({c.midC, 1, c.k, c.k}, Layout::Contiguous, -0.5, 0.5);
+  Tensor &db = add({c.midC}, Layout::Contiguous, -0.5, 0.5);
+  const Tensor *expanded = value;
+  value = &add(out, Layout::ChannelsLast, 0, 0);
+  p.depthwise =
+      convolution(*expanded, dw, &db, *value, c.stride, c.padBegin, c.padEnd, c.midC).get();
+  unfused.push_back({p.depthwise, {expanded, &dw, &db}, value});
+  p.fusedInputs.insert(p.fusedInputs.end(), {&dw, &db});
+  constant.insert(constant.end(), {true, true});
+  chain(c.depthwiseChain, out, p.depthwiseChain);
+  p.y = value;
+  p.options.constantInputs = constant;
+  for (const Unfused &u : unfused) {
+    auto kernel = make(u.desc, {});
+    EXPECT_TRUE(kernel) << u.desc.op << ": " << makeError(u.desc);
+    if (!kernel)
+      return p;
+    runKernel(*kernel, u.inputs, {u.result}, pool1());
+  }
+  p.unfused = p.y->values();
+  return p;
+}
+
+/// The kernel is on: AVX-512, the packed GEMM, not turned off.
+bool fusionExpected() {
+  const char *off = std::getenv("CGC_REFERENCE_EXPAND_DEPTHWISE");
+  return cpuHasAvx512() && PackedSgemm::available() && !(off && std::string(off) == "0");
+}
+
+std::string name(const Case &c) {
+  std::string s = cat("k", c.k, " s", c.stride, " ", c.inC, "->", c.midC, " on ", c.H, "x", c.W,
+                      " batch ", c.batch, ":");
+  for (const Op &op : c.expandChain)
+    s += " " + op.name;
+  s += " |";
+  for (const Op &op : c.depthwiseChain)
+    s += " " + op.name;
+  return s;
+}
+
+TEST(ExpandDepthwise, MatchesTheTwoKernelsRunApart) {
+  // MobileNetV2's relu6 blocks (the chain in the GEMM's epilogue) and
+  // EfficientNet's swish blocks (the chain per run of ring rows); 3x3 and
+  // 5x5, strides 1 and 2, symmetric and asymmetric padding, batch 2, a
+  // channel count that is not a multiple of 16, per-channel operands in both
+  // chains and a full-size residual after the depthwise convolution. Every
+  // expanded value is over the 1 MB below which the pair is not fused. On 1
+  // and on 3 threads (pieces of rows meeting inside an image and across
+  // images).
+  std::mt19937 rng(91);
+  const Op relu6{"cgc_op.clip", {{"min", F(0)}, {"max", F(6)}}};
+  const Op swish{"cgc_op.swish"};
+  auto perChannel = [](int64_t c) { return std::vector<int64_t>{1, c, 1, 1}; };
+  std::vector<Case> cases = {
+      {1, 16, 96, 56, 56, 3, 2, {0, 0}, {1, 1}, {relu6}, {relu6}},
+      {2, 24, 40, 58, 62, 3, 1, {1, 1}, {1, 1}, {relu6}, {relu6}},
+      {1, 16, 96, 56, 56, 3, 1, {1, 1}, {1, 1}, {swish}, {swish}},
+      {2, 24, 40, 58, 62, 5, 2, {2, 1}, {1, 2}, {swish}, {swish}},
+      {1, 8, 48, 75, 77, 5, 1, {2, 2}, {2, 2},
+       {{"cgc_op.mul", {}, perChannel(48)}, {"cgc_op.add", {}, perChannel(48)}, swish},
+       {{"cgc_op.add", {}, std::vector<int64_t>{1, 48, 75, 77}}}},
+      {1, 32, 64, 64, 64, 3, 1, {1, 1}, {1, 1}, {{"cgc_op.relu"}}, {}},
+      {1, 16, 96, 56, 56, 3, 2, {1, 1}, {1, 1}, {}, {relu6, {"cgc_op.mul", {}, perChannel(96)}}},
+  };
+  for (const Case &c : cases) {
+    Pair p = build(c, rng);
+    ASSERT_FALSE(p.unfused.empty()) << name(c);
+    std::string reason;
+    std::unique_ptr<Kernel> fused = createExpandDepthwise(p.expand, p.expandChain, p.depthwise,
+                                                          p.depthwiseChain, p.options, reason);
+    if (!fusionExpected()) {
+      EXPECT_FALSE(fused) << name(c);
+      EXPECT_FALSE(reason.empty());
+      continue;
+    }
+    ASSERT_TRUE(fused) << name(c) << ": " << reason;
+    const std::string description = fused->describe();
+    EXPECT_NE(description.find("never stored"), std::string::npos) << description;
+    EXPECT_NE(description.find("direct depthwise"), std::string::npos) << description;
+    for (ThreadPool *pool : {&pool1(), &pool3()}) {
+      Tensor y(CGC_DTYPE_FLOAT32, p.y->shape(), Layout::ChannelsLast);
+      runKernel(*fused, p.fusedInputs, {&y}, *pool);
+      EXPECT_TRUE(closeTo(y, p.unfused, 1e-4, 1e-4,
+                          name(c) + (pool == &pool1() ? " 1 thread" : " 3 threads") + " [" +
+                              description + "]"));
+    }
+  }
+}
+
+TEST(ExpandDepthwise, RefusesWhatItDoesNotTakeWithAReason) {
+  if (!fusionExpected())
+    GTEST_SKIP() << "no AVX-512, or CGC_REFERENCE_PACKED_GEMM=0 or "
+                    "CGC_REFERENCE_EXPAND_DEPTHWISE=0: never fused";
+  std::mt19937 rng(92);
+  const Op relu6{"cgc_op.clip", {{"min", F(0)}, {"max", F(6)}}};
+  struct Refused {
+    Case c;
+    std::string reason;
+  };
+  std::vector<Refused> refused = {
+      // 1 x 96 x 28 x 28 floats: 301 KB, in L2 between two kernels anyway.
+      {{1, 24, 96, 28, 28, 3, 1, {1, 1}, {1, 1}, {relu6}, {relu6}}, "stays in L2"},
+      // A residual added to the expanded value needs each row's place in the
+      // whole value, which the ring does not keep.
+      {{1, 16, 96, 56, 56, 3, 1, {1, 1}, {1, 1},
+        {{"cgc_op.add", {}, std::vector<int64_t>{1, 96, 56, 56}}}, {}},
+       "varies across positions"},
+      // 7x7 depthwise: the direct kernel's generic taps are not faster than
+      // oneDNN's, so the unfused depthwise runs there.
+      {{1, 16, 96, 56, 56, 7, 1, {3, 3}, {3, 3}, {}, {}}, "does not run"},
+  };
+  for (const Refused &r : refused) {
+    Pair p = build(r.c, rng);
+    std::string reason;
+    std::unique_ptr<Kernel> fused = createExpandDepthwise(p.expand, p.expandChain, p.depthwise,
+                                                          p.depthwiseChain, p.options, reason);
+    EXPECT_FALSE(fused) << name(r.c) << ": " << fused->describe();
+    EXPECT_NE(reason.find(r.reason), std::string::npos) << name(r.c) << ": " << reason;
+  }
+  // Weights that are not constant: the GEMM packs them once per address.
+  Pair p = build({1, 16, 96, 56, 56, 3, 1, {1, 1}, {1, 1}, {relu6}, {relu6}}, rng);
+  p.options.constantInputs[1] = false;
+  std::string reason;
+  EXPECT_FALSE(createExpandDepthwise(p.expand, p.expandChain, p.depthwise, p.depthwiseChain,
+                                     p.options, reason));
+  EXPECT_NE(reason.find("constant weights"), std::string::npos) << reason;
+}
+
+} // namespace

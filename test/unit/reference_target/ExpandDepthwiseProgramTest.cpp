@@ -1,0 +1,152 @@
+//===- ExpandDepthwiseProgramTest.cpp - One step, no expanded temporary ---===//
+//
+// CompiledProgram::create runs a 1x1 convolution (and its chain) whose
+// result only a depthwise convolution reads as one step with that
+// convolution and its chain (createExpandDepthwise): the expanded value is
+// then never stored, so it takes no per-run memory. When something else
+// reads the expanded value too, the two stay apart. Both must compute what
+// the layers mean.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+#include "compiler/Targets/Reference/KernelPrograms.h"
+#include "program.h"
+#include "sgemm.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+using namespace cgc;
+
+namespace {
+
+using S = KernelOperand::Storage;
+using test::f32;
+using test::layer;
+
+constexpr int64_t kIn = 16, kMid = 96, kH = 56, kW = 56, kOH = 28, kOW = 28;
+
+KernelOperand channelsLast(S storage, uint32_t index, int64_t channels, int64_t h, int64_t w) {
+  KernelOperand o = f32(storage, index, {1, channels, h, w});
+  o.strides = {h * w * channels, 1, w * channels, channels};
+  return o;
+}
+
+KernelDesc relu6(KernelOperand in, KernelOperand out) {
+  KernelDesc d = layer("cgc_op.clip", {std::move(in)}, std::move(out));
+  d.setAttr("min", AttrValue::ofFloat(0));
+  d.setAttr("max", AttrValue::ofFloat(6));
+  return d;
+}
+
+/// Bindings: 0 x, 1 expansion weights, 2 its bias, 3 depthwise weights,
+/// 4 its bias, 5 y, 6 z. Temporaries: 0 the expansion, 1 its relu6, 2 the
+/// depthwise result. y = relu6(dw3x3s2(relu6(conv1x1(x)))) [, z =
+/// relu(relu6(conv1x1(x))) when `expandedReadLater`].
+KernelProgram blockProgram(bool expandedReadLater) {
+  KernelProgram p;
+  test::addF32Binding(p, "x", kIn * kH * kW, false);
+  test::addF32Binding(p, "w1", kMid * kIn, true);
+  test::addF32Binding(p, "b1", kMid, true);
+  test::addF32Binding(p, "w2", kMid * 9, true);
+  test::addF32Binding(p, "b2", kMid, true);
+  test::addF32Binding(p, "y", kMid * kOH * kOW, false);
+  test::addF32Binding(p, "z", kMid * kH * kW, false);
+  p.temporaries.push_back({uint64_t(kMid * kH * kW * 4), 64});
+  p.temporaries.push_back({uint64_t(kMid * kH * kW * 4), 64});
+  p.temporaries.push_back({uint64_t(kMid * kOH * kOW * 4), 64});
+  const KernelOperand expanded = channelsLast(S::Temporary, 0, kMid, kH, kW);
+  const KernelOperand clipped = channelsLast(S::Temporary, 1, kMid, kH, kW);
+  const KernelOperand filtered = channelsLast(S::Temporary, 2, kMid, kOH, kOW);
+  p.kernels.push_back(test::pointwiseConvolution(channelsLast(S::Binding, 0, kIn, kH, kW),
+                                                 f32(S::Binding, 1, {kMid, kIn, 1, 1}),
+                                                 f32(S::Binding, 2, {kMid}), expanded));
+  p.kernels.push_back(relu6(expanded, clipped));
+  KernelDesc dw = layer("cgc_op.convolution",
+                        {clipped, f32(S::Binding, 3, {kMid, 1, 3, 3}), f32(S::Binding, 4, {kMid})},
+                        filtered);
+  dw.setAttr("strides", AttrValue::ofInts({2, 2}));
+  dw.setAttr("dilations", AttrValue::ofInts({1, 1}));
+  dw.setAttr("start_padding", AttrValue::ofInts({0, 0}));
+  dw.setAttr("end_padding", AttrValue::ofInts({1, 1}));
+  dw.setAttr("groups", AttrValue::ofInt(kMid));
+  p.kernels.push_back(dw);
+  p.kernels.push_back(relu6(filtered, channelsLast(S::Binding, 5, kMid, kOH, kOW)));
+  if (expandedReadLater)
+    p.kernels.push_back(
+        layer("cgc_op.relu", {clipped}, channelsLast(S::Binding, 6, kMid, kH, kW)));
+  std::string error;
+  EXPECT_TRUE(p.validate(error)) << error;
+  return p;
+}
+
+TEST(ReferenceExpandDepthwise, OneStepAndNoExpandedTemporary) {
+  if (!reference::haveKernelLibrary())
+    GTEST_SKIP() << "the kernel library has no kernels in this build";
+  const char *off = std::getenv("CGC_REFERENCE_EXPAND_DEPTHWISE");
+  const bool fuses = ref::PackedSgemm::available() && !(off && std::string(off) == "0");
+  for (bool later : {false, true}) {
+    SCOPED_TRACE(later ? "expanded value read later" : "only the depthwise reads it");
+    std::string error;
+    auto compiled = ref::CompiledProgram::create(blockProgram(later), error);
+    ASSERT_TRUE(compiled) << error;
+    if (!later && fuses) {
+      ASSERT_EQ(compiled->steps().size(), 1u) << compiled->steps()[0].kernel->describe();
+      EXPECT_EQ(compiled->steps()[0].kernels, (std::vector<size_t>{0, 1, 2, 3}));
+      EXPECT_NE(compiled->steps()[0].kernel->describe().find("never stored"), std::string::npos)
+          << compiled->steps()[0].kernel->describe();
+      EXPECT_EQ(compiled->memoryStats().temporaries, 0u);
+      EXPECT_EQ(compiled->memoryStats().perRunBytes, 0u);
+    } else {
+      // conv + relu6, depthwise + relu6 (, relu): the expanded value stored.
+      EXPECT_EQ(compiled->steps().size(), later ? 3u : 2u);
+      EXPECT_GE(compiled->memoryStats().perRunBytes, uint64_t(kMid * kH * kW * 4));
+    }
+
+    std::vector<std::vector<float>> buffers;
+    for (size_t b = 0; b < blockProgram(later).bindings.size(); ++b)
+      buffers.push_back(test::randomFloats(compiled->program().bindings[b].bytes / 4,
+                                           unsigned(b + 21)));
+    // The block in double: x is [h][w][c], weights [o][c], dw [c][3][3].
+    std::vector<double> mid(size_t(kH * kW * kMid));
+    for (int64_t q = 0; q < kH * kW; ++q)
+      for (int64_t o = 0; o < kMid; ++o) {
+        double acc = buffers[2][size_t(o)];
+        for (int64_t c = 0; c < kIn; ++c)
+          acc += double(buffers[1][size_t(o * kIn + c)]) * buffers[0][size_t(q * kIn + c)];
+        mid[size_t(q * kMid + o)] = std::clamp(acc, 0.0, 6.0);
+      }
+    for (int threads : {1, 2}) {
+      ref::ThreadPool pool(threads);
+      std::vector<uint8_t *> bindings;
+      for (auto &b : buffers)
+        bindings.push_back(reinterpret_cast<uint8_t *>(b.data()));
+      compiled->run(bindings, pool);
+      for (int64_t oh = 0; oh < kOH; ++oh)
+        for (int64_t ow = 0; ow < kOW; ++ow)
+          for (int64_t c = 0; c < kMid; ++c) {
+            double acc = buffers[4][size_t(c)];
+            for (int64_t i = 0; i < 3; ++i)
+              for (int64_t j = 0; j < 3; ++j) {
+                const int64_t ih = oh * 2 + i, iw = ow * 2 + j;
+                if (ih < kH && iw < kW)
+                  acc += double(buffers[3][size_t(c * 9 + i * 3 + j)]) *
+                         mid[size_t((ih * kW + iw) * kMid + c)];
+              }
+            const double e = std::clamp(acc, 0.0, 6.0);
+            ASSERT_NEAR(buffers[5][size_t((oh * kOW + ow) * kMid + c)], e, 1e-4 * (1 + e))
+                << threads << " threads, (" << oh << ", " << ow << ") channel " << c;
+          }
+      if (later)
+        for (size_t i = 0; i < mid.size(); ++i)
+          ASSERT_NEAR(buffers[6][i], mid[i], 1e-4 * (1 + mid[i])) << "z element " << i;
+    }
+  }
+}
+
+} // namespace
