@@ -332,6 +332,44 @@ TEST(Reduction, SoftmaxRowsWithTermsFarBelowTheirMax) {
   }
 }
 
+TEST(Reduction, SoftmaxSpecialValuesAndRowLengths) {
+  // Rows of 1 to 40 floats (whole vectors, a partial one, both) with a NaN,
+  // a +inf (inf - inf), every value -inf (0 / 0): the row is NaN; a -inf
+  // among finite values is a 0 term; otherwise the oracle's values.
+  const double nan = std::nan("");
+  for (const char *op : {"cgc_op.softmax", "cgc_op.log_softmax"})
+    for (int64_t n : {1, 5, 16, 17, 33, 40}) {
+      Tensor x(CGC_DTYPE_FLOAT32, {5, n});
+      std::mt19937 rng{uint32_t(n)};
+      fillRandom(x, rng, -4, 4);
+      x.set(0 * n + n / 2, nan);
+      x.set(1 * n + n - 1, kInf);
+      for (int64_t j = 0; j < n; ++j)
+        x.set(2 * n + j, -kInf);
+      x.set(3 * n, -kInf);
+      Tensor y(CGC_DTYPE_FLOAT32, x.shape());
+      auto k = make(Desc(op).in(x).out(y).i("axis", 1));
+      runKernel(*k, {&x}, {&y}, pool1());
+      const bool log = std::string(op) == "cgc_op.log_softmax";
+      for (int64_t row : {0, 1, 2})
+        for (int64_t j = 0; j < n; ++j)
+          EXPECT_TRUE(std::isnan(y.get(row * n + j)))
+              << op << " n " << n << " row " << row << " element " << j << ": " << y.get(row * n + j);
+      // Rows 3 and 4 against the oracle (row 3 starts with -inf: a 0 term,
+      // or -inf for log-softmax; alone in a row of 1 it makes the row NaN).
+      std::vector<double> expected = softOracle(x, 1, op), got = y.values();
+      for (int64_t i = 3 * n; i < 5 * n; ++i) {
+        if (n == 1 && i == 3)
+          continue;
+        const double e = expected[size_t(i)], g = got[size_t(i)];
+        if (std::isinf(e))
+          EXPECT_EQ(g, e) << op << " n " << n << " element " << i;
+        else
+          EXPECT_NEAR(g, e, 1e-6 * (log ? 1 + std::fabs(e) : 1)) << op << " n " << n << " element " << i;
+      }
+    }
+}
+
 TEST(Reduction, SoftmaxFamilyEveryAxisAndDtype) {
   std::mt19937 rng(23);
   for (const char *op : {"cgc_op.softmax", "cgc_op.log_softmax", "cgc_op.hardmax"})
