@@ -169,30 +169,32 @@ TEST(Elementwise, UnaryBroadcastInputView) {
   EXPECT_TRUE(closeTo(y, e, 2e-5, 1e-6, "tanh of a broadcast view"));
 }
 
-TEST(Elementwise, SigmoidAndSwishAcrossTheFloatRange) {
+TEST(Elementwise, SigmoidSwishAndErfAcrossTheFloatRange) {
   // Dense sweeps over [-100, 100] (the AVX-512 path's range reduction and
-  // polynomial everywhere, the subnormal results below -87 included),
-  // against long double: within 1e-6 relative (the kernel's documented
-  // worst is 4e-7 above -80), plus |x| * 1.5e-45 absolute: below -87
-  // exp(-|x|) is subnormal, its last bit 1.4e-45, and swish multiplies its
-  // rounding by x.
+  // polynomials everywhere, the subnormal results below -87 included),
+  // against long double: within 1e-6 relative (the kernels' documented
+  // worst: swish 4e-7 above -80, erf 3.5e-7), plus |x| * 1.5e-45 absolute:
+  // below -87 exp(-|x|) is subnormal, its last bit 1.4e-45, and swish
+  // multiplies its rounding by x; and a subnormal result's last bit.
   std::vector<double> vals;
   for (int64_t i = -400000; i <= 400000; ++i)
     vals.push_back(double(float(i * 0.00025)));
+  for (double v : {1e-40, -3e-39, 1e-20, 3.9, -3.95, 4.0, 1e30})
+    vals.push_back(double(float(v)));
   Tensor x(CGC_DTYPE_FLOAT32, {int64_t(vals.size())});
   x.setValues(vals);
-  for (const char *op : {"cgc_op.sigmoid", "cgc_op.swish"}) {
+  for (const std::string op : {"cgc_op.sigmoid", "cgc_op.swish", "cgc_op.erf"}) {
     Tensor y(CGC_DTYPE_FLOAT32, {int64_t(vals.size())});
     auto k = make(Desc(op).in(x).out(y));
     runKernel(*k, {&x}, {&y}, pool1());
-    const bool swish = std::string(op) == "cgc_op.swish";
     int bad = 0;
     for (size_t i = 0; i < vals.size(); ++i) {
       const long double v = vals[i];
       const long double s = 1 / (1 + std::exp(-v));
-      const double e = double(swish ? v * s : s), got = y.get(int64_t(i));
+      const long double exact = op == "cgc_op.erf" ? std::erf(v) : op == "cgc_op.swish" ? v * s : s;
+      const double e = double(exact), got = y.get(int64_t(i));
       const double err = std::fabs(got - e);
-      if (err > 1e-6 * std::fabs(e) + std::fabs(vals[i]) * 1.5e-45 && ++bad <= 3)
+      if (err > 1e-6 * std::fabs(e) + (1 + std::fabs(vals[i])) * 1.5e-45 && ++bad <= 3)
         ADD_FAILURE() << op << "(" << vals[i] << ") = " << got << ", expected " << e
                       << " (relative error " << err / std::fabs(e) << ")";
     }

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "common.h"
+#include "logistic.h"
 #include "math.h"
 
 namespace cgc::ref {
@@ -31,10 +32,30 @@ CGC_INLINE void erfGeluBody(const float *x, float *y, int64_t n, float k1, float
   }
 }
 
+/// The chain on 16 floats, erf by logistic.h's erf16: the erf layer's own
+/// kernel computes contiguous rows with it too, so the result stays the
+/// unfused chain's bit for bit. BERT's 12 GELUs of 128 x 3072: 2.76 ->
+/// 1.30 ms per run at 1 thread (0.58 -> 0.27 ns per element).
+template <bool Multiply>
+[[gnu::always_inline]] CGC_TARGET_AVX512 inline __m512 erfGelu16(__m512 v, __m512 k1, __m512 k2,
+                                                                 __m512 k3) {
+  const __m512 t = Multiply ? _mm512_mul_ps(v, k1) : _mm512_div_ps(v, k1);
+  const __m512 a = _mm512_add_ps(erf16(t), k2);
+  return _mm512_mul_ps(_mm512_mul_ps(v, a), k3);
+}
+
 template <bool Multiply>
 CGC_TARGET_AVX512 void erfGeluAvx512(const float *x, float *y, int64_t n, float k1, float k2,
                                      float k3) {
-  erfGeluBody<Multiply>(x, y, n, k1, k2, k3);
+  const __m512 v1 = _mm512_set1_ps(k1), v2 = _mm512_set1_ps(k2), v3 = _mm512_set1_ps(k3);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(y + i, erfGelu16<Multiply>(_mm512_loadu_ps(x + i), v1, v2, v3));
+  if (i < n) {
+    const __mmask16 m = __mmask16((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m,
+                          erfGelu16<Multiply>(_mm512_maskz_loadu_ps(m, x + i), v1, v2, v3));
+  }
 }
 template <bool Multiply>
 void erfGeluBase(const float *x, float *y, int64_t n, float k1, float k2, float k3) {
