@@ -242,6 +242,40 @@ TEST(Convolution, PointwiseChannelsLastRunsOnThePackedGemm) {
     }
 }
 
+TEST(Convolution, FewInputChannelsRunDirect) {
+  // A CNN's stem (3 colour channels; 1 and 4 too) into channels-last
+  // outputs of 16 to 128 channels (one or several blocks of up to 64): the
+  // direct kernel of stem.h, input NCHW or channels-last read in place;
+  // padding, strides, dilation, border columns, batch 2, without a bias,
+  // weights constant or read afresh; on 3 threads and on 1.
+  std::mt19937 rng(31);
+  const std::vector<ConvCase> cases = {
+      // n, c, m, groups, in, kernel, stride, dilation, padB, padE
+      {1, 3, 32, 1, {30, 29}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}},  // MobileNetV2
+      {1, 3, 64, 1, {40, 37}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}},  // ResNet-50
+      {2, 1, 16, 1, {19, 23}, {5, 5}, {1, 1}, {2, 2}, {4, 1}, {2, 3}},  // dilation, asymmetric
+      {1, 4, 48, 1, {12, 33}, {3, 2}, {2, 1}, {1, 1}, {1, 0}, {1, 1}},  // 3 vectors
+      {1, 3, 128, 1, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false}, // two blocks
+      {1, 2, 16, 1, {3, 4}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}},   // no interior column
+  };
+  const bool env = std::getenv("CGC_REFERENCE_STEM_CONVOLUTION") &&
+                   std::string(std::getenv("CGC_REFERENCE_STEM_CONVOLUTION")) == "0";
+  for (const ConvCase &c : cases)
+    for (Layout in : {Layout::Contiguous, Layout::ChannelsLast})
+      for (bool constant : {true, false}) {
+        checkConv(c, CGC_DTYPE_FLOAT32, false, in, Layout::ChannelsLast, constant, rng);
+        // checkConv's kernel, described: the direct one where it can run.
+        std::vector<int64_t> xs = {c.n, c.c, c.in[0], c.in[1]};
+        Tensor x(CGC_DTYPE_FLOAT32, xs, in), w(CGC_DTYPE_FLOAT32, {c.m, c.c, c.kernel[0], c.kernel[1]});
+        Tensor b(CGC_DTYPE_FLOAT32, {c.m}), y(CGC_DTYPE_FLOAT32, convOut(c, false), Layout::ChannelsLast);
+        auto k = make(convCaseDesc(c, x, w, c.bias ? &b : nullptr, y));
+        ASSERT_TRUE(k);
+        EXPECT_EQ(k->describe().find("input channels read in place") != std::string::npos,
+                  cpuHasAvx512() && !env)
+            << k->describe();
+      }
+}
+
 TEST(Convolution, LargeDepthwiseUsesTheDirectKernel) {
   std::mt19937 rng(44);
   ConvCase c{1, 8, 8, 8, {40, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};

@@ -482,6 +482,39 @@ TEST(Fusion, ChannelsLastDepthwiseTakesAnyElementwiseChain) {
     }
 }
 
+TEST(Fusion, StemConvolutionTakesAnyElementwiseChain) {
+  // The few-input-channel direct kernel (stem.h): relu and clip before the
+  // store, every other chain over blocks of rows (swish, residuals laid out
+  // channels-last and NCHW, per-channel operands).
+  std::mt19937 rng(81);
+  const int64_t C = 32, H = 23, W = 21;
+  Tensor x(CGC_DTYPE_FLOAT32, {2, 3, H, W});
+  Tensor w(CGC_DTYPE_FLOAT32, {C, 3, 3, 3}), b(CGC_DTYPE_FLOAT32, {C});
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w, rng, -0.5, 0.5);
+  fillRandom(b, rng, -0.5, 0.5);
+  const std::vector<int64_t> out = {2, C, (H + 1 - 3) / 2 + 1, (W + 1 - 3) / 2 + 1};
+  Tensor y(CGC_DTYPE_FLOAT32, out, Layout::ChannelsLast);
+  for (Layout residual : {Layout::ChannelsLast, Layout::Contiguous})
+    for (const auto &chain : chains(out, C)) {
+      KernelOptions options;
+      options.constantInputs = {false, true, true};
+      Desc conv = convDesc(x, w, &b, y, {0, 0}, 1);
+      conv.ints("strides", {2, 2}).ints("end_padding", {1, 1});
+      FusedRun r = runChain(conv, {&x, &w, &b}, out, chain, rng, options, Layout::ChannelsLast,
+                            residual);
+      const std::string name = "stem" + chainName(chain);
+      ASSERT_FALSE(r.fused.empty()) << "not fused:" << name << ": " << r.reason;
+      if (cpuHasAvx512())
+        EXPECT_NE(r.description.find("read in place"), std::string::npos) << r.description;
+      Tensor t(CGC_DTYPE_FLOAT32, out);
+      t.setValues(r.fused);
+      EXPECT_TRUE(closeTo(t, r.unfused, 1e-4, 1e-4, name + " [" + r.description + "]"));
+      t.setValues(r.fusedOnOneThread);
+      EXPECT_TRUE(closeTo(t, r.unfused, 1e-4, 1e-4, name + " 1 thread"));
+    }
+}
+
 TEST(Fusion, ChannelsLastDepthwiseRefusesWhatItsEpilogueCannotRun) {
   // The direct kernel takes any elementwise chain that keeps the shape and
   // dtype; anything else is refused with the reason, not run another way.

@@ -28,6 +28,7 @@
 
 #include "depthwise.h"
 #include "expand_depthwise.h"
+#include "stem.h"
 #include "elementwise.h"
 #include "gemm.h"
 #include "math.h"
@@ -1344,6 +1345,37 @@ bool channelsLastDepthwiseFaster(const ConvGeom &g) {
   return channelsLastDepthwiseUnrolled(depthwiseGeometry(g));
 }
 
+// Direct convolution of a few input channels (a CNN's stem)
+//===----------------------------------------------------------------------===//
+
+StemGeometry stemGeometry(const ConvGeom &g) {
+  StemGeometry s;
+  s.batch = g.batch, s.inC = g.inC, s.outC = g.outC;
+  s.inH = g.in[0], s.inW = g.in[1], s.outH = g.out[0], s.outW = g.out[1];
+  s.kernelH = g.kernel[0], s.kernelW = g.kernel[1];
+  s.strideH = g.stride[0], s.strideW = g.stride[1];
+  s.dilationH = g.dilation[0], s.dilationW = g.dilation[1];
+  s.padTop = g.padBegin[0], s.padLeft = g.padBegin[1];
+  s.hasBias = g.hasBias;
+  return s;
+}
+
+/// True if the direct kernel of stem.h runs `desc` (geometry `g`) writing
+/// `out`: a 2-D ungrouped convolution of at most kStemMaxInputChannels
+/// input channels. oneDNN 2.6 reorders such an input on every run and then
+/// ran at 101 GFLOP/s (MobileNetV2's 3->32 3x3 s2), 184 (ResNet-50's 3->64
+/// 7x7 s2); see stem.h for what the direct kernel reaches.
+/// CGC_REFERENCE_STEM_CONVOLUTION=0 keeps oneDNN (read once per process).
+bool stemConvolution(const ConvGeom &g, const KernelDesc &desc, const KernelOperand &out) {
+  static const bool enabled = [] {
+    const char *env = std::getenv("CGC_REFERENCE_STEM_CONVOLUTION");
+    return !(env && std::string(env) == "0");
+  }();
+  return enabled && !g.transpose && g.spatial() == 2 && g.groups == 1 &&
+         numElements(out.shape) > 0 && numElements(desc.inputs[0]->shape) > 0 &&
+         stemConvolutionMismatch(stemGeometry(g), desc, out).empty();
+}
+
 std::unique_ptr<Kernel> makeGeneric(const ConvGeom &g, cgc_dtype_t dtype) {
   std::unique_ptr<Kernel> kernel;
   visitDType(dtype, [&](auto tagT) {
@@ -1386,6 +1418,10 @@ std::unique_ptr<Kernel> makeConv(const KernelDesc &desc, const KernelOptions &op
     if (auto kernel = makePointwiseConvolution(desc, {}, options, geomText(g), unused))
       return kernel;
   }
+  if (stemConvolution(g, desc, out))
+    return makeStemConvolution(stemGeometry(g), desc, {},
+                               options.isConstant(1) && (!g.hasBias || options.isConstant(2)),
+                               geomText(g));
   if (dnnlType(x.dtype) && !empty && !hasNegativeStrides(desc)) {
     try {
       return makeDnnlConv(g, x, w, out, options.isConstant(1), onednn::PostOps(), 0,
@@ -1454,6 +1490,18 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
     std::string unused;
     if (auto kernel = makePointwiseConvolution(anchor, epilogue, options, geomText(g), unused))
       return kernel;
+  }
+  if (out.shape == anchor.outputs[0].shape && stemConvolution(g, anchor, out)) {
+    // Any elementwise chain that keeps the shape and dtype, applied to each
+    // output row while it is in cache.
+    try {
+      return makeStemConvolution(stemGeometry(g), anchor, epilogue,
+                                 options.isConstant(1) && (!g.hasBias || options.isConstant(2)),
+                                 geomText(g));
+    } catch (const DescError &e) {
+      reason = e.message;
+      return nullptr;
+    }
   }
   if (!postOk) {
     reason = postReason;

@@ -367,25 +367,11 @@ public:
     // A clip or relu leading the chain is applied to the accumulators before
     // they are stored (MobileNetV2's relu6: no pass over the result); the
     // rest of the chain runs as the Epilogue.
-    size_t folded = 0;
-    if (!chain.empty() && chain[0].inputs.size() == 1 && chain[0].op == "cgc_op.relu") {
-      lo_ = 0.0f, zero_ = 0.0f, folded = 1;
-    } else if (!chain.empty() && chain[0].inputs.size() == 1 && chain[0].op == "cgc_op.clip") {
-      DescReader r(chain[0]);
-      std::optional<double> lo = r.getOptionalFloat("min"), hi = r.getOptionalFloat("max");
-      lo_ = lo ? float(*lo) : -std::numeric_limits<float>::infinity();
-      hi_ = hi ? float(*hi) : std::numeric_limits<float>::infinity();
-      folded = 1;
-    }
-    if (folded) {
-      // Check the op as its own kernel would (dtype, shape).
-      ElementwiseOp op = makeElementwiseOp(chain[0]);
-      if (op.outDType != CGC_DTYPE_FLOAT32 || op.outShape != anchor.outputs[0].shape)
-        fail(cat(chain[0].op, ": an epilogue keeps float32 ", shapeStr(anchor.outputs[0].shape)));
-    }
-    const std::vector<KernelDesc> rest(chain.begin() + folded, chain.end());
+    const LeadingClamp clamp = leadingClamp(chain, anchor.outputs[0].shape);
+    lo_ = clamp.lo, hi_ = clamp.hi, zero_ = clamp.zero;
+    const std::vector<KernelDesc> rest(chain.begin() + clamp.ops, chain.end());
     epilogue_ = Epilogue(anchor.outputs[0].shape, CGC_DTYPE_FLOAT32, rest, ys, {0, 2, 3, 1});
-    foldedOp_ = folded ? chain[0].op.substr(7) : "";
+    foldedOp_ = clamp.name;
     outSpan_ = byteSpan(out);
     for (const KernelDesc &op : chain)
       for (size_t i = 1; i < op.inputs.size(); ++i)

@@ -1039,4 +1039,27 @@ void registerElementwiseOps(std::vector<OpEntry> &ops) {
     ops.push_back({name, makeElementwiseKernel});
 }
 
+LeadingClamp leadingClamp(const std::vector<KernelDesc> &chain, const std::vector<int64_t> &shape) {
+  LeadingClamp c;
+  if (chain.empty() || chain[0].inputs.size() != 1)
+    return c;
+  if (chain[0].op == "cgc_op.relu") {
+    c.lo = 0.0f, c.zero = 0.0f;
+  } else if (chain[0].op == "cgc_op.clip") {
+    DescReader r(chain[0]);
+    std::optional<double> lo = r.getOptionalFloat("min"), hi = r.getOptionalFloat("max");
+    c.lo = lo ? float(*lo) : -std::numeric_limits<float>::infinity();
+    c.hi = hi ? float(*hi) : std::numeric_limits<float>::infinity();
+  } else {
+    return c;
+  }
+  // Check the op as its own kernel would (dtype, shape).
+  ElementwiseOp op = makeElementwiseOp(chain[0]);
+  if (op.outDType != CGC_DTYPE_FLOAT32 || op.outShape != shape)
+    fail(cat(chain[0].op, ": an epilogue keeps float32 ", shapeStr(shape)));
+  c.ops = 1;
+  c.name = chain[0].op.substr(7);
+  return c;
+}
+
 } // namespace cgc::ref

@@ -73,6 +73,22 @@ private:
   size_t numExtra_ = 0;
 };
 
+/// A clip or relu leading a fused chain, as a clamp a kernel applies to its
+/// accumulators before it stores them: x -> min(hi, max(lo, x)) + zero,
+/// as the elementwise kernels compute the op (NaN stays NaN: vmaxps and
+/// vminps return their second operand when one is NaN; relu(-0) is +0 with
+/// zero = +0, while -0 + -0 changes nothing). No clamp: (-inf, inf, -0).
+struct LeadingClamp {
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+  float zero = -0.0f;
+  size_t ops = 0;   // chain ops it stands for: 0 or 1
+  std::string name; // "relu" or "clip" (empty without one)
+};
+/// The clamp of chain[0] if it is a unary relu or clip; throws DescError if
+/// that op does not keep float32 `shape`.
+LeadingClamp leadingClamp(const std::vector<KernelDesc> &chain, const std::vector<int64_t> &shape);
+
 } // namespace cgc::ref
 
 #endif // CGC_REFERENCE_KERNELS_ELEMENTWISE_H

@@ -1,0 +1,54 @@
+//===- stem.h - Direct convolution of a few input channels ------*- C++ -*-===//
+//
+// A CNN's first convolution reads the image's 3 colour channels (NCHW, as
+// the application binds it) and writes 32 or 64 channels-last: MobileNetV2
+// and EfficientNet-B0 3->32 3x3 s2, ResNet-50 3->64 7x7 s2. oneDNN 2.6
+// reorders the image to nhwc on every run and then runs brgconv, which with
+// so few input channels reached 101 GFLOP/s on MobileNetV2's stem. This
+// kernel reads the input in place (any strides) and keeps a row of output
+// pixels x up to 64 channels in 24 zmm accumulators over all C x KH x KW
+// taps: each tap is one broadcast per pixel and one weight load per vector.
+// conv.cpp decides when it runs. Private to cgc_ref_kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_REFERENCE_KERNELS_STEM_H
+#define CGC_REFERENCE_KERNELS_STEM_H
+
+#include "elementwise.h"
+
+namespace cgc::ref {
+
+/// A 2-D ungrouped convolution; the output size implies the end padding.
+struct StemGeometry {
+  int64_t batch = 0, inC = 0, outC = 0;
+  int64_t inH = 0, inW = 0, outH = 0, outW = 0;
+  int64_t kernelH = 0, kernelW = 0;
+  int64_t strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
+  int64_t padTop = 0, padLeft = 0;
+  bool hasBias = false;
+};
+
+/// At most this many input channels.
+constexpr int64_t kStemMaxInputChannels = 4;
+
+/// Empty if the kernel can run `anchor` (geometry `g`) writing `out`, else
+/// why not: no AVX-512, not float32, more than kStemMaxInputChannels input
+/// channels, output channels not a multiple of 16, a result that is not
+/// dense channels-last, an input stride that is not positive.
+std::string stemConvolutionMismatch(const StemGeometry &g, const KernelDesc &anchor,
+                                    const KernelOperand &out);
+
+/// The kernel for `anchor` followed by `chain` (elementwise ops that keep
+/// the shape and dtype; may be empty: a leading relu or clip is applied
+/// before the store, the rest to each output row while it is in cache).
+/// Weights and bias are prepared once per address when `constantParams`.
+/// Throws DescError (naming the op) when an op of the chain cannot be an
+/// epilogue.
+std::unique_ptr<Kernel> makeStemConvolution(const StemGeometry &g, const KernelDesc &anchor,
+                                            const std::vector<KernelDesc> &chain,
+                                            bool constantParams, const std::string &what);
+
+} // namespace cgc::ref
+
+#endif // CGC_REFERENCE_KERNELS_STEM_H
