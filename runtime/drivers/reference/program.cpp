@@ -48,9 +48,24 @@ static std::unique_ptr<Kernel>
 makeExpandDepthwiseKernel(const KernelDesc &expand, const std::vector<KernelDesc> &expandChain,
                           const KernelDesc &depthwise,
                           const std::vector<KernelDesc> &depthwiseChain,
-                          const KernelOptions &options, std::string &reason) {
+                          const KernelOptions &options, std::string &reason,
+                          const KernelDesc *pool = nullptr) {
 #if CGC_REF_HAVE_KERNELS
-  return createExpandDepthwise(expand, expandChain, depthwise, depthwiseChain, options, reason);
+  return createExpandDepthwise(expand, expandChain, depthwise, depthwiseChain, options, reason,
+                               pool);
+#else
+  reason = "no kernels in this build";
+  return nullptr;
+#endif
+}
+
+static std::unique_ptr<Kernel> makeDepthwisePoolKernel(const KernelDesc &anchor,
+                                                       const std::vector<KernelDesc> &chain,
+                                                       const KernelDesc &pool,
+                                                       const KernelOptions &options,
+                                                       std::string &reason) {
+#if CGC_REF_HAVE_KERNELS
+  return createDepthwisePool(anchor, chain, pool, options, reason);
 #else
   reason = "no kernels in this build";
   return nullptr;
@@ -402,6 +417,62 @@ static void placeInPlace(std::vector<CompiledProgram::Step> &steps, const Kernel
   }
 }
 
+/// A step of a convolution (and its chain) followed by a step that is only
+/// a global_avg_pool of its whole result, which other steps read too
+/// (EfficientNet's squeeze-excitation): one step with both outputs when
+/// the kernel library fuses them (createDepthwisePool), so the pool reads
+/// each band of rows while it is in cache instead of the whole result
+/// again. EfficientNet-B0's 16 pools at 1 thread: see
+/// docs/reference-kernels.md.
+static void mergePools(std::vector<CompiledProgram::Step> &steps, const KernelProgram &kp) {
+  for (size_t s = 0; s + 1 < steps.size(); ++s) {
+    CompiledProgram::Step &a = steps[s], &b = steps[s + 1];
+    if (b.kernels.size() != 1 || kp.kernels[b.kernels[0]].op != "cgc_op.global_avg_pool" ||
+        a.outputs.size() != 1 || b.inputs.size() != 1 || !b.inputs[0] ||
+        !(*b.inputs[0] == a.outputs[0]) || kp.kernels[a.kernels[0]].op != "cgc_op.convolution")
+      continue;
+    const KernelDesc &anchor = kp.kernels[a.kernels[0]];
+    const KernelDesc &pool = kp.kernels[b.kernels[0]];
+    // The anchor's chain, or for an expansion fused into a depthwise
+    // convolution, the expansion's chain up to the second convolution and
+    // that one's chain.
+    std::vector<KernelDesc> chain, second;
+    size_t depthwise = 0;
+    for (size_t i = 1; i < a.kernels.size(); ++i) {
+      const KernelDesc &op = kp.kernels[a.kernels[i]];
+      if (!depthwise && op.op == "cgc_op.convolution")
+        depthwise = i;
+      else
+        (depthwise ? second : chain).push_back(op);
+    }
+    // The step must be these kernels as they are (not rewritten, as a
+    // folded input scale is).
+    std::vector<std::optional<KernelOperand>> inputs = anchor.inputs;
+    for (const KernelDesc &op : chain)
+      inputs.insert(inputs.end(), op.inputs.begin() + 1, op.inputs.end());
+    if (depthwise) {
+      const KernelDesc &dw = kp.kernels[a.kernels[depthwise]];
+      inputs.insert(inputs.end(), dw.inputs.begin() + 1, dw.inputs.end());
+      for (const KernelDesc &op : second)
+        inputs.insert(inputs.end(), op.inputs.begin() + 1, op.inputs.end());
+    }
+    if (inputs != a.inputs)
+      continue;
+    std::string reason;
+    const KernelOptions options = optionsFor(kp, a.inputs);
+    std::unique_ptr<Kernel> kernel =
+        depthwise ? makeExpandDepthwiseKernel(anchor, chain, kp.kernels[a.kernels[depthwise]],
+                                              second, options, reason, &pool)
+                  : makeDepthwisePoolKernel(anchor, chain, pool, options, reason);
+    if (!kernel)
+      continue;
+    a.kernel = std::move(kernel);
+    a.kernels.push_back(b.kernels[0]);
+    a.outputs.push_back(b.outputs[0]);
+    steps.erase(steps.begin() + std::ptrdiff_t(s + 1));
+  }
+}
+
 /// Kernel k is mul(x, s) (either operand order) on float32 with x of rank
 /// 4 and s one factor per channel (shape [1, C, 1, 1] or [C, 1, 1]), its
 /// result a temporary that only kernel k + 1 reads, as the input of an
@@ -611,6 +682,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
     ++k;
   }
 
+  mergePools(p.steps_, kp);
   placeInPlace(p.steps_, kp);
 
   // The temporaries in one block of memory per run, by lifetime over the

@@ -56,6 +56,10 @@ struct Pair {
   std::vector<KernelDesc> expandChain, depthwiseChain;
   KernelDesc expand, depthwise;
   std::vector<const Tensor *> fusedInputs;
+  const Tensor *expanded = nullptr; // the unfused expanded value
+  /// The depthwise convolution's inputs after the first, then its chain's
+  /// extra operands.
+  std::vector<const Tensor *> depthwiseInputs;
   KernelOptions options;
   Tensor *y = nullptr;
   std::vector<double> unfused;
@@ -122,7 +126,10 @@ Pair build(const Case &c, std::mt19937 &rng) {
   unfused.push_back({p.depthwise, {expanded, &dw, &db}, value});
   p.fusedInputs.insert(p.fusedInputs.end(), {&dw, &db});
   constant.insert(constant.end(), {true, true});
+  const size_t firstDepthwise = p.fusedInputs.size() - 2;
   chain(c.depthwiseChain, out, p.depthwiseChain);
+  p.expanded = expanded;
+  p.depthwiseInputs.assign(p.fusedInputs.begin() + int64_t(firstDepthwise), p.fusedInputs.end());
   p.y = value;
   p.options.constantInputs = constant;
   for (const Unfused &u : unfused) {
@@ -198,6 +205,63 @@ TEST(ExpandDepthwise, MatchesTheTwoKernelsRunApart) {
       EXPECT_TRUE(closeTo(y, p.unfused, 1e-4, 1e-4,
                           name(c) + (pool == &pool1() ? " 1 thread" : " 3 threads") + " [" +
                               description + "]"));
+    }
+  }
+}
+
+TEST(ExpandDepthwise, WithTheGlobalAveragePoolOfTheResult) {
+  // createDepthwisePool (a depthwise convolution alone) and
+  // createExpandDepthwise with a pool: the pool's means are taken from each
+  // band of rows; both outputs match the kernels run apart (the pool kernel
+  // on the unfused result). Batch 2, a partial channel vector, 1 and 3
+  // threads, a residual added after the depthwise convolution.
+  if (!fusionExpected())
+    GTEST_SKIP() << "no AVX-512, or a kernel choice turned off: never fused";
+  const char *off = std::getenv("CGC_REFERENCE_DEPTHWISE_POOL");
+  if (off && std::string(off) == "0")
+    GTEST_SKIP() << "CGC_REFERENCE_DEPTHWISE_POOL=0";
+  std::mt19937 rng(93);
+  const Op swish{"cgc_op.swish"};
+  const std::vector<Case> cases = {
+      {2, 24, 40, 58, 62, 3, 1, {1, 1}, {1, 1}, {swish}, {swish}},
+      {1, 16, 96, 56, 56, 5, 2, {2, 2}, {2, 2}, {swish}, {swish}},
+      {1, 16, 96, 56, 56, 3, 1, {1, 1}, {1, 1}, {}, {{"cgc_op.add", {}, std::vector<int64_t>{1, 96, 56, 56}}}},
+  };
+  for (const Case &c : cases) {
+    Pair p = build(c, rng);
+    ASSERT_FALSE(p.unfused.empty()) << name(c);
+    Tensor pooled(CGC_DTYPE_FLOAT32, {c.batch, c.midC, 1, 1});
+    KernelDesc pool = Desc("cgc_op.global_avg_pool").in(*p.y).out(pooled).get();
+    runKernel(*make(pool), {p.y}, {&pooled}, pool1());
+    const std::vector<double> expectedPool = pooled.values();
+    // The depthwise convolution alone, on the stored expanded value.
+    std::vector<const Tensor *> alone = {p.expanded};
+    alone.insert(alone.end(), p.depthwiseInputs.begin(), p.depthwiseInputs.end());
+    KernelOptions aloneOptions;
+    aloneOptions.constantInputs = {false, true, true};
+    std::string reason;
+    std::unique_ptr<Kernel> dwPool =
+        createDepthwisePool(p.depthwise, p.depthwiseChain, pool, aloneOptions, reason);
+    ASSERT_TRUE(dwPool) << name(c) << ": " << reason;
+    EXPECT_NE(dwPool->describe().find("global average pool"), std::string::npos)
+        << dwPool->describe();
+    for (ThreadPool *threads : {&pool1(), &pool3()}) {
+      Tensor y(CGC_DTYPE_FLOAT32, p.y->shape(), Layout::ChannelsLast);
+      Tensor means(CGC_DTYPE_FLOAT32, {c.batch, c.midC, 1, 1});
+      runKernel(*dwPool, alone, {&y, &means}, *threads);
+      EXPECT_TRUE(closeTo(y, p.unfused, 1e-4, 1e-4, name(c) + " alone, result"));
+      EXPECT_TRUE(closeTo(means, expectedPool, 1e-5, 1e-6, name(c) + " alone, pool"));
+    }
+    std::unique_ptr<Kernel> both = createExpandDepthwise(
+        p.expand, p.expandChain, p.depthwise, p.depthwiseChain, p.options, reason, &pool);
+    ASSERT_TRUE(both) << name(c) << ": " << reason;
+    EXPECT_NE(both->describe().find("global average pool"), std::string::npos) << both->describe();
+    for (ThreadPool *threads : {&pool1(), &pool3()}) {
+      Tensor y(CGC_DTYPE_FLOAT32, p.y->shape(), Layout::ChannelsLast);
+      Tensor means(CGC_DTYPE_FLOAT32, {c.batch, c.midC, 1, 1});
+      runKernel(*both, p.fusedInputs, {&y, &means}, *threads);
+      EXPECT_TRUE(closeTo(y, p.unfused, 1e-4, 1e-4, name(c) + " result"));
+      EXPECT_TRUE(closeTo(means, expectedPool, 1e-5, 1e-6, name(c) + " pool [" + both->describe() + "]"));
     }
   }
 }

@@ -4,8 +4,9 @@
 // result only a depthwise convolution reads as one step with that
 // convolution and its chain (createExpandDepthwise): the expanded value is
 // then never stored, so it takes no per-run memory. When something else
-// reads the expanded value too, the two stay apart. Both must compute what
-// the layers mean.
+// reads the expanded value too, the two stay apart. A global average pool
+// of the result joins the step that computes it (mergePools). All must
+// compute what the layers mean.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,9 +46,10 @@ KernelDesc relu6(KernelOperand in, KernelOperand out) {
 }
 
 /// Bindings: 0 x, 1 expansion weights, 2 its bias, 3 depthwise weights,
-/// 4 its bias, 5 y, 6 z. Temporaries: 0 the expansion, 1 its relu6, 2 the
-/// depthwise result. y = relu6(dw3x3s2(relu6(conv1x1(x)))) [, z =
-/// relu(relu6(conv1x1(x))) when `expandedReadLater`].
+/// 4 its bias, 5 y, 6 z, 7 m. Temporaries: 0 the expansion, 1 its relu6, 2
+/// the depthwise result. y = relu6(dw3x3s2(relu6(conv1x1(x)))), m =
+/// global_avg_pool(y) [, z = relu(relu6(conv1x1(x))) when
+/// `expandedReadLater`].
 KernelProgram blockProgram(bool expandedReadLater) {
   KernelProgram p;
   test::addF32Binding(p, "x", kIn * kH * kW, false);
@@ -57,6 +59,7 @@ KernelProgram blockProgram(bool expandedReadLater) {
   test::addF32Binding(p, "b2", kMid, true);
   test::addF32Binding(p, "y", kMid * kOH * kOW, false);
   test::addF32Binding(p, "z", kMid * kH * kW, false);
+  test::addF32Binding(p, "m", kMid, false);
   p.temporaries.push_back({uint64_t(kMid * kH * kW * 4), 64});
   p.temporaries.push_back({uint64_t(kMid * kH * kW * 4), 64});
   p.temporaries.push_back({uint64_t(kMid * kOH * kOW * 4), 64});
@@ -77,6 +80,9 @@ KernelProgram blockProgram(bool expandedReadLater) {
   dw.setAttr("groups", AttrValue::ofInt(kMid));
   p.kernels.push_back(dw);
   p.kernels.push_back(relu6(filtered, channelsLast(S::Binding, 5, kMid, kOH, kOW)));
+  p.kernels.push_back(layer("cgc_op.global_avg_pool",
+                            {channelsLast(S::Binding, 5, kMid, kOH, kOW)},
+                            f32(S::Binding, 7, {1, kMid, 1, 1})));
   if (expandedReadLater)
     p.kernels.push_back(
         layer("cgc_op.relu", {clipped}, channelsLast(S::Binding, 6, kMid, kH, kW)));
@@ -95,16 +101,23 @@ TEST(ReferenceExpandDepthwise, OneStepAndNoExpandedTemporary) {
     std::string error;
     auto compiled = ref::CompiledProgram::create(blockProgram(later), error);
     ASSERT_TRUE(compiled) << error;
+    const char *poolOff = std::getenv("CGC_REFERENCE_DEPTHWISE_POOL");
+    // The pool joins the depthwise step whether or not the expansion did.
+    const bool pools = ref::cpuHasAvx512() && !(poolOff && std::string(poolOff) == "0");
     if (!later && fuses) {
-      ASSERT_EQ(compiled->steps().size(), 1u) << compiled->steps()[0].kernel->describe();
-      EXPECT_EQ(compiled->steps()[0].kernels, (std::vector<size_t>{0, 1, 2, 3}));
+      ASSERT_EQ(compiled->steps().size(), pools ? 1u : 2u)
+          << compiled->steps()[0].kernel->describe();
+      const std::vector<size_t> kernels =
+          pools ? std::vector<size_t>{0, 1, 2, 3, 4} : std::vector<size_t>{0, 1, 2, 3};
+      EXPECT_EQ(compiled->steps()[0].kernels, kernels);
       EXPECT_NE(compiled->steps()[0].kernel->describe().find("never stored"), std::string::npos)
           << compiled->steps()[0].kernel->describe();
       EXPECT_EQ(compiled->memoryStats().temporaries, 0u);
       EXPECT_EQ(compiled->memoryStats().perRunBytes, 0u);
     } else {
-      // conv + relu6, depthwise + relu6 (, relu): the expanded value stored.
-      EXPECT_EQ(compiled->steps().size(), later ? 3u : 2u);
+      // conv + relu6, depthwise + relu6 + pool (, relu): the expanded value
+      // stored.
+      EXPECT_EQ(compiled->steps().size(), (later ? 3u : 2u) + (pools ? 0u : 1u));
       EXPECT_GE(compiled->memoryStats().perRunBytes, uint64_t(kMid * kH * kW * 4));
     }
 
@@ -142,6 +155,13 @@ TEST(ReferenceExpandDepthwise, OneStepAndNoExpandedTemporary) {
             ASSERT_NEAR(buffers[5][size_t((oh * kOW + ow) * kMid + c)], e, 1e-4 * (1 + e))
                 << threads << " threads, (" << oh << ", " << ow << ") channel " << c;
           }
+      for (int64_t c = 0; c < kMid; ++c) {
+        double mean = 0;
+        for (int64_t q = 0; q < kOH * kOW; ++q)
+          mean += buffers[5][size_t(q * kMid + c)];
+        mean /= double(kOH * kOW);
+        ASSERT_NEAR(buffers[7][size_t(c)], mean, 1e-5 * (1 + mean)) << "mean of channel " << c;
+      }
       if (later)
         for (size_t i = 0; i < mid.size(); ++i)
           ASSERT_NEAR(buffers[6][i], mid[i], 1e-4 * (1 + mid[i])) << "z element " << i;

@@ -401,13 +401,19 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
 std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
                                           const std::vector<KernelDesc> &epilogue,
                                           const KernelOptions &options, std::string &reason);
+/// The kernel of createDepthwisePool (conv.cpp checks the geometry).
+std::unique_ptr<Kernel> createFusedDepthwisePool(const KernelDesc &anchor,
+                                                 const std::vector<KernelDesc> &chain,
+                                                 const KernelDesc &pool,
+                                                 const KernelOptions &options,
+                                                 std::string &reason);
 /// The kernel of createExpandDepthwise (conv.cpp checks the geometry).
 std::unique_ptr<Kernel> createFusedExpandDepthwise(const KernelDesc &expand,
                                                    const std::vector<KernelDesc> &expandChain,
                                                    const KernelDesc &depthwise,
                                                    const std::vector<KernelDesc> &depthwiseChain,
                                                    const KernelOptions &options,
-                                                   std::string &reason);
+                                                   const KernelDesc *pool, std::string &reason);
 
 } // namespace cgc::ref
 

@@ -1345,6 +1345,17 @@ bool channelsLastDepthwiseFaster(const ConvGeom &g) {
   return channelsLastDepthwiseUnrolled(depthwiseGeometry(g));
 }
 
+/// False with CGC_REFERENCE_DEPTHWISE_POOL=0: a global average pool of a
+/// depthwise convolution's result stays its own kernel (read once per
+/// process).
+bool depthwisePoolEnabled() {
+  static const bool enabled = [] {
+    const char *env = std::getenv("CGC_REFERENCE_DEPTHWISE_POOL");
+    return !(env && std::string(env) == "0");
+  }();
+  return enabled;
+}
+
 // Direct convolution of a few input channels (a CNN's stem)
 //===----------------------------------------------------------------------===//
 
@@ -1525,7 +1536,11 @@ std::unique_ptr<Kernel> createFusedExpandDepthwise(const KernelDesc &expand,
                                                    const KernelDesc &depthwise,
                                                    const std::vector<KernelDesc> &depthwiseChain,
                                                    const KernelOptions &options,
-                                                   std::string &reason) {
+                                                   const KernelDesc *pool, std::string &reason) {
+  if (pool && !depthwisePoolEnabled()) {
+    reason = "CGC_REFERENCE_DEPTHWISE_POOL=0";
+    return nullptr;
+  }
   if (expand.op != "cgc_op.convolution" || depthwise.op != "cgc_op.convolution") {
     reason = "both ops must be convolutions";
     return nullptr;
@@ -1551,7 +1566,35 @@ std::unique_ptr<Kernel> createFusedExpandDepthwise(const KernelDesc &expand,
     return nullptr;
   }
   return makeExpandDepthwise(expand, expandChain, depthwiseGeometry(d), depthwise, depthwiseChain,
-                             options, geomText(e), geomText(d), reason);
+                             options, geomText(e), geomText(d), pool, reason);
+}
+
+std::unique_ptr<Kernel> createFusedDepthwisePool(const KernelDesc &anchor,
+                                                 const std::vector<KernelDesc> &chain,
+                                                 const KernelDesc &pool,
+                                                 const KernelOptions &options,
+                                                 std::string &reason) {
+  if (!depthwisePoolEnabled()) {
+    reason = "CGC_REFERENCE_DEPTHWISE_POOL=0";
+    return nullptr;
+  }
+  if (anchor.op != "cgc_op.convolution") {
+    reason = cat(anchor.op, ": not a convolution");
+    return nullptr;
+  }
+  const ConvGeom g = parseConv(anchor);
+  const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
+  if (numElements(out.shape) == 0 || out.shape != anchor.outputs[0].shape ||
+      hasNegativeStrides(anchor) || !channelsLastDepthwise(g, anchor, out) ||
+      !channelsLastDepthwiseFaster(g)) {
+    reason = cat(anchor.op, ": the direct channels-last depthwise kernel does not run ",
+                 geomText(g));
+    return nullptr;
+  }
+  return makeChannelsLastDepthwisePool(depthwiseGeometry(g), anchor, chain, pool,
+                                       options.isConstant(1) &&
+                                           (!g.hasBias || options.isConstant(2)),
+                                       geomText(g), reason);
 }
 
 void registerConvolutionOps(std::vector<OpEntry> &ops) {

@@ -64,6 +64,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <mutex>
 #include <utility>
 
@@ -495,7 +496,8 @@ public:
   /// group reads stay in L1 across the band's rows, then the epilogue runs
   /// over the band while it is in L2.
   void computeRows(const DepthwiseInput &in, const float *params, float *y,
-                   const void *const *extra, int64_t begin, int64_t end) const override {
+                   const void *const *extra, int64_t begin, int64_t end,
+                   const BandDone *done) const override {
     const DepthwiseGeometry &g = g_;
     std::vector<const float *> rowPtrs(size_t(g.kernelH));
     RowArgs a;
@@ -537,7 +539,28 @@ public:
       }
       if (!epilogue_.empty())
         epilogue_.apply(reinterpret_cast<char *>(y), extra, b0 * rowElems, b1 * rowElems);
+      if (done)
+        (*done)(b0, b1);
     }
+  }
+
+  int64_t poolSlotFloats() const override { return g_.batch * paddedC_; }
+
+  void addChannelSums(const float *y, int64_t b0, int64_t b1, float *slot) const override {
+    addChannelSumsAvx512(y, b0, b1, slot);
+  }
+
+  void writeMeans(const float *slots, int64_t count, float *pooled, int64_t pN,
+                  int64_t pC) const override {
+    const double positions = double(g_.outH * g_.outW);
+    const int64_t slotFloats = poolSlotFloats();
+    for (int64_t n = 0; n < g_.batch; ++n)
+      for (int64_t c = 0; c < g_.channels; ++c) {
+        double total = 0;
+        for (int64_t s = 0; s < count; ++s)
+          total += double(slots[s * slotFloats + n * paddedC_ + c]);
+        pooled[n * pN + c * pC] = float(total / positions);
+      }
   }
 
 private:
@@ -545,6 +568,27 @@ private:
     int64_t ow0, columns;
     SegmentFn fn;
   };
+
+  /// Adds the channels of output rows [b0, b1) of `y` into `slot` ([N][C
+  /// rounded up to 16]), 16 channels at a time over each row's pixels.
+  CGC_TARGET_AVX512 void addChannelSumsAvx512(const float *y, int64_t b0, int64_t b1,
+                                              float *slot) const {
+    const DepthwiseGeometry &g = g_;
+    const int64_t full = g.channels / 16 * 16;
+    const __mmask16 tail = __mmask16((1u << (g.channels - full)) - 1);
+    for (int64_t r = b0; r < b1; ++r) {
+      const int64_t n = r / g.outH, oh = r % g.outH;
+      const float *rowStart = y + n * yN_ + oh * yH_;
+      float *s = slot + n * paddedC_;
+      for (int64_t c = 0; c < g.channels; c += 16) {
+        const __mmask16 lanes = c < full ? __mmask16(0xffff) : tail;
+        __m512 acc = _mm512_load_ps(s + c);
+        for (int64_t ow = 0; ow < g.outW; ++ow)
+          acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(lanes, rowStart + ow * yW_ + c));
+        _mm512_store_ps(s + c, acc);
+      }
+    }
+  }
   struct Prepared {
     const void *weights, *bias;
     std::shared_ptr<AlignedBuffer> data;
@@ -614,7 +658,7 @@ public:
     const int64_t macs = g.batch * g.outH * g.outW * g.channels * g.kernelH * g.kernelW;
     rows_.forEachPiece(pool, static_cast<float *>(args.outputs[0]), extra, macs,
                        [&](int64_t begin, int64_t end, float *y) {
-                         rows_.computeRows(in, params, y, extra, begin, end);
+                         rows_.computeRows(in, params, y, extra, begin, end, nullptr);
                        });
   }
 
@@ -622,6 +666,58 @@ private:
   ChannelsLastDepthwiseRows rows_;
   size_t firstExtra_;
   int64_t xN_ = 0, xH_ = 0, xW_ = 0;
+};
+
+/// The depthwise convolution and the global average pool of its result:
+/// each thread sums the channels of its bands of rows as they complete
+/// into its own slot, the slots are added up after.
+class ChannelsLastDepthwisePoolKernel final : public KernelBase {
+public:
+  ChannelsLastDepthwisePoolKernel(const DepthwiseGeometry &g, const KernelDesc &anchor,
+                                  const std::vector<KernelDesc> &chain, const KernelDesc &pool,
+                                  bool constantParams, const std::string &what)
+      : rows_(g, anchor, chain, constantParams, what), firstExtra_(anchor.inputs.size()) {
+    std::vector<int64_t> xs = anchor.inputs[0]->effectiveStrides();
+    xN_ = xs[0], xH_ = xs[2], xW_ = xs[3];
+    std::vector<int64_t> ps = pool.outputs[0].effectiveStrides();
+    pN_ = ps[0], pC_ = ps[1];
+    description_ = rows_.describe() + ", then its global average pool from each band)";
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    const DepthwiseGeometry &g = rows_.geometry();
+    const float *x = static_cast<const float *>(args.inputs[0]);
+    Scratch paramScratch;
+    const float *params =
+        rows_.prepare(static_cast<const float *>(args.inputs[1]),
+                      g.hasBias ? static_cast<const float *>(args.inputs[2]) : nullptr,
+                      paramScratch);
+    const void *const *extra = args.inputs + firstExtra_;
+    auto row = [&](int64_t n, int64_t ih) { return x + n * xN_ + ih * xH_; };
+    const DepthwiseInput in{row, xW_};
+    const int64_t macs = g.batch * g.outH * g.outW * g.channels * g.kernelH * g.kernelW;
+    // One slot of sums per piece.
+    const int64_t slotFloats = rows_.poolSlotFloats();
+    Scratch sums(size_t(pool.size() * slotFloats) * sizeof(float));
+    std::fill(sums.as<float>(), sums.as<float>() + pool.size() * slotFloats, 0.0f);
+    std::atomic<int> nextSlot{0};
+    rows_.forEachPiece(pool, static_cast<float *>(args.outputs[0]), extra, macs,
+                       [&](int64_t begin, int64_t end, float *y) {
+                         float *slot = sums.as<float>() + nextSlot.fetch_add(1) * slotFloats;
+                         auto add = [&](int64_t b0, int64_t b1) {
+                           rows_.addChannelSums(y, b0, b1, slot);
+                         };
+                         const DepthwiseRows::BandDone done(add);
+                         rows_.computeRows(in, params, y, extra, begin, end, &done);
+                       });
+    rows_.writeMeans(sums.as<float>(), pool.size(), static_cast<float *>(args.outputs[1]), pN_,
+                     pC_);
+  }
+
+private:
+  ChannelsLastDepthwiseRows rows_;
+  size_t firstExtra_;
+  int64_t xN_ = 0, xH_ = 0, xW_ = 0, pN_ = 0, pC_ = 0;
 };
 
 bool positiveOrUnit(const KernelOperand &o) {
@@ -674,6 +770,29 @@ std::unique_ptr<DepthwiseRows> makeChannelsLastDepthwiseRows(const DepthwiseGeom
                                                              bool constantParams,
                                                              const std::string &what) {
   return std::make_unique<ChannelsLastDepthwiseRows>(g, anchor, chain, constantParams, what);
+}
+
+std::string wholePoolMismatch(const KernelDesc &pool, const KernelOperand &result) {
+  if (pool.op != "cgc_op.global_avg_pool" || pool.inputs.size() != 1 || !pool.inputs[0] ||
+      !(*pool.inputs[0] == result) || pool.outputs.size() != 1 || result.shape.size() != 4 ||
+      pool.outputs[0].dtype != CGC_DTYPE_FLOAT32 ||
+      pool.outputs[0].shape != std::vector<int64_t>{result.shape[0], result.shape[1], 1, 1})
+    return cat(pool.op, ": not a float32 global average pool of the whole result");
+  return "";
+}
+
+std::unique_ptr<Kernel> makeChannelsLastDepthwisePool(const DepthwiseGeometry &g,
+                                                      const KernelDesc &anchor,
+                                                      const std::vector<KernelDesc> &chain,
+                                                      const KernelDesc &pool, bool constantParams,
+                                                      const std::string &what,
+                                                      std::string &reason) {
+  const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
+  reason = wholePoolMismatch(pool, out);
+  if (!reason.empty())
+    return nullptr;
+  return std::make_unique<ChannelsLastDepthwisePoolKernel>(g, anchor, chain, pool, constantParams,
+                                                           what);
 }
 
 } // namespace cgc::ref

@@ -82,11 +82,29 @@ public:
   /// an extra operand shares bytes with `y`: copied into `y` afterwards.
   virtual void forEachPiece(ThreadPool &pool, float *y, const void *const *extra, int64_t macs,
                             FunctionRef<void(int64_t, int64_t, float *)> rows) const = 0;
+  /// Called with each band of output rows [b0, b1) once it is complete,
+  /// chain included, while it is in cache.
+  using BandDone = FunctionRef<void(int64_t, int64_t)>;
   /// Output rows [begin, end) into `y`, the chain applied to each band of
-  /// rows while it is in cache (`extra`: its operands, in order).
+  /// rows while it is in cache (`extra`: its operands, in order); `done`
+  /// (may be null) sees each band after that.
   virtual void computeRows(const DepthwiseInput &in, const float *params, float *y,
-                           const void *const *extra, int64_t begin, int64_t end) const = 0;
+                           const void *const *extra, int64_t begin, int64_t end,
+                           const BandDone *done) const = 0;
+
+  /// A fused global average pool of the result: floats of one slot of
+  /// channel sums (whole cache lines), the sums of output rows [b0, b1) of
+  /// `y` added into `slot`, and the means of `slots` slots written to
+  /// `pooled` ([N, C, 1, 1], strides pN and pC along N and C).
+  virtual int64_t poolSlotFloats() const = 0;
+  virtual void addChannelSums(const float *y, int64_t b0, int64_t b1, float *slot) const = 0;
+  virtual void writeMeans(const float *slots, int64_t count, float *pooled, int64_t pN,
+                          int64_t pC) const = 0;
 };
+
+/// Empty if `pool` is a float32 global_avg_pool of the whole `result` (N x
+/// C x H x W) into [N, C, 1, 1], else why not.
+std::string wholePoolMismatch(const KernelDesc &pool, const KernelOperand &result);
 
 /// The rows of `anchor` followed by `chain`, as makeChannelsLastDepthwise
 /// computes them; the anchor's input 0 only gives the geometry.
@@ -95,6 +113,19 @@ std::unique_ptr<DepthwiseRows> makeChannelsLastDepthwiseRows(const DepthwiseGeom
                                                              const std::vector<KernelDesc> &chain,
                                                              bool constantParams,
                                                              const std::string &what);
+
+/// The depthwise convolution `anchor` with its `chain`, whose result `pool`
+/// (a global_avg_pool) also reads: one kernel writing both, the channel
+/// sums taken from each band of rows while it is in cache (EfficientNet's
+/// squeeze-excitation reads every depthwise result twice: the pool, then
+/// the scaling). Outputs: the chain's result, then the pool's. Null with
+/// `reason` if `pool` is not a float32 global_avg_pool of the whole result.
+std::unique_ptr<Kernel> makeChannelsLastDepthwisePool(const DepthwiseGeometry &g,
+                                                      const KernelDesc &anchor,
+                                                      const std::vector<KernelDesc> &chain,
+                                                      const KernelDesc &pool, bool constantParams,
+                                                      const std::string &what,
+                                                      std::string &reason);
 
 } // namespace cgc::ref
 

@@ -25,6 +25,7 @@
 #include "sgemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 
 namespace cgc::ref {
@@ -63,13 +64,21 @@ public:
   /// the ring's shape).
   void setRingEpilogue(Epilogue epilogue) { ringEpilogue_ = std::move(epilogue); }
 
+  /// Also the global average pool of the result into output 1 (strides pN
+  /// and pC along N and C).
+  void setPool(int64_t pN, int64_t pC) {
+    pool_ = true;
+    pN_ = pN, pC_ = pC;
+  }
+
   void describeAs(const std::string &expandSummary) {
     description_ = cat(expandWhat_, expandSummary, " (AVX-512 ", gemm_.tileRows(), "x",
                        gemm_.panelWidth(), " register tiles into a ring of ", ring_,
                        " rows per thread, never stored",
                        ringEpilogue_.empty() ? "" : ", chain per run of rows",
                        ", weights packed once) then ", rows_->describe(), ", bands of ", band_,
-                       " rows)");
+                       " rows", pool_ ? ", then its global average pool from each band" : "",
+                       ")");
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
@@ -88,17 +97,32 @@ public:
         depthwiseBias_ ? static_cast<const float *>(args.inputs[firstDepthwise_ + 1]) : nullptr,
         paramScratch);
     const void *const *extra = args.inputs + firstDepthwiseExtra_;
+    // With the pool: one slot of channel sums per piece.
+    const int64_t slotFloats = pool_ ? rows_->poolSlotFloats() : 0;
+    Scratch sums(size_t(pool.size() * slotFloats) * sizeof(float));
+    std::fill(sums.as<float>(), sums.as<float>() + pool.size() * slotFloats, 0.0f);
+    std::atomic<int> nextSlot{0};
     rows_->forEachPiece(pool, static_cast<float *>(args.outputs[0]), extra, macs_,
                         [&](int64_t begin, int64_t end, float *y) {
-                          piece(args, packed, operands.data(), params, y, begin, end);
+                          float *slot = sums.as<float>() + nextSlot.fetch_add(1) * slotFloats;
+                          auto add = [&](int64_t b0, int64_t b1) {
+                            rows_->addChannelSums(y, b0, b1, slot);
+                          };
+                          const DepthwiseRows::BandDone done(add);
+                          piece(args, packed, operands.data(), params, y, begin, end,
+                                pool_ ? &done : nullptr);
                         });
+    if (pool_)
+      rows_->writeMeans(sums.as<float>(), pool.size(), static_cast<float *>(args.outputs[1]),
+                        pN_, pC_);
   }
 
 private:
   /// Depthwise output rows [begin, end) into `y`, their expanded input rows
   /// made in this thread's ring.
   void piece(const KernelArgs &args, const float *packed, const float *const *operands,
-             const float *params, float *y, int64_t begin, int64_t end) const {
+             const float *params, float *y, int64_t begin, int64_t end,
+             const DepthwiseRows::BandDone *done) const {
     const DepthwiseGeometry &g = g_;
     const int64_t rowFloats = g.inW * midC_;
     Scratch ring(size_t(ring_ * rowFloats) * sizeof(float));
@@ -139,7 +163,7 @@ private:
         p += count;
       }
       have = std::max(have, hi);
-      rows_->computeRows(in, params, y, extra, b0, b1);
+      rows_->computeRows(in, params, y, extra, b0, b1, done);
     }
   }
 
@@ -155,6 +179,8 @@ private:
   PackedSgemm gemm_;
   std::unique_ptr<DepthwiseRows> rows_;
   Epilogue ringEpilogue_;
+  bool pool_ = false;
+  int64_t pN_ = 0, pC_ = 0;
   std::string expandWhat_;
   onednn::PlainOperand weights_;
   mutable PackedOperands packed_;
@@ -207,7 +233,7 @@ std::unique_ptr<Kernel> makeExpandDepthwise(const KernelDesc &expand,
                                             const KernelOptions &options,
                                             const std::string &expandWhat,
                                             const std::string &depthwiseWhat,
-                                            std::string &reason) {
+                                            const KernelDesc *pool, std::string &reason) {
   if (!fusionEnabled()) {
     reason = "CGC_REFERENCE_EXPAND_DEPTHWISE=0";
     return nullptr;
@@ -271,6 +297,15 @@ std::unique_ptr<Kernel> makeExpandDepthwise(const KernelDesc &expand,
                                                         depthwise.inputs.size() - 1, depthwiseBias,
                                                         band, ring, expandWhat);
   kernel->setRingEpilogue(std::move(ringEpilogue));
+  if (pool) {
+    const KernelOperand &out =
+        depthwiseChain.empty() ? depthwise.outputs[0] : depthwiseChain.back().outputs.at(0);
+    reason = wholePoolMismatch(*pool, out);
+    if (!reason.empty())
+      return nullptr;
+    const std::vector<int64_t> ps = pool->outputs[0].effectiveStrides();
+    kernel->setPool(ps[0], ps[1]);
+  }
   std::string summary;
   for (const KernelDesc &op : expandChain)
     summary += "+" + op.op.substr(7);

@@ -31,7 +31,10 @@ namespace cgc::ref {
 /// not fuse: an extra operand of the expansion chain varies across
 /// positions, the depthwise parameters are not constant, the expanded
 /// value fits in L2 anyway (fusing then only costs). `expandWhat` and
-/// `depthwiseWhat` name the two convolutions in the description.
+/// `depthwiseWhat` name the two convolutions in the description. With
+/// `pool` (a global_avg_pool of the depthwise chain's whole result), the
+/// kernel writes the pool's result too (output 1), from each band of rows
+/// while it is in cache.
 std::unique_ptr<Kernel> makeExpandDepthwise(const KernelDesc &expand,
                                             const std::vector<KernelDesc> &expandChain,
                                             const DepthwiseGeometry &g,
@@ -40,7 +43,7 @@ std::unique_ptr<Kernel> makeExpandDepthwise(const KernelDesc &expand,
                                             const KernelOptions &options,
                                             const std::string &expandWhat,
                                             const std::string &depthwiseWhat,
-                                            std::string &reason);
+                                            const KernelDesc *pool, std::string &reason);
 
 } // namespace cgc::ref
 

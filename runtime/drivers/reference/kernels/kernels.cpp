@@ -195,8 +195,11 @@ std::unique_ptr<Kernel> createExpandDepthwise(const KernelDesc &expand,
                                               const std::vector<KernelDesc> &expandChain,
                                               const KernelDesc &depthwise,
                                               const std::vector<KernelDesc> &depthwiseChain,
-                                              const KernelOptions &options, std::string &reason) {
+                                              const KernelOptions &options, std::string &reason,
+                                              const KernelDesc *pool) {
   try {
+    if (pool)
+      checkOperands(*pool);
     checkOperands(expand);
     checkOperands(depthwise);
     for (const KernelDesc &op : expandChain)
@@ -204,11 +207,29 @@ std::unique_ptr<Kernel> createExpandDepthwise(const KernelDesc &expand,
     for (const KernelDesc &op : depthwiseChain)
       checkOperands(op);
     return createFusedExpandDepthwise(expand, expandChain, depthwise, depthwiseChain, options,
-                                      reason);
+                                      pool, reason);
   } catch (const DescError &e) {
     reason = e.message;
   } catch (const std::exception &e) {
     reason = expand.op + ": " + e.what();
+  }
+  return nullptr;
+}
+
+std::unique_ptr<Kernel> createDepthwisePool(const KernelDesc &anchor,
+                                            const std::vector<KernelDesc> &chain,
+                                            const KernelDesc &pool, const KernelOptions &options,
+                                            std::string &reason) {
+  try {
+    checkOperands(anchor);
+    checkOperands(pool);
+    for (const KernelDesc &op : chain)
+      checkOperands(op);
+    return createFusedDepthwisePool(anchor, chain, pool, options, reason);
+  } catch (const DescError &e) {
+    reason = e.message;
+  } catch (const std::exception &e) {
+    reason = anchor.op + ": " + e.what();
   }
   return nullptr;
 }

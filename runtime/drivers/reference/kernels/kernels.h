@@ -89,13 +89,27 @@ std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
 /// (expand_depthwise.h). KernelArgs::inputs: `expand`'s inputs, the extra
 /// operands of `expandChain`, `depthwise`'s inputs after the first, the
 /// extra operands of `depthwiseChain`. Only the last op's output is
-/// written. Returns nullptr with a reason if the pair does not fuse (the
-/// caller then runs the two as separate kernels).
+/// written. With `pool` (a global_avg_pool of that output), the kernel
+/// writes the pool's result too, as output 1 (see createDepthwisePool).
+/// Returns nullptr with a reason if the ops do not fuse (the caller then
+/// runs them as separate kernels).
 std::unique_ptr<Kernel> createExpandDepthwise(const KernelDesc &expand,
                                               const std::vector<KernelDesc> &expandChain,
                                               const KernelDesc &depthwise,
                                               const std::vector<KernelDesc> &depthwiseChain,
-                                              const KernelOptions &options, std::string &reason);
+                                              const KernelOptions &options, std::string &reason,
+                                              const KernelDesc *pool = nullptr);
+
+/// Creates one kernel computing the depthwise convolution `anchor` followed
+/// by the elementwise `chain` and `pool`, a global average pool of the
+/// chain's result (which others read too): outputs the chain's result, then
+/// the pool's (the channel sums come from each band of rows while it is in
+/// cache). Inputs as createFusedKernel's. Returns nullptr with a reason if
+/// they do not fuse (the caller then runs the pool as its own kernel).
+std::unique_ptr<Kernel> createDepthwisePool(const KernelDesc &anchor,
+                                            const std::vector<KernelDesc> &chain,
+                                            const KernelDesc &pool, const KernelOptions &options,
+                                            std::string &reason);
 
 /// True if createKernel knows the op name (dtype/attribute support may still
 /// fail).
