@@ -238,9 +238,13 @@ std::unique_ptr<Kernel> makeExpandDepthwise(const KernelDesc &expand,
     reason = "CGC_REFERENCE_EXPAND_DEPTHWISE=0";
     return nullptr;
   }
-  reason = pointwiseMismatch(expand, expandChain, options);
+  reason = pointwiseMismatch(expand, expandChain);
   if (!reason.empty())
     return nullptr;
+  if (!options.isConstant(1)) {
+    reason = "the expansion's weights are not constant weights (packed once per address)";
+    return nullptr;
+  }
   const int64_t expandedBytes = g.batch * g.inH * g.inW * g.channels * int64_t(sizeof(float));
   if (expandedBytes < kMinExpandedBytes) {
     reason = cat("the expanded value (", expandedBytes, " bytes) stays in L2 unfused");

@@ -56,30 +56,45 @@ class PointwiseConvKernel final : public KernelBase {
 public:
   /// `ops` read the chain's `extras` operands (0..extras-1) and the bias
   /// (operand `extras`). `what` names the convolution and its chain.
+  /// Constant weights are packed once per address, others on every run.
   PointwiseConvKernel(const KernelDesc &anchor, std::vector<SgemmOp> ops, size_t extras,
-                      Epilogue epilogue, int inPlace, const std::string &what)
+                      Epilogue epilogue, int inPlace, bool constantWeights,
+                      const std::string &what)
       : positions_(numElements(anchor.outputs[0].shape) / anchor.outputs[0].shape[1]),
         inC_(anchor.inputs[0]->shape[1]), outC_(anchor.outputs[0].shape[1]),
         rowUnit_(numElements(std::vector<int64_t>(anchor.outputs[0].shape.begin() + 3,
                                                   anchor.outputs[0].shape.end()))),
         hasBias_(anchor.inputs.size() > 2 && anchor.inputs[2]),
         firstExtra_(anchor.inputs.size()), extraCount_(extras), inPlace_(inPlace),
-        gemm_(positions_, inC_, outC_, std::move(ops)), epilogue_(std::move(epilogue)) {
+        constantWeights_(constantWeights), gemm_(positions_, inC_, outC_, std::move(ops)),
+        epilogue_(std::move(epilogue)) {
     const std::vector<int64_t> ws = anchor.inputs[1]->effectiveStrides();
     weights_ = {{outC_, inC_}, {ws[0], ws[1]}, dnnl::memory::data_type::f32};
     description_ = cat(what, " (AVX-512 ", gemm_.tileRows(), "x", gemm_.panelWidth(),
                        " register tiles over ", positions_, " positions",
                        epilogue_.empty() ? "" : ", epilogue per block of rows",
                        inPlace_ >= 0 ? ", residual may be in place" : "",
-                       ", weights packed once, split across the pool)");
+                       constantWeights_ ? ", weights packed once" : ", weights packed each run",
+                       ", split across the pool)");
   }
 
   int inPlaceInput() const override { return inPlace_; }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
     const float *w = static_cast<const float *>(args.inputs[1]);
-    const float *packed = packed_.get(gemm_, w, weights_.strides[1], weights_.strides[0]);
-    pageOut_.release(weights_, w);
+    Scratch packedNow;
+    const float *packed;
+    if (constantWeights_) {
+      packed = packed_.get(gemm_, w, weights_.strides[1], weights_.strides[0]);
+      pageOut_.release(weights_, w);
+    } else {
+      // Weights that may change between runs (a squeeze-excitation scale
+      // folded into them, input_scale.h): K x N floats packed, next to
+      // M x K x N multiply-adds.
+      packedNow.allocate(gemm_.packedBytes());
+      gemm_.pack(w, weights_.strides[1], weights_.strides[0], packedNow.as<float>());
+      packed = packedNow.as<float>();
+    }
     // Operands: the chain's extras in order, then the bias.
     std::vector<const float *> operands(extraCount_ + 1, nullptr);
     for (size_t i = 0; i < extraCount_; ++i)
@@ -108,6 +123,7 @@ private:
   bool hasBias_;
   size_t firstExtra_, extraCount_;
   int inPlace_;
+  bool constantWeights_;
   PackedSgemm gemm_;
   Epilogue epilogue_;
   onednn::PlainOperand weights_;
@@ -117,16 +133,15 @@ private:
 
 } // namespace
 
-std::string pointwiseMismatch(const KernelDesc &anchor, const std::vector<KernelDesc> &chain,
-                              const KernelOptions &options) {
+std::string pointwiseMismatch(const KernelDesc &anchor, const std::vector<KernelDesc> &chain) {
   const KernelOperand &x = *anchor.inputs[0];
   const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
   if (!PackedSgemm::available())
     return "no AVX-512 (or CGC_REFERENCE_PACKED_GEMM=0)";
-  if (x.dtype != CGC_DTYPE_FLOAT32 || out.dtype != CGC_DTYPE_FLOAT32 || !options.isConstant(1) ||
-      !channelsLast(x) || !channelsLast(anchor.outputs[0]) || !channelsLast(out) ||
+  if (x.dtype != CGC_DTYPE_FLOAT32 || out.dtype != CGC_DTYPE_FLOAT32 || !channelsLast(x) ||
+      !channelsLast(anchor.outputs[0]) || !channelsLast(out) ||
       out.shape != anchor.outputs[0].shape)
-    return "not a float32 channels-last convolution with constant weights";
+    return "not a float32 channels-last convolution";
   if (anchor.inputs.size() > 2 && anchor.inputs[2]) {
     const KernelOperand &b = *anchor.inputs[2];
     if (b.dtype != CGC_DTYPE_FLOAT32 || (b.shape.at(0) != 1 && b.effectiveStrides()[0] != 1))
@@ -178,7 +193,7 @@ std::unique_ptr<Kernel> makePointwiseConvolution(const KernelDesc &anchor,
                                                  const std::vector<KernelDesc> &chain,
                                                  const KernelOptions &options,
                                                  const std::string &what, std::string &reason) {
-  reason = pointwiseMismatch(anchor, chain, options);
+  reason = pointwiseMismatch(anchor, chain);
   if (!reason.empty())
     return nullptr;
   const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
@@ -200,7 +215,8 @@ std::unique_ptr<Kernel> makePointwiseConvolution(const KernelDesc &anchor,
   for (const KernelDesc &op : chain)
     summary += "+" + op.op.substr(7);
   return std::make_unique<PointwiseConvKernel>(anchor, std::move(ops.ops), ops.extras,
-                                               std::move(epilogue), ops.inPlace, what + summary);
+                                               std::move(epilogue), ops.inPlace,
+                                               options.isConstant(1), what + summary);
 }
 
 } // namespace cgc::ref

@@ -21,10 +21,9 @@ namespace cgc::ref {
 
 /// Empty if `anchor` (a 1x1, stride-1, unpadded, ungrouped convolution:
 /// inputs x, w[, bias]) followed by `chain` can run on the packed GEMM, else
-/// why not: no AVX-512, not float32 channels-last operands, weights not
-/// constant, a bias that is not a dense vector.
-std::string pointwiseMismatch(const KernelDesc &anchor, const std::vector<KernelDesc> &chain,
-                              const KernelOptions &options);
+/// why not: no AVX-512, not float32 channels-last operands, a bias that is
+/// not a dense vector.
+std::string pointwiseMismatch(const KernelDesc &anchor, const std::vector<KernelDesc> &chain);
 
 /// How the bias of `anchor` and the elementwise `chain` after it run in the
 /// GEMM's epilogue. The ops' operands are the chain's extra operands in
@@ -41,8 +40,9 @@ PointwiseEpilogue pointwiseEpilogue(const KernelDesc &anchor, const std::vector<
 
 /// The convolution `anchor` (inputs x, w[, bias]) with the elementwise
 /// `chain` after it (may be empty) as a packed GEMM; null, with `reason`, if
-/// it is not a pointwise float32 channels-last convolution with constant
-/// weights (and a constant bias) or the CPU has no AVX-512.
+/// it is not a pointwise float32 channels-last convolution or the CPU has no
+/// AVX-512. Constant weights are packed once per address, others on every
+/// run.
 std::unique_ptr<Kernel> makePointwiseConvolution(const KernelDesc &anchor,
                                                  const std::vector<KernelDesc> &chain,
                                                  const KernelOptions &options,
