@@ -229,11 +229,17 @@ TileFn tileFn(int64_t rows, int64_t vectors) {
 /// the `m` x `n` result is least, the wider on a tie (a wider tile loads
 /// fewer A values per FMA: 6x64 10 loads per 24 FMAs, 24x16 25). BERT's
 /// 128 rows take 8x48 (6x64 would leave a 2-row tile); its N of 768 / 3072
-/// fits both.
-int64_t vectorsFor(int64_t m, int64_t n) {
+/// fits both. 24x16 only while its 24 rows of A fit in 32 KB (K <= 341):
+/// beyond, each of its many 16-column panels streams all of A from L2
+/// again, and EfficientNet-B0's 196-row 480->80, 480->112 and 672->112
+/// convolutions ran 9-12% faster on 8x48 / 6x64 despite their padding
+/// (alternating runs, per-step profile).
+int64_t vectorsFor(int64_t m, int64_t k, int64_t n) {
   int64_t best = 4, bestArea = -1;
   for (int64_t v = 4; v >= 1; --v) {
     const int64_t width = 16 * v, rows = 24 / v;
+    if (v == 1 && rows * k * int64_t(sizeof(float)) > (32 << 10))
+      continue;
     const int64_t area = (m + rows - 1) / rows * rows * ((n + width - 1) / width * width);
     if (bestArea < 0 || area < bestArea) {
       best = v;
@@ -254,7 +260,7 @@ bool PackedSgemm::available() {
 }
 
 PackedSgemm::PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> ops)
-    : k_(k), n_(n), vectors_(vectorsFor(m, n)), ops_(std::move(ops)) {}
+    : k_(k), n_(n), vectors_(vectorsFor(m, k, n)), ops_(std::move(ops)) {}
 
 void PackedSgemm::pack(const float *b, int64_t bk, int64_t bn, float *dst) const {
   const int64_t width = panelWidth();
