@@ -288,6 +288,17 @@ bool channelsLast(const KernelOperand &op) {
   return op.shape[0] == 1 || s[0] == expect;
 }
 
+std::string avx512Float32Mismatch(const KernelDesc &anchor, const KernelOperand &out) {
+  if (!cpuHasAvx512())
+    return "the CPU has no AVX-512";
+  for (const auto &in : anchor.inputs)
+    if (in && in->dtype != CGC_DTYPE_FLOAT32)
+      return "an operand is not float32";
+  if (out.dtype != CGC_DTYPE_FLOAT32)
+    return "the result is not float32";
+  return "";
+}
+
 bool broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b,
                      std::vector<int64_t> &result) {
   size_t rank = std::max(a.size(), b.size());
@@ -401,6 +412,31 @@ AlignedBuffer::AlignedBuffer(size_t bytes) : bytes_(bytes) {
 }
 
 AlignedBuffer::~AlignedBuffer() { std::free(ptr_); }
+
+const float *PreparedParams::get(const void *weights, const void *bias, size_t bytes,
+                                 FunctionRef<void(float *)> fill, bool &made) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  made = false;
+  for (const Entry &e : entries_)
+    if (e.weights == weights && e.bias == bias)
+      return static_cast<const float *>(e.data->data());
+  auto data = std::make_shared<AlignedBuffer>(bytes);
+  fill(static_cast<float *>(data->data()));
+  entries_.push_back({weights, bias, data});
+  made = true;
+  return static_cast<const float *>(data->data());
+}
+
+const float *PreparedParams::prepare(const void *weights, const void *bias, size_t bytes,
+                                     bool constant, Scratch &scratch,
+                                     FunctionRef<void(float *)> fill, bool &made) {
+  if (constant)
+    return get(weights, bias, bytes, fill, made);
+  made = false;
+  scratch.allocate(bytes);
+  fill(scratch.as<float>());
+  return scratch.as<float>();
+}
 
 Scratch::~Scratch() {
   if (ptr_)

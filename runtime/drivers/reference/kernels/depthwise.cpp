@@ -433,24 +433,11 @@ public:
 
   const float *prepare(const float *w, const float *b, Scratch &scratch) const override {
     const size_t bytes = size_t((g_.kernelH * g_.kernelW + 1) * paddedC_) * sizeof(float);
-    if (!constant_) {
-      scratch.allocate(bytes);
-      fill(w, b, scratch.as<float>());
-      return scratch.as<float>();
-    }
-    const float *ready;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      for (const Prepared &p : prepared_)
-        if (p.weights == w && p.bias == b)
-          return static_cast<const float *>(p.data->data());
-      auto data = std::make_shared<AlignedBuffer>(bytes);
-      fill(w, b, static_cast<float *>(data->data()));
-      prepared_.push_back({w, b, data});
-      ready = static_cast<const float *>(data->data());
-    }
-    // Only the prepared copy is read from now on.
-    pageOut_.release(weights_, w);
+    bool made;
+    const float *ready =
+        prepared_.prepare(w, b, bytes, constant_, scratch, [&](float *p) { fill(w, b, p); }, made);
+    if (made) // only the prepared copy is read from now on
+      pageOut_.release(weights_, w);
     return ready;
   }
 
@@ -589,11 +576,6 @@ private:
       }
     }
   }
-  struct Prepared {
-    const void *weights, *bias;
-    std::shared_ptr<AlignedBuffer> data;
-  };
-
   /// Weights [KH * KW][paddedC] then bias [paddedC], zero-padded.
   void fill(const float *w, const float *b, float *p) const {
     const int64_t taps = g_.kernelH * g_.kernelW;
@@ -626,22 +608,29 @@ private:
   std::pair<int64_t, int64_t> outSpan_;
   std::vector<std::pair<int64_t, int64_t>> extraSpans_;
   std::string description_;
-  mutable std::mutex mutex_;
-  mutable std::vector<Prepared> prepared_;
+  mutable PreparedParams prepared_;
   mutable onednn::SourcePageOut pageOut_;
 };
 
 /// The depthwise convolution as a kernel: its input rows are those of
-/// input 0.
+/// input 0. With `pool`, also the global average pool of the result
+/// (output 1): each thread adds the channels of its bands of rows as they
+/// complete into its own slot, the slots' means are written after.
 class ChannelsLastDepthwiseKernel final : public KernelBase {
 public:
   ChannelsLastDepthwiseKernel(const DepthwiseGeometry &g, const KernelDesc &anchor,
-                              const std::vector<KernelDesc> &chain, bool constantParams,
-                              const std::string &what)
-      : rows_(g, anchor, chain, constantParams, what), firstExtra_(anchor.inputs.size()) {
+                              const std::vector<KernelDesc> &chain, const KernelDesc *pool,
+                              bool constantParams, const std::string &what)
+      : rows_(g, anchor, chain, constantParams, what), firstExtra_(anchor.inputs.size()),
+        pool_(pool != nullptr) {
     std::vector<int64_t> xs = anchor.inputs[0]->effectiveStrides();
     xN_ = xs[0], xH_ = xs[2], xW_ = xs[3];
-    description_ = rows_.describe() + ")";
+    if (pool) {
+      std::vector<int64_t> ps = pool->outputs[0].effectiveStrides();
+      pN_ = ps[0], pC_ = ps[1];
+    }
+    description_ =
+        rows_.describe() + (pool_ ? ", then its global average pool from each band)" : ")");
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
@@ -656,48 +645,8 @@ public:
     auto row = [&](int64_t n, int64_t ih) { return x + n * xN_ + ih * xH_; };
     const DepthwiseInput in{row, xW_};
     const int64_t macs = g.batch * g.outH * g.outW * g.channels * g.kernelH * g.kernelW;
-    rows_.forEachPiece(pool, static_cast<float *>(args.outputs[0]), extra, macs,
-                       [&](int64_t begin, int64_t end, float *y) {
-                         rows_.computeRows(in, params, y, extra, begin, end, nullptr);
-                       });
-  }
-
-private:
-  ChannelsLastDepthwiseRows rows_;
-  size_t firstExtra_;
-  int64_t xN_ = 0, xH_ = 0, xW_ = 0;
-};
-
-/// The depthwise convolution and the global average pool of its result:
-/// each thread sums the channels of its bands of rows as they complete
-/// into its own slot, the slots are added up after.
-class ChannelsLastDepthwisePoolKernel final : public KernelBase {
-public:
-  ChannelsLastDepthwisePoolKernel(const DepthwiseGeometry &g, const KernelDesc &anchor,
-                                  const std::vector<KernelDesc> &chain, const KernelDesc &pool,
-                                  bool constantParams, const std::string &what)
-      : rows_(g, anchor, chain, constantParams, what), firstExtra_(anchor.inputs.size()) {
-    std::vector<int64_t> xs = anchor.inputs[0]->effectiveStrides();
-    xN_ = xs[0], xH_ = xs[2], xW_ = xs[3];
-    std::vector<int64_t> ps = pool.outputs[0].effectiveStrides();
-    pN_ = ps[0], pC_ = ps[1];
-    description_ = rows_.describe() + ", then its global average pool from each band)";
-  }
-
-  void run(const KernelArgs &args, ThreadPool &pool) const override {
-    const DepthwiseGeometry &g = rows_.geometry();
-    const float *x = static_cast<const float *>(args.inputs[0]);
-    Scratch paramScratch;
-    const float *params =
-        rows_.prepare(static_cast<const float *>(args.inputs[1]),
-                      g.hasBias ? static_cast<const float *>(args.inputs[2]) : nullptr,
-                      paramScratch);
-    const void *const *extra = args.inputs + firstExtra_;
-    auto row = [&](int64_t n, int64_t ih) { return x + n * xN_ + ih * xH_; };
-    const DepthwiseInput in{row, xW_};
-    const int64_t macs = g.batch * g.outH * g.outW * g.channels * g.kernelH * g.kernelW;
-    // One slot of sums per piece.
-    const int64_t slotFloats = rows_.poolSlotFloats();
+    // With the pool: one slot of sums per piece.
+    const int64_t slotFloats = pool_ ? rows_.poolSlotFloats() : 0;
     Scratch sums(size_t(pool.size() * slotFloats) * sizeof(float));
     std::fill(sums.as<float>(), sums.as<float>() + pool.size() * slotFloats, 0.0f);
     std::atomic<int> nextSlot{0};
@@ -708,15 +657,18 @@ public:
                            rows_.addChannelSums(y, b0, b1, slot);
                          };
                          const DepthwiseRows::BandDone done(add);
-                         rows_.computeRows(in, params, y, extra, begin, end, &done);
+                         rows_.computeRows(in, params, y, extra, begin, end,
+                                           pool_ ? &done : nullptr);
                        });
-    rows_.writeMeans(sums.as<float>(), pool.size(), static_cast<float *>(args.outputs[1]), pN_,
-                     pC_);
+    if (pool_)
+      rows_.writeMeans(sums.as<float>(), pool.size(), static_cast<float *>(args.outputs[1]),
+                       pN_, pC_);
   }
 
 private:
   ChannelsLastDepthwiseRows rows_;
   size_t firstExtra_;
+  bool pool_;
   int64_t xN_ = 0, xH_ = 0, xW_ = 0, pN_ = 0, pC_ = 0;
 };
 
@@ -737,13 +689,8 @@ bool channelsLastDepthwiseUnrolled(const DepthwiseGeometry &g) {
 
 std::string channelsLastDepthwiseMismatch(const DepthwiseGeometry &g, const KernelDesc &anchor,
                                           const KernelOperand &out) {
-  if (!cpuHasAvx512())
-    return "the CPU has no AVX-512";
-  for (const auto &in : anchor.inputs)
-    if (in && in->dtype != CGC_DTYPE_FLOAT32)
-      return "an operand is not float32";
-  if (out.dtype != CGC_DTYPE_FLOAT32)
-    return "the result is not float32";
+  if (std::string why = avx512Float32Mismatch(anchor, out); !why.empty())
+    return why;
   const KernelOperand &x = *anchor.inputs[0];
   if (x.shape.size() != 4 || out.shape.size() != 4 || g.channels < 2)
     return "not a 2-D convolution over several channels";
@@ -761,7 +708,8 @@ std::unique_ptr<Kernel> makeChannelsLastDepthwise(const DepthwiseGeometry &g,
                                                   const KernelDesc &anchor,
                                                   const std::vector<KernelDesc> &chain,
                                                   bool constantParams, const std::string &what) {
-  return std::make_unique<ChannelsLastDepthwiseKernel>(g, anchor, chain, constantParams, what);
+  return std::make_unique<ChannelsLastDepthwiseKernel>(g, anchor, chain, nullptr, constantParams,
+                                                       what);
 }
 
 std::unique_ptr<DepthwiseRows> makeChannelsLastDepthwiseRows(const DepthwiseGeometry &g,
@@ -791,8 +739,8 @@ std::unique_ptr<Kernel> makeChannelsLastDepthwisePool(const DepthwiseGeometry &g
   reason = wholePoolMismatch(pool, out);
   if (!reason.empty())
     return nullptr;
-  return std::make_unique<ChannelsLastDepthwisePoolKernel>(g, anchor, chain, pool, constantParams,
-                                                           what);
+  return std::make_unique<ChannelsLastDepthwiseKernel>(g, anchor, chain, &pool, constantParams,
+                                                       what);
 }
 
 } // namespace cgc::ref

@@ -2,6 +2,8 @@
 
 #include "sgemm.h"
 
+#include "tile_table.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -202,28 +204,12 @@ CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, in
 using TileFn = void (*)(const Args &, const SgemmOp *, size_t, int64_t, int64_t, int64_t,
                         const float *, int64_t, int, const char *, int64_t);
 
-/// tile<MR, NV> for MR in [1, 24 / NV].
-template <int NV, size_t... R> constexpr std::array<TileFn, sizeof...(R)> tilesFor(
-    std::index_sequence<R...>) {
-  return {&tile<int(R) + 1, NV>...};
-}
+/// tile<MR, NV>, for pickTile.
+template <int MR, int NV> struct TilePick {
+  static constexpr TileFn value = &tile<MR, NV>;
+};
 
-TileFn tileFn(int64_t rows, int64_t vectors) {
-  static const auto t1 = tilesFor<1>(std::make_index_sequence<24>());
-  static const auto t2 = tilesFor<2>(std::make_index_sequence<12>());
-  static const auto t3 = tilesFor<3>(std::make_index_sequence<8>());
-  static const auto t4 = tilesFor<4>(std::make_index_sequence<6>());
-  switch (vectors) {
-  case 1:
-    return t1[size_t(rows - 1)];
-  case 2:
-    return t2[size_t(rows - 1)];
-  case 3:
-    return t3[size_t(rows - 1)];
-  default:
-    return t4[size_t(rows - 1)];
-  }
-}
+TileFn tileFn(int64_t rows, int64_t vectors) { return pickTile<TileFn, TilePick>(rows, vectors); }
 
 /// The tile (in vectors of 16 columns; 24 / vectors rows) whose padding of
 /// the `m` x `n` result is least, the wider on a tie (a wider tile loads

@@ -20,6 +20,7 @@
 #include "stem.h"
 
 #include "onednn.h"
+#include "tile_table.h"
 
 #include <immintrin.h>
 
@@ -104,27 +105,14 @@ template <int R, int V> CGC_TARGET_AVX512 void stemTile(const TileArgs &args) {
 
 using TileFn = void (*)(const TileArgs &);
 
-template <int V, size_t... R> constexpr std::array<TileFn, sizeof...(R)> tilesFor(
-    std::index_sequence<R...>) {
-  return {&stemTile<int(R) + 1, V>...};
-}
+/// stemTile<R, V>, for pickTile.
+template <int R, int V> struct StemTilePick {
+  static constexpr TileFn value = &stemTile<R, V>;
+};
 
 /// stemTile<rows, vectors>, rows <= 24 / vectors.
 TileFn tileFn(int64_t rows, int64_t vectors) {
-  static const auto t1 = tilesFor<1>(std::make_index_sequence<24>());
-  static const auto t2 = tilesFor<2>(std::make_index_sequence<12>());
-  static const auto t3 = tilesFor<3>(std::make_index_sequence<8>());
-  static const auto t4 = tilesFor<4>(std::make_index_sequence<6>());
-  switch (vectors) {
-  case 1:
-    return t1[size_t(rows - 1)];
-  case 2:
-    return t2[size_t(rows - 1)];
-  case 3:
-    return t3[size_t(rows - 1)];
-  default:
-    return t4[size_t(rows - 1)];
-  }
+  return pickTile<TileFn, StemTilePick>(rows, vectors);
 }
 
 /// Taps [lo, hi) of a kernel of `k` taps, dilation `d`, that fall inside
@@ -196,11 +184,6 @@ public:
   }
 
 private:
-  struct Prepared {
-    const void *weights, *bias;
-    std::shared_ptr<AlignedBuffer> data;
-  };
-
   size_t paramFloats() const {
     return size_t((g_.inC * g_.kernelH * g_.kernelW + 1) * g_.outC);
   }
@@ -223,24 +206,11 @@ private:
     const float *w = static_cast<const float *>(args.inputs[1]);
     const float *b = g_.hasBias ? static_cast<const float *>(args.inputs[2]) : nullptr;
     const size_t bytes = paramFloats() * sizeof(float);
-    if (!constant_) {
-      scratch.allocate(bytes);
-      fill(w, b, scratch.as<float>());
-      return scratch.as<float>();
-    }
-    const float *ready;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      for (const Prepared &p : prepared_)
-        if (p.weights == w && p.bias == b)
-          return static_cast<const float *>(p.data->data());
-      auto data = std::make_shared<AlignedBuffer>(bytes);
-      fill(w, b, static_cast<float *>(data->data()));
-      prepared_.push_back({w, b, data});
-      ready = static_cast<const float *>(data->data());
-    }
-    // Only the prepared copy is read from now on.
-    pageOut_.release(weights_, w);
+    bool made;
+    const float *ready =
+        prepared_.prepare(w, b, bytes, constant_, scratch, [&](float *p) { fill(w, b, p); }, made);
+    if (made) // only the prepared copy is read from now on
+      pageOut_.release(weights_, w);
     return ready;
   }
 
@@ -300,8 +270,7 @@ private:
   LeadingClamp clamp_;
   Epilogue epilogue_;
   onednn::PlainOperand weights_; // for handing the source pages back
-  mutable std::mutex mutex_;
-  mutable std::vector<Prepared> prepared_;
+  mutable PreparedParams prepared_;
   mutable onednn::SourcePageOut pageOut_;
 };
 
@@ -309,13 +278,8 @@ private:
 
 std::string stemConvolutionMismatch(const StemGeometry &g, const KernelDesc &anchor,
                                     const KernelOperand &out) {
-  if (!cpuHasAvx512())
-    return "the CPU has no AVX-512";
-  for (const auto &in : anchor.inputs)
-    if (in && in->dtype != CGC_DTYPE_FLOAT32)
-      return "an operand is not float32";
-  if (out.dtype != CGC_DTYPE_FLOAT32)
-    return "the result is not float32";
+  if (std::string why = avx512Float32Mismatch(anchor, out); !why.empty())
+    return why;
   if (g.inC > kStemMaxInputChannels)
     return cat("more than ", kStemMaxInputChannels, " input channels");
   if (g.outC % 16 != 0 || g.outC == 0)
