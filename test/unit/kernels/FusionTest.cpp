@@ -700,6 +700,34 @@ TEST(Fusion, MatMulAndGemmChainsMatchUnfused) {
   EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "gemm chain [" + r.description + "]"));
 }
 
+TEST(Fusion, AttentionScoresChainRunsAfterTheProduct) {
+  // Q K^T / scale + mask, batched over heads (B per head): the chain runs as
+  // our Epilogue over the result after oneDNN's product (its binary
+  // post-ops cost more than the product there). Broadcast operands: a
+  // scalar, a mask per key, a mask per head and key; on 3 threads and on 1.
+  std::mt19937 rng(74);
+  const std::vector<int64_t> out = {2, 3, 24, 20};
+  Tensor q(CGC_DTYPE_FLOAT32, {2, 3, 24, 16}), kt(CGC_DTYPE_FLOAT32, {2, 3, 16, 20});
+  fillRandom(q, rng, -1, 1);
+  fillRandom(kt, rng, -1, 1);
+  Tensor y(CGC_DTYPE_FLOAT32, out);
+  const std::vector<std::vector<Step>> chains = {
+      {{"cgc_op.div", {}, std::vector<int64_t>{1}}, {"cgc_op.add", {}, std::vector<int64_t>{2, 1, 1, 20}}},
+      {{"cgc_op.mul", {}, std::vector<int64_t>{1}}, {"cgc_op.add", {}, std::vector<int64_t>{1, 3, 1, 20}},
+       {"cgc_op.relu"}},
+  };
+  for (const auto &chain : chains) {
+    FusedRun r = runChain(Desc("cgc_op.matmul").in(q).in(kt).out(y), {&q, &kt}, out, chain, rng);
+    ASSERT_FALSE(r.fused.empty()) << "not fused: " << r.reason;
+    EXPECT_NE(r.description.find("epilogue after"), std::string::npos) << r.description;
+    Tensor t(CGC_DTYPE_FLOAT32, out);
+    t.setValues(r.fused);
+    EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "scores [" + r.description + "]"));
+    t.setValues(r.fusedOnOneThread);
+    EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "scores, 1 thread"));
+  }
+}
+
 // A product whose B has no batch runs as one 2-D product of batch * M rows
 // (oneDNN packs a constant B only for 2-D products) when A, the result and
 // every post-op operand allow that view; otherwise it keeps its batch.
