@@ -36,16 +36,17 @@ struct Case {
   int64_t k, stride;
   std::vector<int64_t> padBegin, padEnd;
   std::vector<Op> expandChain, depthwiseChain;
+  int64_t dilationH = 1; // the depthwise kernel's vertical dilation
 };
 
 Desc convolution(const Tensor &x, const Tensor &w, const Tensor *b, const Tensor &y,
                  int64_t stride, std::vector<int64_t> padBegin, std::vector<int64_t> padEnd,
-                 int64_t groups) {
+                 int64_t groups, int64_t dilationH = 1) {
   Desc d("cgc_op.convolution");
   d.in(x).in(w);
   if (b)
     d.in(*b);
-  d.out(y).ints("strides", {stride, stride}).ints("dilations", {1, 1})
+  d.out(y).ints("strides", {stride, stride}).ints("dilations", {dilationH, 1})
       .ints("start_padding", padBegin).ints("end_padding", padEnd).i("groups", groups);
   return d;
 }
@@ -76,7 +77,7 @@ Pair build(const Case &c, std::mt19937 &rng) {
     fillRandom(p.tensors.back(), rng, lo, hi);
     return p.tensors.back();
   };
-  const int64_t OH = (c.H + c.padBegin[0] + c.padEnd[0] - c.k) / c.stride + 1;
+  const int64_t OH = (c.H + c.padBegin[0] + c.padEnd[0] - c.dilationH * (c.k - 1) - 1) / c.stride + 1;
   const int64_t OW = (c.W + c.padBegin[1] + c.padEnd[1] - c.k) / c.stride + 1;
   const std::vector<int64_t> mid = {c.batch, c.midC, c.H, c.W}, out = {c.batch, c.midC, OH, OW};
   Tensor &x = add({c.batch, c.inC, c.H, c.W}, Layout::ChannelsLast, -1, 1);
@@ -122,7 +123,8 @@ Pair build(const Case &c, std::mt19937 &rng) {
   const Tensor *expanded = value;
   value = &add(out, Layout::ChannelsLast, 0, 0);
   p.depthwise =
-      convolution(*expanded, dw, &db, *value, c.stride, c.padBegin, c.padEnd, c.midC).get();
+      convolution(*expanded, dw, &db, *value, c.stride, c.padBegin, c.padEnd, c.midC, c.dilationH)
+          .get();
   unfused.push_back({p.depthwise, {expanded, &dw, &db}, value});
   p.fusedInputs.insert(p.fusedInputs.end(), {&dw, &db});
   constant.insert(constant.end(), {true, true});
@@ -183,6 +185,10 @@ TEST(ExpandDepthwise, MatchesTheTwoKernelsRunApart) {
        {{"cgc_op.add", {}, std::vector<int64_t>{1, 48, 75, 77}}}},
       {1, 32, 64, 64, 64, 3, 1, {1, 1}, {1, 1}, {{"cgc_op.relu"}}, {}},
       {1, 16, 96, 56, 56, 3, 2, {1, 1}, {1, 1}, {}, {relu6, {"cgc_op.mul", {}, perChannel(96)}}},
+      // Vertical dilation: the ring holds the rows the dilated kernel
+      // reaches.
+      {2, 16, 48, 60, 58, 3, 1, {2, 1}, {2, 1}, {relu6}, {swish}, 2},
+      {1, 16, 64, 64, 67, 5, 2, {4, 2}, {3, 2}, {swish}, {}, 2},
   };
   for (const Case &c : cases) {
     Pair p = build(c, rng);
