@@ -65,7 +65,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <mutex>
 #include <utility>
 
 namespace cgc::ref {

@@ -25,9 +25,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <mutex>
 #include <tuple>
 #include <utility>
 
