@@ -288,6 +288,11 @@ bool channelsLast(const KernelOperand &op) {
   return op.shape[0] == 1 || s[0] == expect;
 }
 
+bool kernelChoiceOn(const char *name) {
+  const char *env = std::getenv(name);
+  return !(env && std::string(env) == "0");
+}
+
 std::string avx512Float32Mismatch(const KernelDesc &anchor, const KernelOperand &out) {
   if (!cpuHasAvx512())
     return "the CPU has no AVX-512";

@@ -274,6 +274,10 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape);
 /// Dense channels-last (N, C, spatial...): channels innermost with unit
 /// stride, the positions one progression of stride C, the batch included.
 bool channelsLast(const KernelOperand &op);
+/// True unless environment variable `name` is "0": a kernel choice that can
+/// be turned off for comparisons (docs/runtime.md lists them). Callers read
+/// it once per process or per kernel creation.
+bool kernelChoiceOn(const char *name);
 /// Empty if the CPU has AVX-512 and every operand of `anchor` and `out` is
 /// float32, else which is not so (for the direct AVX-512 kernels).
 std::string avx512Float32Mismatch(const KernelDesc &anchor, const KernelOperand &out);

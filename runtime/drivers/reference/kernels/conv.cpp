@@ -36,7 +36,6 @@
 #include "pointwise.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -258,10 +257,7 @@ constexpr int64_t kWinogradMinChannels = 32;
 /// max |difference| of 2e-6 of the result's scale). CGC_REFERENCE_WINOGRAD=0
 /// turns it off (direct convolution only).
 bool winogradApplies(const ConvGeom &g, dt type) {
-  static const bool enabled = [] {
-    const char *env = std::getenv("CGC_REFERENCE_WINOGRAD");
-    return !(env && std::string(env) == "0");
-  }();
+  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_WINOGRAD");
   if (!enabled || type != dt::f32 || g.transpose || g.groups != 1 || g.kernel.size() != 2)
     return false;
   for (size_t i = 0; i < 2; ++i)
@@ -1316,9 +1312,7 @@ DepthwiseGeometry depthwiseGeometry(const ConvGeom &g) {
 /// nhwc kernel (read when a kernel is created, so a benchmark can build
 /// both).
 bool channelsLastDepthwise(const ConvGeom &g, const KernelDesc &desc, const KernelOperand &out) {
-  const char *env = std::getenv("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE");
-  const bool enabled = !(env && std::string(env) == "0");
-  return enabled && isDepthwise2d(g) && numElements(out.shape) > 0 &&
+  return kernelChoiceOn("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE") && isDepthwise2d(g) && numElements(out.shape) > 0 &&
          channelsLastDepthwiseMismatch(depthwiseGeometry(g), desc, out).empty();
 }
 
@@ -1349,10 +1343,7 @@ bool channelsLastDepthwiseFaster(const ConvGeom &g) {
 /// depthwise convolution's result stays its own kernel (read once per
 /// process).
 bool depthwisePoolEnabled() {
-  static const bool enabled = [] {
-    const char *env = std::getenv("CGC_REFERENCE_DEPTHWISE_POOL");
-    return !(env && std::string(env) == "0");
-  }();
+  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_DEPTHWISE_POOL");
   return enabled;
 }
 
@@ -1378,10 +1369,7 @@ StemGeometry stemGeometry(const ConvGeom &g) {
 /// 7x7 s2); see stem.h for what the direct kernel reaches.
 /// CGC_REFERENCE_STEM_CONVOLUTION=0 keeps oneDNN (read once per process).
 bool stemConvolution(const ConvGeom &g, const KernelDesc &desc, const KernelOperand &out) {
-  static const bool enabled = [] {
-    const char *env = std::getenv("CGC_REFERENCE_STEM_CONVOLUTION");
-    return !(env && std::string(env) == "0");
-  }();
+  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_STEM_CONVOLUTION");
   return enabled && !g.transpose && g.spatial() == 2 && g.groups == 1 &&
          numElements(out.shape) > 0 && numElements(desc.inputs[0]->shape) > 0 &&
          stemConvolutionMismatch(stemGeometry(g), desc, out).empty();

@@ -26,7 +26,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 
 namespace cgc::ref {
 namespace {
@@ -216,10 +215,7 @@ bool ringChain(const std::vector<KernelDesc> &chain, int64_t channels, int64_t p
 }
 
 bool fusionEnabled() {
-  static const bool enabled = [] {
-    const char *env = std::getenv("CGC_REFERENCE_EXPAND_DEPTHWISE");
-    return !(env && std::string(env) == "0");
-  }();
+  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_EXPAND_DEPTHWISE");
   return enabled;
 }
 

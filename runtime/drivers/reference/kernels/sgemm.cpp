@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -238,10 +237,7 @@ int64_t vectorsFor(int64_t m, int64_t k, int64_t n) {
 } // namespace
 
 bool PackedSgemm::available() {
-  static const bool enabled = [] {
-    const char *env = std::getenv("CGC_REFERENCE_PACKED_GEMM");
-    return cpuHasAvx512() && !(env && std::string(env) == "0");
-  }();
+  static const bool enabled = cpuHasAvx512() && kernelChoiceOn("CGC_REFERENCE_PACKED_GEMM");
   return enabled;
 }
 
