@@ -418,30 +418,6 @@ AlignedBuffer::AlignedBuffer(size_t bytes) : bytes_(bytes) {
 
 AlignedBuffer::~AlignedBuffer() { std::free(ptr_); }
 
-const float *PreparedParams::get(const void *weights, const void *bias, size_t bytes,
-                                 FunctionRef<void(float *)> fill, bool &made) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  made = false;
-  for (const Entry &e : entries_)
-    if (e.weights == weights && e.bias == bias)
-      return static_cast<const float *>(e.data->data());
-  auto data = std::make_shared<AlignedBuffer>(bytes);
-  fill(static_cast<float *>(data->data()));
-  entries_.push_back({weights, bias, data});
-  made = true;
-  return static_cast<const float *>(data->data());
-}
-
-const float *PreparedParams::prepare(const void *weights, const void *bias, size_t bytes,
-                                     bool constant, Scratch &scratch,
-                                     FunctionRef<void(float *)> fill, bool &made) {
-  if (constant)
-    return get(weights, bias, bytes, fill, made);
-  made = false;
-  scratch.allocate(bytes);
-  fill(scratch.as<float>());
-  return scratch.as<float>();
-}
 
 Scratch::~Scratch() {
   if (ptr_)

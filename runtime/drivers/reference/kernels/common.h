@@ -19,7 +19,6 @@
 #include <functional>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -357,29 +356,6 @@ public:
 private:
   void *ptr_ = nullptr;
   size_t bytes_ = 0;
-};
-
-/// Copies of constant parameters (a kernel's weights and bias in the layout
-/// it reads) prepared once per pair of source addresses: a constant is
-/// immutable while bound at its address. Safe for concurrent use.
-class PreparedParams {
-public:
-  /// The copy for (`weights`, `bias`): on the first call for the pair,
-  /// `bytes` of 64-byte aligned memory filled by `fill`, and `made` set.
-  const float *get(const void *weights, const void *bias, size_t bytes,
-                   FunctionRef<void(float *)> fill, bool &made);
-  /// get() when `constant`; else `bytes` of `scratch` filled on every call
-  /// (parameters that may change between runs), `made` false.
-  const float *prepare(const void *weights, const void *bias, size_t bytes, bool constant,
-                       Scratch &scratch, FunctionRef<void(float *)> fill, bool &made);
-
-private:
-  struct Entry {
-    const void *weights, *bias;
-    std::shared_ptr<AlignedBuffer> data;
-  };
-  std::mutex mutex_;
-  std::vector<Entry> entries_;
 };
 
 /// A Kernel with a fixed description string.

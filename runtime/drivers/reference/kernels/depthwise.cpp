@@ -353,14 +353,12 @@ public:
   ChannelsLastDepthwiseRows(const DepthwiseGeometry &g, const KernelDesc &anchor,
                             const std::vector<KernelDesc> &chain, bool constantParams,
                             const std::string &what)
-      : g_(g), constant_(constantParams) {
+      : g_(g), params_(*anchor.inputs[1], constantParams) {
     const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
     std::vector<int64_t> ys = out.effectiveStrides();
     yN_ = ys[0], yH_ = ys[2], yW_ = ys[3];
     const KernelOperand &w = *anchor.inputs[1];
     wStrides_ = w.effectiveStrides();
-    weights_.dims = w.shape;
-    weights_.strides = wStrides_;
     if (g.hasBias)
       bStride_ = anchor.inputs[2]->effectiveStrides()[0];
     paddedC_ = (g.channels + 15) / 16 * 16;
@@ -423,7 +421,7 @@ public:
                        fixed ? "" : ", generic taps",
                        borderColumns_.empty() ? "" : ", border columns",
                        foldedOp_.empty() ? "" : ", " + foldedOp_ + " before the store",
-                       constant_ ? ", weights prepared once" : "");
+                       params_.constant() ? ", weights prepared once" : "");
   }
 
   const DepthwiseGeometry &geometry() const override { return g_; }
@@ -432,12 +430,7 @@ public:
 
   const float *prepare(const float *w, const float *b, Scratch &scratch) const override {
     const size_t bytes = size_t((g_.kernelH * g_.kernelW + 1) * paddedC_) * sizeof(float);
-    bool made;
-    const float *ready =
-        prepared_.prepare(w, b, bytes, constant_, scratch, [&](float *p) { fill(w, b, p); }, made);
-    if (made) // only the prepared copy is read from now on
-      pageOut_.release(weights_, w);
-    return ready;
+    return params_.get(w, b, bytes, scratch, [&](float *p) { fill(w, b, p); });
   }
 
   void forEachPiece(ThreadPool &pool, float *y, const void *const *extra, int64_t macs,
@@ -590,12 +583,11 @@ private:
   }
 
   DepthwiseGeometry g_;
-  bool constant_;
+  onednn::PreparedWeights params_;
   int64_t yN_ = 0, yH_ = 0, yW_ = 0;
   std::vector<int64_t> wStrides_;
   int64_t bStride_ = 0;
   int64_t paddedC_ = 0;
-  onednn::PlainOperand weights_; // for handing the source pages back
   std::vector<Segment> segments_;
   std::vector<int64_t> borderColumns_;
   // The clamp applied before stores (see clamp()) and the op it comes from.
@@ -607,8 +599,6 @@ private:
   std::pair<int64_t, int64_t> outSpan_;
   std::vector<std::pair<int64_t, int64_t>> extraSpans_;
   std::string description_;
-  mutable PreparedParams prepared_;
-  mutable onednn::SourcePageOut pageOut_;
 };
 
 /// The depthwise convolution as a kernel: its input rows are those of

@@ -349,4 +349,33 @@ void SourcePageOut::release(const PlainOperand &operand, const void *base) {
 #endif
 }
 
+PreparedWeights::PreparedWeights(const KernelOperand &weights, bool constant)
+    : constant_(constant) {
+  weights_.dims = weights.shape;
+  weights_.strides = weights.effectiveStrides();
+}
+
+const float *PreparedWeights::get(const float *w, const float *b, size_t bytes, Scratch &scratch,
+                                  FunctionRef<void(float *)> fill) const {
+  if (!constant_) {
+    scratch.allocate(bytes);
+    fill(scratch.as<float>());
+    return scratch.as<float>();
+  }
+  const float *ready;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Entry &e : entries_)
+      if (e.weights == w && e.bias == b)
+        return static_cast<const float *>(e.data->data());
+    auto data = std::make_shared<AlignedBuffer>(bytes);
+    fill(static_cast<float *>(data->data()));
+    entries_.push_back({w, b, data});
+    ready = static_cast<const float *>(data->data());
+  }
+  // Only the prepared copy is read from now on.
+  pageOut_.release(weights_, w);
+  return ready;
+}
+
 } // namespace cgc::ref::onednn

@@ -167,6 +167,33 @@ private:
   std::vector<const void *> released_;
 };
 
+/// A direct kernel's weights (and bias) in the layout it reads. Constant
+/// ones are prepared once per pair of source addresses (a constant is
+/// immutable while bound at its address) and the source's pages handed
+/// back (SourcePageOut); others into scratch on every call. Safe for
+/// concurrent use.
+class PreparedWeights {
+public:
+  PreparedWeights(const KernelOperand &weights, bool constant);
+  bool constant() const { return constant_; }
+  /// The prepared copy for weights `w` and bias `b` (may be null): `bytes`
+  /// of 64-byte aligned memory filled by `fill`, from the per-address cache
+  /// or `scratch`.
+  const float *get(const float *w, const float *b, size_t bytes, Scratch &scratch,
+                   FunctionRef<void(float *)> fill) const;
+
+private:
+  struct Entry {
+    const void *weights, *bias;
+    std::shared_ptr<AlignedBuffer> data;
+  };
+  PlainOperand weights_; // for handing the source pages back
+  bool constant_;
+  mutable std::mutex mutex_;
+  mutable std::vector<Entry> entries_;
+  mutable SourcePageOut pageOut_;
+};
+
 } // namespace cgc::ref::onednn
 
 #endif // CGC_REFERENCE_KERNELS_ONEDNN_H

@@ -128,7 +128,7 @@ class StemKernel final : public KernelBase {
 public:
   StemKernel(const StemGeometry &g, const KernelDesc &anchor, const std::vector<KernelDesc> &chain,
              bool constantParams, const std::string &what)
-      : g_(g), constant_(constantParams), firstExtra_(anchor.inputs.size()) {
+      : g_(g), params_(*anchor.inputs[1], constantParams), firstExtra_(anchor.inputs.size()) {
     const std::vector<int64_t> xs = anchor.inputs[0]->effectiveStrides();
     xN_ = xs[0], xC_ = xs[1], xH_ = xs[2], xW_ = xs[3];
     const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
@@ -136,8 +136,6 @@ public:
     yN_ = ys[0], yH_ = ys[2];
     const KernelOperand &w = *anchor.inputs[1];
     wStrides_ = w.effectiveStrides();
-    weights_.dims = w.shape;
-    weights_.strides = wStrides_;
     if (g.hasBias)
       bStride_ = anchor.inputs[2]->effectiveStrides()[0];
     clamp_ = leadingClamp(chain, anchor.outputs[0].shape);
@@ -155,7 +153,8 @@ public:
     description_ = cat(what, summary, " (direct, ", g.inC, " input channels read in place, AVX-512 ",
                        24 / vectors, "x", 16 * vectors, " register tiles",
                        clamp_.name.empty() ? "" : ", " + clamp_.name + " before the store",
-                       constant_ ? ", weights prepared once" : "", ", split across the pool)");
+                       params_.constant() ? ", weights prepared once" : "",
+                       ", split across the pool)");
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
@@ -204,12 +203,7 @@ private:
     const float *w = static_cast<const float *>(args.inputs[1]);
     const float *b = g_.hasBias ? static_cast<const float *>(args.inputs[2]) : nullptr;
     const size_t bytes = paramFloats() * sizeof(float);
-    bool made;
-    const float *ready =
-        prepared_.prepare(w, b, bytes, constant_, scratch, [&](float *p) { fill(w, b, p); }, made);
-    if (made) // only the prepared copy is read from now on
-      pageOut_.release(weights_, w);
-    return ready;
+    return params_.get(w, b, bytes, scratch, [&](float *p) { fill(w, b, p); });
   }
 
   /// Output row r (n * outH + oh), every channel.
@@ -259,7 +253,7 @@ private:
   }
 
   StemGeometry g_;
-  bool constant_;
+  onednn::PreparedWeights params_;
   size_t firstExtra_;
   int64_t xN_ = 0, xC_ = 0, xH_ = 0, xW_ = 0, yN_ = 0, yH_ = 0;
   std::vector<int64_t> wStrides_;
@@ -267,9 +261,6 @@ private:
   int64_t owLo_ = 0, owHi_ = 0;
   LeadingClamp clamp_;
   Epilogue epilogue_;
-  onednn::PlainOperand weights_; // for handing the source pages back
-  mutable PreparedParams prepared_;
-  mutable onednn::SourcePageOut pageOut_;
 };
 
 } // namespace
