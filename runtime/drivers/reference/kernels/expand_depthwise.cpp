@@ -50,9 +50,10 @@ public:
         firstExtra_(expand.inputs.size()), extraCount_(expandExtras),
         firstDepthwise_(firstDepthwise), depthwiseBias_(depthwiseBias),
         firstDepthwiseExtra_(firstDepthwise + depthwiseParams), band_(band), ring_(ring),
-        gemm_(band * g.strideH * g.inW, inC_, midC_, std::move(ops)), rows_(std::move(rows)) {
+        gemm_(band * g.strideH * g.inW, inC_, midC_, std::move(ops)), rows_(std::move(rows)),
+        weights_(*expand.inputs[1], true) {
     const std::vector<int64_t> ws = expand.inputs[1]->effectiveStrides();
-    weights_ = {{midC_, inC_}, {ws[0], ws[1]}, dnnl::memory::data_type::f32};
+    wStrideN_ = ws[0], wStrideK_ = ws[1];
     macs_ = g.batch * g.inH * g.inW * inC_ * midC_ +
             g.batch * g.outH * g.outW * g.channels * g.kernelH * g.kernelW;
     expandWhat_ = expandWhat;
@@ -82,8 +83,10 @@ public:
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
     const float *w = static_cast<const float *>(args.inputs[1]);
-    const float *packed = packed_.get(gemm_, w, weights_.strides[1], weights_.strides[0]);
-    pageOut_.release(weights_, w);
+    Scratch unused; // constant weights: packed once per address
+    const float *packed = weights_.get(w, nullptr, gemm_.packedBytes(), unused, [&](float *p) {
+      gemm_.pack(w, wStrideK_, wStrideN_, p);
+    });
     // The GEMM's operands: the chain's extras in order, then the bias.
     std::vector<const float *> operands(extraCount_ + 1, nullptr);
     for (size_t i = 0; i < extraCount_; ++i)
@@ -181,9 +184,8 @@ private:
   bool pool_ = false;
   int64_t pN_ = 0, pC_ = 0;
   std::string expandWhat_;
-  onednn::PlainOperand weights_;
-  mutable PackedOperands packed_;
-  mutable onednn::SourcePageOut pageOut_;
+  onednn::PreparedWeights weights_; // packed
+  int64_t wStrideN_ = 0, wStrideK_ = 0;
 };
 
 /// `chain` (running value: the expanded value) rewritten to run on `ring`

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 
 
 namespace cgc::ref {
@@ -171,6 +172,8 @@ public:
     collapseBatchIntoRows();
     if (type == dt::f32 && constantB)
       native_ = nativeProduct();
+    if (native_)
+      nativeB_.emplace(b_, true);
     if (native_) {
       description_ = cat(what, " ", shapeStr(g.batch), "x", g.m, "x", g.k, "x", g.n,
                          post_.summary, " (AVX-512 ", native_->tileRows(), "x",
@@ -354,9 +357,11 @@ private:
 
   void runNative(const char *a, const char *b, char *c, const std::vector<const char *> &extraBase,
                  ThreadPool &pool) const {
-    const float *packed = nativePacked_.get(*native_, reinterpret_cast<const float *>(b),
-                                            b_.strides[0], b_.strides[1]);
-    bPageOut_.release(b_, b);
+    const float *bf = reinterpret_cast<const float *>(b);
+    Scratch unused; // a constant B: packed once per address
+    const float *packed =
+        nativeB_->get(bf, nullptr, native_->packedBytes(), unused,
+                      [&](float *p) { native_->pack(bf, b_.strides[0], b_.strides[1], p); });
     std::vector<const float *> operands(extraBase.size());
     for (size_t i = 0; i < extraBase.size(); ++i)
       operands[i] = reinterpret_cast<const float *>(extraBase[i]);
@@ -594,7 +599,7 @@ private:
   std::vector<Binary> binaries_;
   std::string implName_;
   std::unique_ptr<PackedSgemm> native_; // set: the product runs on it, not oneDNN
-  mutable PackedOperands nativePacked_;
+  std::optional<onednn::PreparedWeights> nativeB_; // B packed for native_
   mutable std::mutex mutex_;
   mutable std::map<std::pair<int, int64_t>, std::unique_ptr<Piece>> pieces_;
   mutable std::map<int, Split> splits_;

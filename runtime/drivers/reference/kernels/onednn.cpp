@@ -355,6 +355,9 @@ PreparedWeights::PreparedWeights(const KernelOperand &weights, bool constant)
   weights_.strides = weights.effectiveStrides();
 }
 
+PreparedWeights::PreparedWeights(PlainOperand weights, bool constant)
+    : weights_(std::move(weights)), constant_(constant) {}
+
 const float *PreparedWeights::get(const float *w, const float *b, size_t bytes, Scratch &scratch,
                                   FunctionRef<void(float *)> fill) const {
   if (!constant_) {

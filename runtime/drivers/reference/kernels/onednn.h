@@ -175,6 +175,7 @@ private:
 class PreparedWeights {
 public:
   PreparedWeights(const KernelOperand &weights, bool constant);
+  PreparedWeights(PlainOperand weights, bool constant);
   bool constant() const { return constant_; }
   /// The prepared copy for weights `w` and bias `b` (may be null): `bytes`
   /// of 64-byte aligned memory filled by `fill`, from the per-address cache

@@ -66,15 +66,15 @@ public:
                                                   anchor.outputs[0].shape.end()))),
         hasBias_(anchor.inputs.size() > 2 && anchor.inputs[2]),
         firstExtra_(anchor.inputs.size()), extraCount_(extras), inPlace_(inPlace),
-        constantWeights_(constantWeights), gemm_(positions_, inC_, outC_, std::move(ops)),
-        epilogue_(std::move(epilogue)) {
+        gemm_(positions_, inC_, outC_, std::move(ops)), epilogue_(std::move(epilogue)),
+        weights_(*anchor.inputs[1], constantWeights) {
     const std::vector<int64_t> ws = anchor.inputs[1]->effectiveStrides();
-    weights_ = {{outC_, inC_}, {ws[0], ws[1]}, dnnl::memory::data_type::f32};
+    wStrideN_ = ws[0], wStrideK_ = ws[1];
     description_ = cat(what, " (AVX-512 ", gemm_.tileRows(), "x", gemm_.panelWidth(),
                        " register tiles over ", positions_, " positions",
                        epilogue_.empty() ? "" : ", epilogue per block of rows",
                        inPlace_ >= 0 ? ", residual may be in place" : "",
-                       constantWeights_ ? ", weights packed once" : ", weights packed each run",
+                       weights_.constant() ? ", weights packed once" : ", weights packed each run",
                        ", split across the pool)");
   }
 
@@ -82,19 +82,13 @@ public:
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
     const float *w = static_cast<const float *>(args.inputs[1]);
+    // Weights that may change between runs (a squeeze-excitation scale
+    // folded into them, input_scale.h) are packed on every run: K x N
+    // floats next to M x K x N multiply-adds.
     Scratch packedNow;
-    const float *packed;
-    if (constantWeights_) {
-      packed = packed_.get(gemm_, w, weights_.strides[1], weights_.strides[0]);
-      pageOut_.release(weights_, w);
-    } else {
-      // Weights that may change between runs (a squeeze-excitation scale
-      // folded into them, input_scale.h): K x N floats packed, next to
-      // M x K x N multiply-adds.
-      packedNow.allocate(gemm_.packedBytes());
-      gemm_.pack(w, weights_.strides[1], weights_.strides[0], packedNow.as<float>());
-      packed = packedNow.as<float>();
-    }
+    const float *packed = weights_.get(w, nullptr, gemm_.packedBytes(), packedNow, [&](float *p) {
+      gemm_.pack(w, wStrideK_, wStrideN_, p);
+    });
     // Operands: the chain's extras in order, then the bias.
     std::vector<const float *> operands(extraCount_ + 1, nullptr);
     for (size_t i = 0; i < extraCount_; ++i)
@@ -123,12 +117,10 @@ private:
   bool hasBias_;
   size_t firstExtra_, extraCount_;
   int inPlace_;
-  bool constantWeights_;
   PackedSgemm gemm_;
   Epilogue epilogue_;
-  onednn::PlainOperand weights_;
-  mutable PackedOperands packed_;
-  mutable onednn::SourcePageOut pageOut_;
+  onednn::PreparedWeights weights_; // packed
+  int64_t wStrideN_ = 0, wStrideK_ = 0;
 };
 
 } // namespace
@@ -150,7 +142,8 @@ std::string pointwiseMismatch(const KernelDesc &anchor, const std::vector<Kernel
   return "";
 }
 
-PointwiseEpilogue pointwiseEpilogue(const KernelDesc &anchor, const std::vector<KernelDesc> &chain) {
+PointwiseEpilogue pointwiseEpilogue(const KernelDesc &anchor,
+                                    const std::vector<KernelDesc> &chain) {
   const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
   const int64_t outC = out.shape[1];
   PointwiseEpilogue result;

@@ -363,16 +363,4 @@ void PackedSgemm::runAll(const Args &args, int64_t rows, ThreadPool &pool, int64
   }
 }
 
-const float *PackedOperands::get(const PackedSgemm &gemm, const float *b, int64_t bk,
-                                 int64_t bn) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto &[src, data] : packed_)
-    if (src == b)
-      return static_cast<const float *>(data->data());
-  auto data = std::make_shared<AlignedBuffer>(gemm.packedBytes());
-  gemm.pack(b, bk, bn, static_cast<float *>(data->data()));
-  packed_.emplace_back(b, data);
-  return static_cast<const float *>(data->data());
-}
-
 } // namespace cgc::ref

@@ -24,8 +24,6 @@
 #include "common.h"
 #include "thread_pool.h"
 
-#include <memory>
-#include <mutex>
 #include <vector>
 
 namespace cgc::ref {
@@ -101,20 +99,6 @@ private:
   int64_t k_, n_;
   int64_t vectors_; // zmm vectors per tile row: 1 to 4
   std::vector<SgemmOp> ops_;
-};
-
-/// Packed copies of constant B operands, one per source address (a constant
-/// is immutable while bound at its address; another address is another
-/// constant). Safe for concurrent use.
-class PackedOperands {
-public:
-  /// The packed copy of `b` (element (p, j) at b[p * bk + j * bn]) for
-  /// `gemm`, made on the first call for this address.
-  const float *get(const PackedSgemm &gemm, const float *b, int64_t bk, int64_t bn);
-
-private:
-  std::mutex mutex_;
-  std::vector<std::pair<const float *, std::shared_ptr<AlignedBuffer>>> packed_;
 };
 
 } // namespace cgc::ref

@@ -150,7 +150,8 @@ public:
     for (const KernelDesc &op : chain)
       summary += "+" + op.op.substr(7);
     const int64_t vectors = std::min<int64_t>(4, g.outC / 16);
-    description_ = cat(what, summary, " (direct, ", g.inC, " input channels read in place, AVX-512 ",
+    description_ = cat(what, summary, " (direct, ", g.inC,
+                       " input channels read in place, AVX-512 ",
                        24 / vectors, "x", 16 * vectors, " register tiles",
                        clamp_.name.empty() ? "" : ", " + clamp_.name + " before the store",
                        params_.constant() ? ", weights prepared once" : "",
