@@ -417,6 +417,28 @@ static void placeInPlace(std::vector<CompiledProgram::Step> &steps, const Kernel
   }
 }
 
+/// The inputs of a step that fuses `anchor` with `chain`, in KernelArgs
+/// order: the anchor's inputs, then each chain op's inputs after its first
+/// (the running value); for an expansion fused into a depthwise convolution
+/// (`depthwise` not null), then that convolution's inputs after the first
+/// and `second`'s extra operands the same way.
+static std::vector<std::optional<KernelOperand>>
+fusedInputs(const KernelDesc &anchor, const std::vector<KernelDesc> &chain,
+            const KernelDesc *depthwise = nullptr, const std::vector<KernelDesc> &second = {}) {
+  std::vector<std::optional<KernelOperand>> inputs = anchor.inputs;
+  auto afterFirst = [&](const KernelDesc &op) {
+    inputs.insert(inputs.end(), op.inputs.begin() + 1, op.inputs.end());
+  };
+  for (const KernelDesc &op : chain)
+    afterFirst(op);
+  if (depthwise) {
+    afterFirst(*depthwise);
+    for (const KernelDesc &op : second)
+      afterFirst(op);
+  }
+  return inputs;
+}
+
 /// A step of a convolution (and its chain) followed by a step that is only
 /// a global_avg_pool of its whole result, which other steps read too
 /// (EfficientNet's squeeze-excitation): one step with both outputs when
@@ -437,33 +459,23 @@ static void mergePools(std::vector<CompiledProgram::Step> &steps, const KernelPr
     // convolution, the expansion's chain up to the second convolution and
     // that one's chain.
     std::vector<KernelDesc> chain, second;
-    size_t depthwise = 0;
+    const KernelDesc *dw = nullptr;
     for (size_t i = 1; i < a.kernels.size(); ++i) {
       const KernelDesc &op = kp.kernels[a.kernels[i]];
-      if (!depthwise && op.op == "cgc_op.convolution")
-        depthwise = i;
+      if (!dw && op.op == "cgc_op.convolution")
+        dw = &op;
       else
-        (depthwise ? second : chain).push_back(op);
+        (dw ? second : chain).push_back(op);
     }
     // The step must be these kernels as they are (not rewritten, as a
     // folded input scale is).
-    std::vector<std::optional<KernelOperand>> inputs = anchor.inputs;
-    for (const KernelDesc &op : chain)
-      inputs.insert(inputs.end(), op.inputs.begin() + 1, op.inputs.end());
-    if (depthwise) {
-      const KernelDesc &dw = kp.kernels[a.kernels[depthwise]];
-      inputs.insert(inputs.end(), dw.inputs.begin() + 1, dw.inputs.end());
-      for (const KernelDesc &op : second)
-        inputs.insert(inputs.end(), op.inputs.begin() + 1, op.inputs.end());
-    }
-    if (inputs != a.inputs)
+    if (fusedInputs(anchor, chain, dw, second) != a.inputs)
       continue;
     std::string reason;
     const KernelOptions options = optionsFor(kp, a.inputs);
     std::unique_ptr<Kernel> kernel =
-        depthwise ? makeExpandDepthwiseKernel(anchor, chain, kp.kernels[a.kernels[depthwise]],
-                                              second, options, reason, &pool)
-                  : makeDepthwisePoolKernel(anchor, chain, pool, options, reason);
+        dw ? makeExpandDepthwiseKernel(anchor, chain, *dw, second, options, reason, &pool)
+           : makeDepthwisePoolKernel(anchor, chain, pool, options, reason);
     if (!kernel)
       continue;
     a.kernel = std::move(kernel);
@@ -556,9 +568,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
     std::vector<KernelDesc> chain = chainAfter(desc, a);
     while (true) {
       Step step;
-      step.inputs = desc.inputs;
-      for (const KernelDesc &e : chain)
-        step.inputs.insert(step.inputs.end(), e.inputs.begin() + 1, e.inputs.end());
+      step.inputs = fusedInputs(desc, chain);
       KernelOptions options = optionsFor(kp, step.inputs);
       adjust(step.inputs, options);
       std::string reason;
@@ -606,12 +616,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       return false;
     std::vector<KernelDesc> second = chainAfter(depthwise, d);
     Step step;
-    step.inputs = expand.inputs;
-    for (const KernelDesc &op : first)
-      step.inputs.insert(step.inputs.end(), op.inputs.begin() + 1, op.inputs.end());
-    step.inputs.insert(step.inputs.end(), depthwise.inputs.begin() + 1, depthwise.inputs.end());
-    for (const KernelDesc &op : second)
-      step.inputs.insert(step.inputs.end(), op.inputs.begin() + 1, op.inputs.end());
+    step.inputs = fusedInputs(expand, first, &depthwise, second);
     std::string reason;
     step.kernel = makeExpandDepthwiseKernel(expand, first, depthwise, second,
                                             optionsFor(kp, step.inputs), reason);

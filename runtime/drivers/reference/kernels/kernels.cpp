@@ -161,6 +161,30 @@ std::unique_ptr<Kernel> createKernel(const KernelDesc &desc, const KernelOptions
   return nullptr;
 }
 
+/// `make()` for a fused kernel of `anchor`, after every operand of
+/// `descs` is checked; null with `reason` for a descriptor error or an
+/// exception (oneDNN's, an allocation's) instead of passing it on.
+template <class F>
+static std::unique_ptr<Kernel>
+fusedGuarded(const KernelDesc &anchor, std::initializer_list<const KernelDesc *> descs,
+             std::initializer_list<const std::vector<KernelDesc> *> chains, std::string &reason,
+             F &&make) {
+  try {
+    for (const KernelDesc *desc : descs)
+      if (desc)
+        checkOperands(*desc);
+    for (const std::vector<KernelDesc> *chain : chains)
+      for (const KernelDesc &op : *chain)
+        checkOperands(op);
+    return make();
+  } catch (const DescError &e) {
+    reason = e.message;
+  } catch (const std::exception &e) {
+    reason = anchor.op + ": " + e.what();
+  }
+  return nullptr;
+}
+
 std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
                                           const std::vector<KernelDesc> &epilogue,
                                           std::string &reason) {
@@ -170,25 +194,18 @@ std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
 std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
                                           const std::vector<KernelDesc> &epilogue,
                                           const KernelOptions &options, std::string &reason) {
-  try {
-    if (epilogue.empty()) {
-      reason = "empty epilogue: use createKernel";
-      return nullptr;
-    }
-    checkOperands(anchor);
-    for (const KernelDesc &op : epilogue)
-      checkOperands(op);
+  if (epilogue.empty()) {
+    reason = "empty epilogue: use createKernel";
+    return nullptr;
+  }
+  return fusedGuarded(anchor, {&anchor}, {&epilogue}, reason, [&]() -> std::unique_ptr<Kernel> {
     if (anchor.op == "cgc_op.convolution")
       return createFusedConvolution(anchor, epilogue, options, reason);
     if (anchor.op == "cgc_op.matmul" || anchor.op == "cgc_op.gemm")
       return createFusedMatMul(anchor, epilogue, options, reason);
     reason = anchor.op + " is not a fusion anchor (convolution, matmul, gemm)";
-  } catch (const DescError &e) {
-    reason = e.message;
-  } catch (const std::exception &e) {
-    reason = anchor.op + ": " + e.what();
-  }
-  return nullptr;
+    return nullptr;
+  });
 }
 
 std::unique_ptr<Kernel> createExpandDepthwise(const KernelDesc &expand,
@@ -197,41 +214,20 @@ std::unique_ptr<Kernel> createExpandDepthwise(const KernelDesc &expand,
                                               const std::vector<KernelDesc> &depthwiseChain,
                                               const KernelOptions &options, std::string &reason,
                                               const KernelDesc *pool) {
-  try {
-    if (pool)
-      checkOperands(*pool);
-    checkOperands(expand);
-    checkOperands(depthwise);
-    for (const KernelDesc &op : expandChain)
-      checkOperands(op);
-    for (const KernelDesc &op : depthwiseChain)
-      checkOperands(op);
-    return createFusedExpandDepthwise(expand, expandChain, depthwise, depthwiseChain, options,
-                                      pool, reason);
-  } catch (const DescError &e) {
-    reason = e.message;
-  } catch (const std::exception &e) {
-    reason = expand.op + ": " + e.what();
-  }
-  return nullptr;
+  return fusedGuarded(expand, {pool, &expand, &depthwise}, {&expandChain, &depthwiseChain}, reason,
+                      [&] {
+                        return createFusedExpandDepthwise(expand, expandChain, depthwise,
+                                                          depthwiseChain, options, pool, reason);
+                      });
 }
 
 std::unique_ptr<Kernel> createDepthwisePool(const KernelDesc &anchor,
                                             const std::vector<KernelDesc> &chain,
                                             const KernelDesc &pool, const KernelOptions &options,
                                             std::string &reason) {
-  try {
-    checkOperands(anchor);
-    checkOperands(pool);
-    for (const KernelDesc &op : chain)
-      checkOperands(op);
+  return fusedGuarded(anchor, {&anchor, &pool}, {&chain}, reason, [&] {
     return createFusedDepthwisePool(anchor, chain, pool, options, reason);
-  } catch (const DescError &e) {
-    reason = e.message;
-  } catch (const std::exception &e) {
-    reason = anchor.op + ": " + e.what();
-  }
-  return nullptr;
+  });
 }
 
 bool hasKernel(std::string_view op) { return registry().count(op) != 0; }
