@@ -64,7 +64,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <utility>
 
 namespace cgc::ref {
@@ -426,7 +425,6 @@ public:
 
   const DepthwiseGeometry &geometry() const override { return g_; }
   std::string describe() const override { return description_; }
-  size_t numExtraOperands() const override { return epilogue_.numExtraOperands(); }
 
   const float *prepare(const float *w, const float *b, Scratch &scratch) const override {
     const size_t bytes = size_t((g_.kernelH * g_.kernelW + 1) * paddedC_) * sizeof(float);
@@ -434,7 +432,9 @@ public:
   }
 
   void forEachPiece(ThreadPool &pool, float *y, const void *const *extra, int64_t macs,
-                    FunctionRef<void(int64_t, int64_t, float *)> rows) const override {
+                    const PoolOutput *means,
+                    FunctionRef<void(int64_t, int64_t, float *, const BandDone *)> rows)
+      const override {
     // An extra operand sharing bytes with the result: stage the rows.
     bool overlap = false;
     const char *yb = reinterpret_cast<const char *>(y);
@@ -452,11 +452,21 @@ public:
     const int64_t total = g_.batch * g_.outH;
     const int64_t pieces =
         pool.size() == 1 || macs < kMinSplitMacs ? 1 : std::min<int64_t>(total, pool.size());
+    // With the pool: one slot of channel sums [N][C rounded up to 16] per
+    // piece (whole cache lines each).
+    const int64_t slotFloats = means ? g_.batch * paddedC_ : 0;
+    Scratch sums(size_t(pieces * slotFloats) * sizeof(float));
+    std::fill(sums.as<float>(), sums.as<float>() + pieces * slotFloats, 0.0f);
     pool.run(size_t(pieces), [&](size_t p) {
       int64_t begin, end;
       evenSplit(total, pieces, int64_t(p), begin, end);
-      rows(begin, end, dst);
+      float *slot = sums.as<float>() + int64_t(p) * slotFloats;
+      auto add = [&](int64_t b0, int64_t b1) { addChannelSums(dst, b0, b1, slot); };
+      const BandDone done(add);
+      rows(begin, end, dst, means ? &done : nullptr);
     });
+    if (means)
+      writeMeans(sums.as<float>(), pieces, *means);
     if (overlap)
       pool.run(size_t(pieces), [&](size_t p) {
         int64_t begin, end;
@@ -523,35 +533,30 @@ public:
     }
   }
 
-  int64_t poolSlotFloats() const override { return g_.batch * paddedC_; }
-
-  void addChannelSums(const float *y, int64_t b0, int64_t b1, float *slot) const override {
-    addChannelSumsAvx512(y, b0, b1, slot);
-  }
-
-  void writeMeans(const float *slots, int64_t count, float *pooled, int64_t pN,
-                  int64_t pC) const override {
-    const double positions = double(g_.outH * g_.outW);
-    const int64_t slotFloats = poolSlotFloats();
-    for (int64_t n = 0; n < g_.batch; ++n)
-      for (int64_t c = 0; c < g_.channels; ++c) {
-        double total = 0;
-        for (int64_t s = 0; s < count; ++s)
-          total += double(slots[s * slotFloats + n * paddedC_ + c]);
-        pooled[n * pN + c * pC] = float(total / positions);
-      }
-  }
-
 private:
   struct Segment {
     int64_t ow0, columns;
     SegmentFn fn;
   };
 
+  /// The means of the channel sums in `count` slots (sums in float, their
+  /// total in double) into `out`.
+  void writeMeans(const float *slots, int64_t count, const PoolOutput &out) const {
+    const double positions = double(g_.outH * g_.outW);
+    const int64_t slotFloats = g_.batch * paddedC_;
+    for (int64_t n = 0; n < g_.batch; ++n)
+      for (int64_t c = 0; c < g_.channels; ++c) {
+        double total = 0;
+        for (int64_t s = 0; s < count; ++s)
+          total += double(slots[s * slotFloats + n * paddedC_ + c]);
+        out.means[n * out.pN + c * out.pC] = float(total / positions);
+      }
+  }
+
   /// Adds the channels of output rows [b0, b1) of `y` into `slot` ([N][C
   /// rounded up to 16]), 16 channels at a time over each row's pixels.
-  CGC_TARGET_AVX512 void addChannelSumsAvx512(const float *y, int64_t b0, int64_t b1,
-                                              float *slot) const {
+  CGC_TARGET_AVX512 void addChannelSums(const float *y, int64_t b0, int64_t b1,
+                                        float *slot) const {
     const DepthwiseGeometry &g = g_;
     const int64_t full = g.channels / 16 * 16;
     const __mmask16 tail = __mmask16((1u << (g.channels - full)) - 1);
@@ -634,31 +639,22 @@ public:
     auto row = [&](int64_t n, int64_t ih) { return x + n * xN_ + ih * xH_; };
     const DepthwiseInput in{row, xW_};
     const int64_t macs = g.batch * g.outH * g.outW * g.channels * g.kernelH * g.kernelW;
-    // With the pool: one slot of sums per piece.
-    const int64_t slotFloats = pool_ ? rows_.poolSlotFloats() : 0;
-    Scratch sums(size_t(pool.size() * slotFloats) * sizeof(float));
-    std::fill(sums.as<float>(), sums.as<float>() + pool.size() * slotFloats, 0.0f);
-    std::atomic<int> nextSlot{0};
+    const DepthwiseRows::PoolOutput means{
+        pool_ ? static_cast<float *>(args.outputs[1]) : nullptr, pN_, pC_};
     rows_.forEachPiece(pool, static_cast<float *>(args.outputs[0]), extra, macs,
-                       [&](int64_t begin, int64_t end, float *y) {
-                         float *slot = sums.as<float>() + nextSlot.fetch_add(1) * slotFloats;
-                         auto add = [&](int64_t b0, int64_t b1) {
-                           rows_.addChannelSums(y, b0, b1, slot);
-                         };
-                         const DepthwiseRows::BandDone done(add);
-                         rows_.computeRows(in, params, y, extra, begin, end,
-                                           pool_ ? &done : nullptr);
+                       pool_ ? &means : nullptr,
+                       [&](int64_t begin, int64_t end, float *y,
+                           const DepthwiseRows::BandDone *done) {
+                         rows_.computeRows(in, params, y, extra, begin, end, done);
                        });
-    if (pool_)
-      rows_.writeMeans(sums.as<float>(), pool.size(), static_cast<float *>(args.outputs[1]),
-                       pN_, pC_);
   }
 
 private:
   ChannelsLastDepthwiseRows rows_;
   size_t firstExtra_;
   bool pool_;
-  int64_t xN_ = 0, xH_ = 0, xW_ = 0, pN_ = 0, pC_ = 0;
+  int64_t pN_ = 0, pC_ = 0; // the pool's strides along N and C
+  int64_t xN_ = 0, xH_ = 0, xW_ = 0;
 };
 
 bool positiveOrUnit(const KernelOperand &o) {

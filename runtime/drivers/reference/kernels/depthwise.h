@@ -70,36 +70,36 @@ public:
   virtual const DepthwiseGeometry &geometry() const = 0;
   /// "what+chain (direct depthwise, ..." without the closing parenthesis.
   virtual std::string describe() const = 0;
-  /// Operands the fused chain reads besides the running value.
-  virtual size_t numExtraOperands() const = 0;
   /// The weights `w` and bias `b` (may be null) as the rows read them:
   /// prepared once per address when the parameters are constant, else into
   /// `scratch` on every call.
   virtual const float *prepare(const float *w, const float *b, Scratch &scratch) const = 0;
-  /// Runs `rows(begin, end, dst)` over every output row, in one contiguous
-  /// piece per thread of `pool` (one piece below a minimum of `macs`
-  /// multiply-adds). `dst` is `y`, or a staging copy laid out like it when
-  /// an extra operand shares bytes with `y`: copied into `y` afterwards.
-  virtual void forEachPiece(ThreadPool &pool, float *y, const void *const *extra, int64_t macs,
-                            FunctionRef<void(int64_t, int64_t, float *)> rows) const = 0;
   /// Called with each band of output rows [b0, b1) once it is complete,
   /// chain included, while it is in cache.
   using BandDone = FunctionRef<void(int64_t, int64_t)>;
+  /// Where a global average pool of the result fused into the kernel goes:
+  /// the mean of channel c of image n to means[n * pN + c * pC].
+  struct PoolOutput {
+    float *means;
+    int64_t pN, pC;
+  };
+  /// Runs `rows(begin, end, dst, done)` over every output row, in one
+  /// contiguous piece per thread of `threads` (one piece below a minimum of
+  /// `macs` multiply-adds). `dst` is `y`, or a staging copy laid out like it
+  /// when an extra operand shares bytes with `y`: copied into `y`
+  /// afterwards. With `pool`, `done` (for computeRows) adds each band's
+  /// channels to the piece's own sums, and the means are written once
+  /// every piece is done; without, `done` is null.
+  virtual void forEachPiece(ThreadPool &threads, float *y, const void *const *extra,
+                            int64_t macs, const PoolOutput *pool,
+                            FunctionRef<void(int64_t, int64_t, float *, const BandDone *)> rows)
+      const = 0;
   /// Output rows [begin, end) into `y`, the chain applied to each band of
   /// rows while it is in cache (`extra`: its operands, in order); `done`
   /// (may be null) sees each band after that.
   virtual void computeRows(const DepthwiseInput &in, const float *params, float *y,
                            const void *const *extra, int64_t begin, int64_t end,
                            const BandDone *done) const = 0;
-
-  /// A fused global average pool of the result: floats of one slot of
-  /// channel sums (whole cache lines), the sums of output rows [b0, b1) of
-  /// `y` added into `slot`, and the means of `slots` slots written to
-  /// `pooled` ([N, C, 1, 1], strides pN and pC along N and C).
-  virtual int64_t poolSlotFloats() const = 0;
-  virtual void addChannelSums(const float *y, int64_t b0, int64_t b1, float *slot) const = 0;
-  virtual void writeMeans(const float *slots, int64_t count, float *pooled, int64_t pN,
-                          int64_t pC) const = 0;
 };
 
 /// Empty if `pool` is a float32 global_avg_pool of the whole `result` (N x

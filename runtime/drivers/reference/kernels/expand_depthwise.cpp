@@ -25,7 +25,6 @@
 #include "sgemm.h"
 
 #include <algorithm>
-#include <atomic>
 
 namespace cgc::ref {
 namespace {
@@ -99,24 +98,14 @@ public:
         depthwiseBias_ ? static_cast<const float *>(args.inputs[firstDepthwise_ + 1]) : nullptr,
         paramScratch);
     const void *const *extra = args.inputs + firstDepthwiseExtra_;
-    // With the pool: one slot of channel sums per piece.
-    const int64_t slotFloats = pool_ ? rows_->poolSlotFloats() : 0;
-    Scratch sums(size_t(pool.size() * slotFloats) * sizeof(float));
-    std::fill(sums.as<float>(), sums.as<float>() + pool.size() * slotFloats, 0.0f);
-    std::atomic<int> nextSlot{0};
+    const DepthwiseRows::PoolOutput means{
+        pool_ ? static_cast<float *>(args.outputs[1]) : nullptr, pN_, pC_};
     rows_->forEachPiece(pool, static_cast<float *>(args.outputs[0]), extra, macs_,
-                        [&](int64_t begin, int64_t end, float *y) {
-                          float *slot = sums.as<float>() + nextSlot.fetch_add(1) * slotFloats;
-                          auto add = [&](int64_t b0, int64_t b1) {
-                            rows_->addChannelSums(y, b0, b1, slot);
-                          };
-                          const DepthwiseRows::BandDone done(add);
-                          piece(args, packed, operands.data(), params, y, begin, end,
-                                pool_ ? &done : nullptr);
+                        pool_ ? &means : nullptr,
+                        [&](int64_t begin, int64_t end, float *y,
+                            const DepthwiseRows::BandDone *done) {
+                          piece(args, packed, operands.data(), params, y, begin, end, done);
                         });
-    if (pool_)
-      rows_->writeMeans(sums.as<float>(), pool.size(), static_cast<float *>(args.outputs[1]),
-                        pN_, pC_);
   }
 
 private:
@@ -182,7 +171,7 @@ private:
   std::unique_ptr<DepthwiseRows> rows_;
   Epilogue ringEpilogue_;
   bool pool_ = false;
-  int64_t pN_ = 0, pC_ = 0;
+  int64_t pN_ = 0, pC_ = 0; // the pool's strides along N and C
   std::string expandWhat_;
   onednn::PreparedWeights weights_; // packed
   int64_t wStrideN_ = 0, wStrideK_ = 0;
