@@ -288,6 +288,13 @@ bool channelsLast(const KernelOperand &op) {
   return op.shape[0] == 1 || s[0] == expect;
 }
 
+std::string chainSummary(const std::vector<KernelDesc> &chain) {
+  std::string summary;
+  for (const KernelDesc &op : chain)
+    summary += "+" + op.op.substr(7);
+  return summary;
+}
+
 bool kernelChoiceOn(const char *name) {
   const char *env = std::getenv(name);
   return !(env && std::string(env) == "0");

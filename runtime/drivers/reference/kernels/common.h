@@ -273,6 +273,9 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape);
 /// Dense channels-last (N, C, spatial...): channels innermost with unit
 /// stride, the positions one progression of stride C, the batch included.
 bool channelsLast(const KernelOperand &op);
+/// "+op1+op2..." for a fused chain (ops without their "cgc_op." prefix), as
+/// kernel descriptions name it.
+std::string chainSummary(const std::vector<KernelDesc> &chain);
 /// True unless environment variable `name` is "0": a kernel choice that can
 /// be turned off for comparisons (docs/runtime.md lists them). Callers read
 /// it once per process or per kernel creation.

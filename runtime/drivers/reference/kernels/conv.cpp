@@ -1474,9 +1474,7 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
       (largePlanes || !postOk)) {
     // Any elementwise chain that keeps the shape and dtype, applied to
     // planes while they are in cache.
-    std::string summary;
-    for (const KernelDesc &op : epilogue)
-      summary += "+" + op.op.substr(7);
+    const std::string summary = chainSummary(epilogue);
     try {
       Epilogue chain(anchor.outputs[0].shape, x.dtype, epilogue);
       return std::make_unique<DepthwiseKernel>(g, std::move(chain), anchor.inputs.size(), summary);

@@ -411,9 +411,7 @@ public:
     bandRows_ = std::clamp<int64_t>((256 << 10) / std::max<int64_t>(1, rowBytes), 2, 8);
     const int64_t bandInRows = (bandRows_ - 1) * g.strideH + g.dilationH * (g.kernelH - 1) + 1;
     groupChannels_ = std::max<int64_t>(16, kGroupBytes / (bandInRows * g.inW * 4) / 16 * 16);
-    std::string summary;
-    for (const KernelDesc &op : chain)
-      summary += "+" + op.op.substr(7);
+    const std::string summary = chainSummary(chain);
     const bool fixed = channelsLastDepthwiseUnrolled(g);
     description_ = cat(what, summary, " (direct depthwise, channels-last AVX-512, ",
                        widest ? cat(widest, "-column blocks") : std::string("no blocks"),

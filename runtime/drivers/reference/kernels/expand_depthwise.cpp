@@ -297,9 +297,7 @@ std::unique_ptr<Kernel> makeExpandDepthwise(const KernelDesc &expand,
     const std::vector<int64_t> ps = pool->outputs[0].effectiveStrides();
     kernel->setPool(ps[0], ps[1]);
   }
-  std::string summary;
-  for (const KernelDesc &op : expandChain)
-    summary += "+" + op.op.substr(7);
+  const std::string summary = chainSummary(expandChain);
   kernel->describeAs(summary);
   return kernel;
 }

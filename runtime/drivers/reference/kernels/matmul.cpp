@@ -260,12 +260,9 @@ public:
   void setFirstExtra(size_t index) { firstExtra_ = index; }
 
   /// The fused chain as our Epilogue over the whole result after the
-  /// product (no oneDNN post-ops then); `summary` names it.
-  void setEpilogue(Epilogue epilogue, const std::string &summary) {
+  /// product (made without post-ops, their summary naming the chain).
+  void setEpilogue(Epilogue epilogue) {
     epilogue_ = std::move(epilogue);
-    const size_t paren = description_.find(" (oneDNN");
-    if (paren != std::string::npos)
-      description_ = description_.substr(0, paren) + summary + description_.substr(paren);
     description_.insert(description_.size() - 1, ", epilogue after");
   }
 
@@ -858,17 +855,15 @@ std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
     std::vector<size_t> order(out.shape.size());
     for (size_t i = 0; i < order.size(); ++i)
       order[i] = i;
-    std::string summary;
-    for (const KernelDesc &op : epilogue)
-      summary += "+" + op.op.substr(7);
     try {
       Epilogue chain(out.shape, p.dtype, epilogue, out.effectiveStrides(), order);
-      auto kernel = std::make_unique<DnnlMatMulKernel>(p.geom, type, false, onednn::PostOps(),
-                                                       std::vector<GemmC>(), 1.0f,
-                                                       anchor.op.substr(7) + " " +
-                                                           dtypeName(p.dtype));
+      onednn::PostOps none; // no post-ops; the description names the chain
+      none.summary = chainSummary(epilogue);
+      auto kernel = std::make_unique<DnnlMatMulKernel>(
+          p.geom, type, false, none, std::vector<GemmC>(), 1.0f,
+          anchor.op.substr(7) + " " + dtypeName(p.dtype));
       kernel->setFirstExtra(anchor.inputs.size());
-      kernel->setEpilogue(std::move(chain), summary);
+      kernel->setEpilogue(std::move(chain));
       return kernel;
     } catch (const DescError &e) {
       reason = e.message;

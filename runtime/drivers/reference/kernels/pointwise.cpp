@@ -204,9 +204,7 @@ std::unique_ptr<Kernel> makePointwiseConvolution(const KernelDesc &anchor,
       return nullptr;
     }
   }
-  std::string summary;
-  for (const KernelDesc &op : chain)
-    summary += "+" + op.op.substr(7);
+  const std::string summary = chainSummary(chain);
   return std::make_unique<PointwiseConvKernel>(anchor, std::move(ops.ops), ops.extras,
                                                std::move(epilogue), ops.inPlace,
                                                options.isConstant(1), what + summary);

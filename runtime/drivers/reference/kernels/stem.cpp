@@ -146,9 +146,7 @@ public:
     owLo_ = std::min(g.outW, (g.padLeft + g.strideW - 1) / g.strideW);
     const int64_t last = g.inW - 1 - extW + g.padLeft; // last start column + padLeft
     owHi_ = std::max(owLo_, last < 0 ? 0 : std::min(g.outW, last / g.strideW + 1));
-    std::string summary;
-    for (const KernelDesc &op : chain)
-      summary += "+" + op.op.substr(7);
+    const std::string summary = chainSummary(chain);
     const int64_t vectors = std::min<int64_t>(4, g.outC / 16);
     description_ = cat(what, summary, " (direct, ", g.inC,
                        " input channels read in place, AVX-512 ",
