@@ -1312,7 +1312,8 @@ DepthwiseGeometry depthwiseGeometry(const ConvGeom &g) {
 /// nhwc kernel (read when a kernel is created, so a benchmark can build
 /// both).
 bool channelsLastDepthwise(const ConvGeom &g, const KernelDesc &desc, const KernelOperand &out) {
-  return kernelChoiceOn("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE") && isDepthwise2d(g) && numElements(out.shape) > 0 &&
+  return kernelChoiceOn("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE") && isDepthwise2d(g) &&
+         numElements(out.shape) > 0 &&
          channelsLastDepthwiseMismatch(depthwiseGeometry(g), desc, out).empty();
 }
 
@@ -1337,6 +1338,20 @@ bool channelsLastDepthwise(const ConvGeom &g, const KernelDesc &desc, const Kern
 /// fused chain has no oneDNN post-op form.
 bool channelsLastDepthwiseFaster(const ConvGeom &g) {
   return channelsLastDepthwiseUnrolled(depthwiseGeometry(g));
+}
+
+/// True if the direct channels-last kernel runs `desc` by choice (its
+/// unrolled shapes), followed by a chain whose result `out` keeps the
+/// convolution's shape.
+bool directDepthwise(const ConvGeom &g, const KernelDesc &desc, const KernelOperand &out) {
+  return out.shape == desc.outputs[0].shape && channelsLastDepthwise(g, desc, out) &&
+         channelsLastDepthwiseFaster(g);
+}
+
+/// The weights (input 1) and the bias, if any (input 2), are constants:
+/// the direct kernels prepare them once per address.
+bool constantParams(const ConvGeom &g, const KernelOptions &options) {
+  return options.isConstant(1) && (!g.hasBias || options.isConstant(2));
 }
 
 /// False with CGC_REFERENCE_DEPTHWISE_POOL=0: a global average pool of a
@@ -1408,9 +1423,8 @@ std::unique_ptr<Kernel> makeConv(const KernelDesc &desc, const KernelOptions &op
   bool largePlanes = numElements(g.out) >= kDwMinPlane;
   if (depthwiseApplies(g, desc, out) && largePlanes)
     return std::make_unique<DepthwiseKernel>(g, Epilogue(), desc.inputs.size(), "");
-  if (!empty && channelsLastDepthwise(g, desc, out) && channelsLastDepthwiseFaster(g))
-    return makeChannelsLastDepthwise(depthwiseGeometry(g), desc, {},
-                                     options.isConstant(1) && (!g.hasBias || options.isConstant(2)),
+  if (!empty && directDepthwise(g, desc, out))
+    return makeChannelsLastDepthwise(depthwiseGeometry(g), desc, {}, constantParams(g, options),
                                      geomText(g));
   if (!empty && pointwiseChannelsLast(g, x, out)) {
     std::string unused;
@@ -1418,8 +1432,7 @@ std::unique_ptr<Kernel> makeConv(const KernelDesc &desc, const KernelOptions &op
       return kernel;
   }
   if (stemConvolution(g, desc, out))
-    return makeStemConvolution(stemGeometry(g), desc, {},
-                               options.isConstant(1) && (!g.hasBias || options.isConstant(2)),
+    return makeStemConvolution(stemGeometry(g), desc, {}, constantParams(g, options),
                                geomText(g));
   if (dnnlType(x.dtype) && !empty && !hasNegativeStrides(desc)) {
     try {
@@ -1462,9 +1475,8 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
     // Any elementwise chain that keeps the shape and dtype, applied to each
     // band of output rows while it is in cache.
     try {
-      return makeChannelsLastDepthwise(
-          depthwiseGeometry(g), anchor, epilogue,
-          options.isConstant(1) && (!g.hasBias || options.isConstant(2)), geomText(g));
+      return makeChannelsLastDepthwise(depthwiseGeometry(g), anchor, epilogue,
+                                       constantParams(g, options), geomText(g));
     } catch (const DescError &e) {
       reason = e.message;
       return nullptr;
@@ -1492,8 +1504,7 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
     // Any elementwise chain that keeps the shape and dtype, applied to each
     // output row while it is in cache.
     try {
-      return makeStemConvolution(stemGeometry(g), anchor, epilogue,
-                                 options.isConstant(1) && (!g.hasBias || options.isConstant(2)),
+      return makeStemConvolution(stemGeometry(g), anchor, epilogue, constantParams(g, options),
                                  geomText(g));
     } catch (const DescError &e) {
       reason = e.message;
@@ -1544,9 +1555,7 @@ std::unique_ptr<Kernel> createFusedExpandDepthwise(const KernelDesc &expand,
     reason = cat(depthwise.op, ": its input is not the expanded value");
     return nullptr;
   }
-  if (numElements(out.shape) == 0 || numElements(expand.inputs[0]->shape) == 0 ||
-      out.shape != depthwise.outputs[0].shape || !channelsLastDepthwise(d, depthwise, out) ||
-      !channelsLastDepthwiseFaster(d)) {
+  if (numElements(expand.inputs[0]->shape) == 0 || !directDepthwise(d, depthwise, out)) {
     reason = cat(depthwise.op, ": the direct channels-last depthwise kernel does not run ",
                  geomText(d));
     return nullptr;
@@ -1570,17 +1579,13 @@ std::unique_ptr<Kernel> createFusedDepthwisePool(const KernelDesc &anchor,
   }
   const ConvGeom g = parseConv(anchor);
   const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
-  if (numElements(out.shape) == 0 || out.shape != anchor.outputs[0].shape ||
-      hasNegativeStrides(anchor) || !channelsLastDepthwise(g, anchor, out) ||
-      !channelsLastDepthwiseFaster(g)) {
+  if (hasNegativeStrides(anchor) || !directDepthwise(g, anchor, out)) {
     reason = cat(anchor.op, ": the direct channels-last depthwise kernel does not run ",
                  geomText(g));
     return nullptr;
   }
   return makeChannelsLastDepthwisePool(depthwiseGeometry(g), anchor, chain, pool,
-                                       options.isConstant(1) &&
-                                           (!g.hasBias || options.isConstant(2)),
-                                       geomText(g), reason);
+                                       constantParams(g, options), geomText(g), reason);
 }
 
 void registerConvolutionOps(std::vector<OpEntry> &ops) {
