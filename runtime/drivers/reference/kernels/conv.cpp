@@ -1293,16 +1293,23 @@ bool isDepthwise2d(const ConvGeom &g) {
          g.kernelSize() > 0;
 }
 
-DepthwiseGeometry depthwiseGeometry(const ConvGeom &g) {
-  DepthwiseGeometry d;
+/// The fields the direct kernels' geometries (DepthwiseGeometry,
+/// StemGeometry) share, from a 2-D convolution's `g`.
+template <class Geometry> Geometry planeGeometry(const ConvGeom &g) {
+  Geometry d;
   d.batch = g.batch;
-  d.channels = g.inC;
   d.inH = g.in[0], d.inW = g.in[1], d.outH = g.out[0], d.outW = g.out[1];
   d.kernelH = g.kernel[0], d.kernelW = g.kernel[1];
   d.strideH = g.stride[0], d.strideW = g.stride[1];
   d.dilationH = g.dilation[0], d.dilationW = g.dilation[1];
   d.padTop = g.padBegin[0], d.padLeft = g.padBegin[1];
   d.hasBias = g.hasBias;
+  return d;
+}
+
+DepthwiseGeometry depthwiseGeometry(const ConvGeom &g) {
+  DepthwiseGeometry d = planeGeometry<DepthwiseGeometry>(g);
+  d.channels = g.inC;
   return d;
 }
 
@@ -1366,14 +1373,8 @@ bool depthwisePoolEnabled() {
 //===----------------------------------------------------------------------===//
 
 StemGeometry stemGeometry(const ConvGeom &g) {
-  StemGeometry s;
-  s.batch = g.batch, s.inC = g.inC, s.outC = g.outC;
-  s.inH = g.in[0], s.inW = g.in[1], s.outH = g.out[0], s.outW = g.out[1];
-  s.kernelH = g.kernel[0], s.kernelW = g.kernel[1];
-  s.strideH = g.stride[0], s.strideW = g.stride[1];
-  s.dilationH = g.dilation[0], s.dilationW = g.dilation[1];
-  s.padTop = g.padBegin[0], s.padLeft = g.padBegin[1];
-  s.hasBias = g.hasBias;
+  StemGeometry s = planeGeometry<StemGeometry>(g);
+  s.inC = g.inC, s.outC = g.outC;
   return s;
 }
 
