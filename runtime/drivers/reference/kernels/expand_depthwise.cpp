@@ -44,15 +44,11 @@ public:
                         int64_t band, int64_t ring,
                         const std::string &expandWhat)
       : g_(g), inC_(expand.inputs[0]->shape[1]), midC_(g.channels),
-        imageStride_(expand.inputs[0]->effectiveStrides()[0]),
-        hasBias_(expand.inputs.size() > 2 && expand.inputs[2]),
-        firstExtra_(expand.inputs.size()), extraCount_(expandExtras),
+        imageStride_(expand.inputs[0]->effectiveStrides()[0]), firstExtra_(expand.inputs.size()),
         firstDepthwise_(firstDepthwise), depthwiseBias_(depthwiseBias),
         firstDepthwiseExtra_(firstDepthwise + depthwiseParams), band_(band), ring_(ring),
-        gemm_(band * g.strideH * g.inW, inC_, midC_, std::move(ops)), rows_(std::move(rows)),
-        weights_(*expand.inputs[1], true) {
-    const std::vector<int64_t> ws = expand.inputs[1]->effectiveStrides();
-    wStrideN_ = ws[0], wStrideK_ = ws[1];
+        product_(expand, band * g.strideH * g.inW, std::move(ops), expandExtras, true),
+        rows_(std::move(rows)) {
     macs_ = g.batch * g.inH * g.inW * inC_ * midC_ +
             g.batch * g.outH * g.outW * g.channels * g.kernelH * g.kernelW;
     expandWhat_ = expandWhat;
@@ -71,8 +67,8 @@ public:
   }
 
   void describeAs(const std::string &expandSummary) {
-    description_ = cat(expandWhat_, expandSummary, " (AVX-512 ", gemm_.tileRows(), "x",
-                       gemm_.panelWidth(), " register tiles into a ring of ", ring_,
+    description_ = cat(expandWhat_, expandSummary, " (AVX-512 ", product_.gemm().tileRows(), "x",
+                       product_.gemm().panelWidth(), " register tiles into a ring of ", ring_,
                        " rows per thread, never stored",
                        ringEpilogue_.empty() ? "" : ", chain per run of rows",
                        ", weights packed once) then ", rows_->describe(), ", bands of ", band_,
@@ -81,17 +77,9 @@ public:
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
-    const float *w = static_cast<const float *>(args.inputs[1]);
     Scratch unused; // constant weights: packed once per address
-    const float *packed = weights_.get(w, nullptr, gemm_.packedBytes(), unused, [&](float *p) {
-      gemm_.pack(w, wStrideK_, wStrideN_, p);
-    });
-    // The GEMM's operands: the chain's extras in order, then the bias.
-    std::vector<const float *> operands(extraCount_ + 1, nullptr);
-    for (size_t i = 0; i < extraCount_; ++i)
-      operands[i] = static_cast<const float *>(args.inputs[firstExtra_ + i]);
-    if (hasBias_)
-      operands[extraCount_] = static_cast<const float *>(args.inputs[2]);
+    std::vector<const float *> operands;
+    const PackedSgemm::Args product = product_.bind(args, unused, operands);
     Scratch paramScratch;
     const float *params = rows_->prepare(
         static_cast<const float *>(args.inputs[firstDepthwise_]),
@@ -104,16 +92,15 @@ public:
                         pool_ ? &means : nullptr,
                         [&](int64_t begin, int64_t end, float *y,
                             const DepthwiseRows::BandDone *done) {
-                          piece(args, packed, operands.data(), params, y, begin, end, done);
+                          piece(args, product, params, y, begin, end, done);
                         });
   }
 
 private:
   /// Depthwise output rows [begin, end) into `y`, their expanded input rows
   /// made in this thread's ring.
-  void piece(const KernelArgs &args, const float *packed, const float *const *operands,
-             const float *params, float *y, int64_t begin, int64_t end,
-             const DepthwiseRows::BandDone *done) const {
+  void piece(const KernelArgs &args, const PackedSgemm::Args &product, const float *params,
+             float *y, int64_t begin, int64_t end, const DepthwiseRows::BandDone *done) const {
     const DepthwiseGeometry &g = g_;
     const int64_t rowFloats = g.inW * midC_;
     Scratch ring(size_t(ring_ * rowFloats) * sizeof(float));
@@ -121,11 +108,7 @@ private:
     const float *x = static_cast<const float *>(args.inputs[0]);
     const void *const *expandExtra = args.inputs + firstExtra_;
     const void *const *extra = args.inputs + firstDepthwiseExtra_;
-    PackedSgemm::Args a;
-    a.lda = inC_;
-    a.b = packed;
-    a.ldc = midC_;
-    a.operands = operands;
+    PackedSgemm::Args a = product; // A and C per run of ring rows
     auto row = [&](int64_t, int64_t ih) -> const float * {
       return base + (ih % ring_) * rowFloats;
     };
@@ -147,7 +130,7 @@ private:
         const int64_t slot = p % ring_, count = std::min(hi - p, ring_ - slot);
         a.a = x + n * imageStride_ + p * g.inW * inC_;
         a.c = base + slot * rowFloats;
-        gemm_.run(a, 0, count * g.inW, 0, gemm_.panels());
+        product_.gemm().run(a, 0, count * g.inW, 0, product_.gemm().panels());
         if (!ringEpilogue_.empty())
           ringEpilogue_.apply(reinterpret_cast<char *>(base), expandExtra, slot * rowFloats,
                               (slot + count) * rowFloats);
@@ -160,21 +143,18 @@ private:
 
   DepthwiseGeometry g_;
   int64_t inC_, midC_, imageStride_;
-  bool hasBias_;
-  size_t firstExtra_, extraCount_;
+  size_t firstExtra_;
   size_t firstDepthwise_;
   bool depthwiseBias_;
   size_t firstDepthwiseExtra_;
   int64_t band_, ring_;
   int64_t macs_ = 0;
-  PackedSgemm gemm_;
+  PointwiseProduct product_;
   std::unique_ptr<DepthwiseRows> rows_;
   Epilogue ringEpilogue_;
   bool pool_ = false;
   int64_t pN_ = 0, pC_ = 0; // the pool's strides along N and C
   std::string expandWhat_;
-  onednn::PreparedWeights weights_; // packed
-  int64_t wStrideN_ = 0, wStrideK_ = 0;
 };
 
 /// `chain` (running value: the expanded value) rewritten to run on `ring`

@@ -61,69 +61,79 @@ public:
                       Epilogue epilogue, int inPlace, bool constantWeights,
                       const std::string &what)
       : positions_(numElements(anchor.outputs[0].shape) / anchor.outputs[0].shape[1]),
-        inC_(anchor.inputs[0]->shape[1]), outC_(anchor.outputs[0].shape[1]),
+        outC_(anchor.outputs[0].shape[1]),
         rowUnit_(numElements(std::vector<int64_t>(anchor.outputs[0].shape.begin() + 3,
                                                   anchor.outputs[0].shape.end()))),
-        hasBias_(anchor.inputs.size() > 2 && anchor.inputs[2]),
-        firstExtra_(anchor.inputs.size()), extraCount_(extras), inPlace_(inPlace),
-        gemm_(positions_, inC_, outC_, std::move(ops)), epilogue_(std::move(epilogue)),
-        weights_(*anchor.inputs[1], constantWeights) {
-    const std::vector<int64_t> ws = anchor.inputs[1]->effectiveStrides();
-    wStrideN_ = ws[0], wStrideK_ = ws[1];
-    description_ = cat(what, " (AVX-512 ", gemm_.tileRows(), "x", gemm_.panelWidth(),
+        firstExtra_(anchor.inputs.size()), inPlace_(inPlace),
+        product_(anchor, positions_, std::move(ops), extras, constantWeights),
+        epilogue_(std::move(epilogue)) {
+    const PackedSgemm &gemm = product_.gemm();
+    description_ = cat(what, " (AVX-512 ", gemm.tileRows(), "x", gemm.panelWidth(),
                        " register tiles over ", positions_, " positions",
                        epilogue_.empty() ? "" : ", epilogue per block of rows",
                        inPlace_ >= 0 ? ", residual may be in place" : "",
-                       weights_.constant() ? ", weights packed once" : ", weights packed each run",
+                       product_.constantWeights() ? ", weights packed once"
+                                                  : ", weights packed each run",
                        ", split across the pool)");
   }
 
   int inPlaceInput() const override { return inPlace_; }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
-    const float *w = static_cast<const float *>(args.inputs[1]);
-    // Weights that may change between runs (a squeeze-excitation scale
-    // folded into them, input_scale.h) are packed on every run: K x N
-    // floats next to M x K x N multiply-adds.
-    Scratch packedNow;
-    const float *packed = weights_.get(w, nullptr, gemm_.packedBytes(), packedNow, [&](float *p) {
-      gemm_.pack(w, wStrideK_, wStrideN_, p);
-    });
-    // Operands: the chain's extras in order, then the bias.
-    std::vector<const float *> operands(extraCount_ + 1, nullptr);
-    for (size_t i = 0; i < extraCount_; ++i)
-      operands[i] = static_cast<const float *>(args.inputs[firstExtra_ + i]);
-    if (hasBias_)
-      operands[extraCount_] = static_cast<const float *>(args.inputs[2]);
-    PackedSgemm::Args g;
+    Scratch packed;
+    std::vector<const float *> operands;
+    PackedSgemm::Args g = product_.bind(args, packed, operands);
     g.a = static_cast<const float *>(args.inputs[0]);
-    g.lda = inC_;
-    g.b = packed;
     g.c = static_cast<float *>(args.outputs[0]);
-    g.ldc = outC_;
-    g.operands = operands.data();
     const void *const *extra = args.inputs + firstExtra_;
     char *out = static_cast<char *>(args.outputs[0]);
     auto apply = [&](int64_t r0, int64_t r1) {
       epilogue_.apply(out, extra, r0 * outC_, r1 * outC_);
     };
     FunctionRef<void(int64_t, int64_t)> finish(apply);
-    gemm_.runAll(g, positions_, pool, rowUnit_, epilogue_.empty() ? nullptr : &finish);
+    product_.gemm().runAll(g, positions_, pool, rowUnit_, epilogue_.empty() ? nullptr : &finish);
   }
 
 private:
-  int64_t positions_, inC_, outC_;
+  int64_t positions_, outC_;
   int64_t rowUnit_; // positions per row of the plane
-  bool hasBias_;
-  size_t firstExtra_, extraCount_;
+  size_t firstExtra_;
   int inPlace_;
-  PackedSgemm gemm_;
+  PointwiseProduct product_;
   Epilogue epilogue_;
-  onednn::PreparedWeights weights_; // packed
-  int64_t wStrideN_ = 0, wStrideK_ = 0;
 };
 
 } // namespace
+
+PointwiseProduct::PointwiseProduct(const KernelDesc &anchor, int64_t rows,
+                                   std::vector<SgemmOp> ops, size_t extras, bool constantWeights)
+    : inC_(anchor.inputs[0]->shape[1]), outC_(anchor.outputs[0].shape[1]),
+      hasBias_(anchor.inputs.size() > 2 && anchor.inputs[2]),
+      firstExtra_(anchor.inputs.size()), extraCount_(extras),
+      gemm_(rows, inC_, outC_, std::move(ops)), weights_(*anchor.inputs[1], constantWeights) {
+  const std::vector<int64_t> ws = anchor.inputs[1]->effectiveStrides();
+  wStrideN_ = ws[0], wStrideK_ = ws[1];
+}
+
+PackedSgemm::Args PointwiseProduct::bind(const KernelArgs &args, Scratch &scratch,
+                                         std::vector<const float *> &operands) const {
+  const float *w = static_cast<const float *>(args.inputs[1]);
+  // Weights that may change between runs (a squeeze-excitation scale folded
+  // into them, input_scale.h) are packed on every run: K x N floats next to
+  // M x K x N multiply-adds.
+  PackedSgemm::Args g;
+  g.b = weights_.get(w, nullptr, gemm_.packedBytes(), scratch,
+                     [&](float *p) { gemm_.pack(w, wStrideK_, wStrideN_, p); });
+  operands.assign(extraCount_ + 1, nullptr);
+  for (size_t i = 0; i < extraCount_; ++i)
+    operands[i] = static_cast<const float *>(args.inputs[firstExtra_ + i]);
+  if (hasBias_)
+    operands[extraCount_] = static_cast<const float *>(args.inputs[2]);
+  g.operands = operands.data();
+  g.lda = inC_;
+  g.ldc = outC_;
+  return g;
+}
 
 std::string pointwiseMismatch(const KernelDesc &anchor, const std::vector<KernelDesc> &chain) {
   const KernelOperand &x = *anchor.inputs[0];

@@ -15,6 +15,7 @@
 #define CGC_REFERENCE_KERNELS_POINTWISE_H
 
 #include "common.h"
+#include "onednn.h"
 #include "sgemm.h"
 
 namespace cgc::ref {
@@ -37,6 +38,34 @@ struct PointwiseEpilogue {
   int inPlace = -1;
 };
 PointwiseEpilogue pointwiseEpilogue(const KernelDesc &anchor, const std::vector<KernelDesc> &chain);
+
+/// The product of a 1x1 convolution (inputs x, w[, bias], then the fused
+/// chain's extra operands) on the packed GEMM, as the kernels running one
+/// bind it on each run: its weights packed (once per address when they are
+/// constants, else on every run), the epilogue ops' operands gathered (the
+/// chain's extras in order, then the bias: pointwiseEpilogue's numbering).
+class PointwiseProduct {
+public:
+  /// Rows of about `rows` (tile choice), `ops` over `extras` chain operands.
+  PointwiseProduct(const KernelDesc &anchor, int64_t rows, std::vector<SgemmOp> ops,
+                   size_t extras, bool constantWeights);
+  const PackedSgemm &gemm() const { return gemm_; }
+  bool constantWeights() const { return weights_.constant(); }
+  /// The GEMM's arguments for a run with `args`: B, the operands (kept in
+  /// `operands`; per-run packed weights in `scratch`) and the row strides
+  /// of A and C (dense channels-last: the input and output channels). A and
+  /// C themselves are the caller's to set.
+  PackedSgemm::Args bind(const KernelArgs &args, Scratch &scratch,
+                         std::vector<const float *> &operands) const;
+
+private:
+  int64_t inC_, outC_;
+  bool hasBias_;
+  size_t firstExtra_, extraCount_;
+  PackedSgemm gemm_;
+  onednn::PreparedWeights weights_;
+  int64_t wStrideN_, wStrideK_;
+};
 
 /// The convolution `anchor` (inputs x, w[, bias]) with the elementwise
 /// `chain` after it (may be empty) as a packed GEMM; null, with `reason`, if
