@@ -172,9 +172,8 @@ public:
     collapseBatchIntoRows();
     if (type == dt::f32 && constantB)
       native_ = nativeProduct();
-    if (native_)
-      nativeB_.emplace(b_, true);
     if (native_) {
+      nativeB_.emplace(b_, true);
       description_ = cat(what, " ", shapeStr(g.batch), "x", g.m, "x", g.k, "x", g.n,
                          post_.summary, " (AVX-512 ", native_->tileRows(), "x",
                          native_->panelWidth(), " register tiles, packed B",
