@@ -2,6 +2,8 @@
 
 #include "KernelTestUtil.h"
 
+#include "sgemm.h"
+
 #include "common.h" // cpuHasAvx512
 
 #include <cstdlib>
@@ -625,6 +627,44 @@ TEST(MatMul, BertShapesWithConstantPackedWeights) {
   auto ks = make(Desc("cgc_op.matmul").in(q).in(kk).out(s));
   runKernel(*ks, {&q, &kk}, {&s}, pool3());
   EXPECT_TRUE(closeTo(s, matmulOracle(q, kk, false, false, os), 1e-5, 1e-4, ks->describe()));
+}
+
+// A product whose shape suits Strassen (K and N even and >= 512, 64 rows or
+// more) runs it on a pool of one thread and the classic product on more;
+// both agree with the oracle, and their rounding differs (so each path
+// really ran), including back on one thread after B was packed for both.
+TEST(MatMul, StrassenOnOneThreadClassicOnMore) {
+  if (PackedSgemm::algorithmFor(64, 512, 512) != PackedSgemm::Algorithm::Strassen)
+    GTEST_SKIP() << "Strassen is off (CGC_REFERENCE_STRASSEN=0) or the packed GEMM is";
+  std::mt19937 rng(54);
+  const int64_t m = 66, k = 512, n = 514;
+  Tensor a(CGC_DTYPE_FLOAT32, {1, m, k}), w(CGC_DTYPE_FLOAT32, {k, n});
+  fillRandom(a, rng, -1, 1);
+  fillRandom(w, rng, -0.1, 0.1);
+  std::vector<double> expected(size_t(m * n), 0.0);
+  const float *af = static_cast<const float *>(a.data());
+  const float *wf = static_cast<const float *>(w.data());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j)
+        expected[size_t(i * n + j)] += double(af[i * k + p]) * double(wf[p * n + j]);
+  Tensor y(CGC_DTYPE_FLOAT32, {1, m, n});
+  KernelOptions options;
+  options.constantInputs = {false, true};
+  auto kernel = make(Desc("cgc_op.matmul").in(a).in(w).out(y), options);
+  ASSERT_TRUE(kernel);
+  EXPECT_NE(kernel->describe().find("Strassen-Winograd on 1 thread"), std::string::npos)
+      << kernel->describe();
+  std::vector<std::vector<float>> results;
+  for (ThreadPool *pool : {&pool1(), &pool3(), &pool1()}) {
+    runKernel(*kernel, {&a, &w}, {&y}, *pool);
+    EXPECT_TRUE(closeTo(y, expected, 1e-5, 1e-4,
+                        kernel->describe() + " on " + std::to_string(pool->size()) + " threads"));
+    const float *yf = static_cast<const float *>(y.data());
+    results.emplace_back(yf, yf + m * n);
+  }
+  EXPECT_NE(results[0], results[1]) << "one and three threads rounded alike";
+  EXPECT_EQ(results[0], results[2]) << "one thread rounded differently the second time";
 }
 
 // A constant B mapped from a file (as the runtime maps a compiled model's

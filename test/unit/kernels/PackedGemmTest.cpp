@@ -56,6 +56,7 @@ double applyOp(const SgemmOp &op, double x, double y) {
 struct Product {
   int64_t m, k, n;
   bool transposedB;
+  PackedSgemm::Algorithm algorithm = PackedSgemm::Algorithm::Classic;
 };
 
 /// Runs C = ops(A x B) on `pool` with `ops` whose operands are `operands`
@@ -69,7 +70,7 @@ void check(const Product &p, const std::vector<SgemmOp> &ops,
   const int64_t bk = p.transposedB ? 1 : p.n, bn = p.transposedB ? p.k : 1;
   std::vector<float> c = cInit;
   c.resize(size_t(p.m * p.n), 0.0f);
-  PackedSgemm gemm(p.m, p.k, p.n, ops);
+  PackedSgemm gemm(p.m, p.k, p.n, ops, p.algorithm);
   AlignedBuffer packed(gemm.packedBytes());
   gemm.pack(b.data(), bk, bn, static_cast<float *>(packed.data()));
   std::vector<const float *> ptrs;
@@ -103,7 +104,9 @@ void check(const Product &p, const std::vector<SgemmOp> &ops,
     if (!(std::fabs(c[i] - expected[i]) <= tol) && ++bad <= 3)
       ADD_FAILURE() << what << " " << p.m << "x" << p.k << "x" << p.n << " element " << i
                     << ": " << c[i] << " vs " << expected[i] << " on " << pool.size()
-                    << " threads";
+                    << " threads" << (gemm.algorithm() == PackedSgemm::Algorithm::Strassen
+                                          ? " (Strassen)"
+                                          : "");
   }
   EXPECT_EQ(bad, 0) << what;
 }
@@ -151,6 +154,60 @@ TEST(PackedGemm, EpilogueOpsWithEveryOperandPattern) {
   check(p, {scale, bias, relu}, {b}, {}, pool1(), rng, "scale+bias+leaky relu");
   check(p, {bias, clip}, {b}, {}, pool1(), rng, "bias+clip");
   check(p, {lin, relu, clip}, {b}, {}, pool1(), rng, "linear+relu+clip");
+}
+
+// One level of Strassen-Winograd: odd and even row counts (the bottom half
+// one row short), several blocks of kStrassenRows, half-widths that end in
+// a partial panel, every panel width, B transposed.
+TEST(PackedGemm, StrassenEveryShapeTail) {
+  if (!PackedSgemm::available())
+    GTEST_SKIP() << "no AVX-512";
+  std::mt19937 rng(94);
+  const auto strassen = PackedSgemm::Algorithm::Strassen;
+  for (int64_t m : {1, 2, 7, 16, 33, 128, 257, 600})
+    for (int64_t n : {2, 34, 96, 130, 200})
+      for (int64_t k : {2, 64, 198})
+        check({m, k, n, m % 2 == 1, strassen}, {}, {}, {}, m > 200 ? pool3() : pool1(), rng,
+              "Strassen");
+}
+
+TEST(PackedGemm, StrassenEpilogueAndResidualInPlace) {
+  if (!PackedSgemm::available())
+    GTEST_SKIP() << "no AVX-512";
+  std::mt19937 rng(95);
+  const auto strassen = PackedSgemm::Algorithm::Strassen;
+  for (ThreadPool *pool : {&pool1(), &pool3()})
+    for (Product p : {Product{129, 96, 260, false, strassen}, Product{64, 512, 1024, true, strassen}}) {
+      SgemmOp bias{Kind::Add}, sum{Kind::Add}, clip{Kind::Clip, -2.0f, 6.0f},
+          perRow{Kind::Mul};
+      bias.operand = 0;
+      bias.colStride = 1;
+      sum.operand = 1;
+      sum.rowStride = p.n;
+      sum.colStride = 1;
+      perRow.operand = 2;
+      perRow.rowStride = 1;
+      std::vector<float> b = randomFloats(size_t(p.n), rng, -1, 1);
+      std::vector<float> residual = randomFloats(size_t(p.m * p.n), rng, -3, 3);
+      std::vector<float> scale = randomFloats(size_t(p.m), rng, 0.5f, 2.0f);
+      check(p, {bias, sum, perRow, clip}, {b, {}, scale}, residual, *pool, rng,
+            "Strassen bias+residual in place+row scale+clip");
+    }
+}
+
+// Which products take Strassen: K and N even and >= 512, about 64 rows.
+TEST(PackedGemm, StrassenOnlyWhereItPays) {
+  using Algorithm = PackedSgemm::Algorithm;
+  if (!kernelChoiceOn("CGC_REFERENCE_STRASSEN"))
+    GTEST_SKIP() << "CGC_REFERENCE_STRASSEN=0";
+  EXPECT_EQ(PackedSgemm::algorithmFor(128, 768, 768), Algorithm::Strassen);
+  EXPECT_EQ(PackedSgemm::algorithmFor(128, 3072, 768), Algorithm::Strassen);
+  EXPECT_EQ(PackedSgemm::algorithmFor(3136, 512, 1024), Algorithm::Strassen);
+  EXPECT_EQ(PackedSgemm::algorithmFor(63, 768, 768), Algorithm::Classic);
+  EXPECT_EQ(PackedSgemm::algorithmFor(128, 767, 768), Algorithm::Classic);
+  EXPECT_EQ(PackedSgemm::algorithmFor(128, 768, 770 - 3), Algorithm::Classic);
+  EXPECT_EQ(PackedSgemm::algorithmFor(128, 256, 768), Algorithm::Classic);
+  EXPECT_EQ(PackedSgemm::algorithmFor(128, 768, 256), Algorithm::Classic);
 }
 
 // A residual already in C, added in place (C is the operand): every element

@@ -2,11 +2,13 @@
 
 #include "sgemm.h"
 
+#include "sgemm_tile.h"
 #include "tile_table.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cassert>
 #include <array>
 #include <string>
 #include <utility>
@@ -14,118 +16,7 @@
 namespace cgc::ref {
 namespace {
 
-using Args = PackedSgemm::Args;
-
-// The AVX-512 level of CGC_TARGET_AVX512 and prefetchw, on every function of
-// the tile (a helper with other target features would not inline into it).
-#define CGC_SGEMM_TARGET                                                        \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2,lzcnt,"     \
-                        "popcnt,prfchw")))
-using Kind = SgemmOp::Kind;
-
-/// x op y for the binary op K.
-template <Kind K> CGC_SGEMM_TARGET inline __m512 binary(__m512 x, __m512 y) {
-  if constexpr (K == Kind::Add)
-    return _mm512_add_ps(x, y);
-  else if constexpr (K == Kind::Sub)
-    return _mm512_sub_ps(x, y);
-  else if constexpr (K == Kind::Mul)
-    return _mm512_mul_ps(x, y);
-  else
-    return _mm512_div_ps(x, y);
-}
-
-/// The binary op K of `op` on the MR x NV accumulators of the tile at
-/// (row, col).
-template <Kind K, int MR, int NV>
-CGC_SGEMM_TARGET inline void applyBinary(const Args &g, const SgemmOp &op,
-                                         __m512 (&acc)[MR][NV], int64_t row, int64_t col,
-                                         __mmask16 last) {
-  auto mask = [&](int v) { return v == NV - 1 ? last : __mmask16(0xffff); };
-  const float *base = g.operands[op.operand] + row * op.rowStride;
-  if (op.rowStride == 0) {
-    // One operand row for the whole tile (a bias): NV loads.
-    __m512 y[NV];
-#pragma clang loop unroll(full)
-    for (int v = 0; v < NV; ++v)
-      y[v] = op.colStride == 0 ? _mm512_set1_ps(*base)
-                               : _mm512_maskz_loadu_ps(mask(v), base + col + 16 * v);
-#pragma clang loop unroll(full)
-    for (int i = 0; i < MR; ++i)
-#pragma clang loop unroll(full)
-      for (int v = 0; v < NV; ++v)
-        acc[i][v] = binary<K>(acc[i][v], y[v]);
-    return;
-  }
-#pragma clang loop unroll(full)
-  for (int i = 0; i < MR; ++i) {
-    const float *p = base + i * op.rowStride;
-#pragma clang loop unroll(full)
-    for (int v = 0; v < NV; ++v) {
-      const __m512 y = op.colStride == 0 ? _mm512_set1_ps(*p)
-                                         : _mm512_maskz_loadu_ps(mask(v), p + col + 16 * v);
-      acc[i][v] = binary<K>(acc[i][v], y);
-    }
-  }
-}
-
-/// Applies `op` to the MR x NV accumulators of the tile at (row, col). The
-/// switch on the op's kind is outside the loops over the accumulators: per
-/// accumulator it cost a third of a 16-deep tile's time (MobileNetV2's
-/// 16->96 1x1 convolution with bias and relu6: 256 -> 180 us).
-template <int MR, int NV>
-CGC_SGEMM_TARGET inline void applyOp(const Args &g, const SgemmOp &op, __m512 (&acc)[MR][NV],
-                                     int64_t row, int64_t col, __mmask16 last) {
-  switch (op.kind) {
-  case Kind::Scale: {
-    const __m512 alpha = _mm512_set1_ps(op.alpha);
-#pragma clang loop unroll(full)
-    for (int i = 0; i < MR; ++i)
-#pragma clang loop unroll(full)
-      for (int v = 0; v < NV; ++v)
-        acc[i][v] = _mm512_mul_ps(acc[i][v], alpha);
-    return;
-  }
-  case Kind::Relu: {
-    const __m512 alpha = _mm512_set1_ps(op.alpha), zero = _mm512_setzero_ps();
-#pragma clang loop unroll(full)
-    for (int i = 0; i < MR; ++i)
-#pragma clang loop unroll(full)
-      for (int v = 0; v < NV; ++v) {
-        const __mmask16 negative = _mm512_cmp_ps_mask(acc[i][v], zero, _CMP_LT_OQ);
-        acc[i][v] = _mm512_mask_mul_ps(acc[i][v], negative, acc[i][v], alpha);
-      }
-    return;
-  }
-  case Kind::Clip: {
-    // max/min return their second operand when either is NaN: NaN stays.
-    const __m512 lo = _mm512_set1_ps(op.alpha), hi = _mm512_set1_ps(op.beta);
-#pragma clang loop unroll(full)
-    for (int i = 0; i < MR; ++i)
-#pragma clang loop unroll(full)
-      for (int v = 0; v < NV; ++v)
-        acc[i][v] = _mm512_min_ps(hi, _mm512_max_ps(lo, acc[i][v]));
-    return;
-  }
-  case Kind::Linear: {
-    const __m512 alpha = _mm512_set1_ps(op.alpha), beta = _mm512_set1_ps(op.beta);
-#pragma clang loop unroll(full)
-    for (int i = 0; i < MR; ++i)
-#pragma clang loop unroll(full)
-      for (int v = 0; v < NV; ++v)
-        acc[i][v] = _mm512_fmadd_ps(acc[i][v], alpha, beta);
-    return;
-  }
-  case Kind::Add:
-    return applyBinary<Kind::Add>(g, op, acc, row, col, last);
-  case Kind::Sub:
-    return applyBinary<Kind::Sub>(g, op, acc, row, col, last);
-  case Kind::Mul:
-    return applyBinary<Kind::Mul>(g, op, acc, row, col, last);
-  case Kind::Div:
-    return applyBinary<Kind::Div>(g, op, acc, row, col, last);
-  }
-}
+using namespace tile_detail;
 
 /// Rows [row, row + MR) x columns [col, col + 16 * NV) of C (the last vector
 /// holding `lastCols` columns) from panel `bp`, whose rows are `width`
@@ -136,13 +27,6 @@ template <int MR, int NV>
 CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, int64_t k,
                             int64_t row, int64_t col, const float *bp, int64_t width,
                             int lastCols, const char *pf, int64_t pfLines) {
-  __m512 acc[MR][NV];
-#pragma clang loop unroll(full)
-  for (int i = 0; i < MR; ++i)
-#pragma clang loop unroll(full)
-    for (int v = 0; v < NV; ++v)
-      acc[i][v] = _mm512_setzero_ps();
-  const float *a = g.a + row * g.lda;
   {
     // The next tile's lines of C, for writing: a result that is not in
     // cache (most are: a model's activations and weights pass through L3
@@ -169,35 +53,9 @@ CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, in
           __builtin_prefetch(y + i * op.rowStride + 16 * v, 0, 3);
     }
   }
-  for (int64_t p = 0; p < k; ++p, bp += width) {
-    if (p < pfLines)
-      _mm_prefetch(pf + 64 * p, _MM_HINT_T0);
-    __m512 b[NV];
-#pragma clang loop unroll(full)
-    for (int v = 0; v < NV; ++v)
-      b[v] = _mm512_load_ps(bp + 16 * v);
-#pragma clang loop unroll(full)
-    for (int i = 0; i < MR; ++i) {
-      const __m512 x = _mm512_set1_ps(a[i * g.lda + p]);
-#pragma clang loop unroll(full)
-      for (int v = 0; v < NV; ++v)
-        acc[i][v] = _mm512_fmadd_ps(x, b[v], acc[i][v]);
-    }
-  }
-  const __mmask16 last = __mmask16((1u << lastCols) - 1);
-  for (size_t o = 0; o < opCount; ++o)
-    applyOp<MR, NV>(g, ops[o], acc, row, col, last);
-#pragma clang loop unroll(full)
-  for (int i = 0; i < MR; ++i) {
-    float *c = g.c + (row + i) * g.ldc + col;
-#pragma clang loop unroll(full)
-    for (int v = 0; v < NV; ++v) {
-      if (v == NV - 1 && lastCols != 16)
-        _mm512_mask_storeu_ps(c + 16 * v, last, acc[i][v]);
-      else
-        _mm512_storeu_ps(c + 16 * v, acc[i][v]);
-    }
-  }
+  __m512 acc[MR][NV];
+  accumulate<MR, NV>(acc, g.a + row * g.lda, g.lda, bp, width, k, pf, pfLines);
+  finishTile<MR, NV>(g, ops, opCount, acc, row, col, lastCols);
 }
 
 using TileFn = void (*)(const Args &, const SgemmOp *, size_t, int64_t, int64_t, int64_t,
@@ -241,15 +99,35 @@ bool PackedSgemm::available() {
   return enabled;
 }
 
-PackedSgemm::PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> ops)
-    : k_(k), n_(n), vectors_(vectorsFor(m, k, n)), ops_(std::move(ops)) {}
+PackedSgemm::Algorithm PackedSgemm::algorithmFor(int64_t m, int64_t k, int64_t n) {
+  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_STRASSEN");
+  const bool suits = k % 2 == 0 && n % 2 == 0 && k >= 512 && n >= 512 && m >= 64;
+  return enabled && suits ? Algorithm::Strassen : Algorithm::Classic;
+}
 
-void PackedSgemm::pack(const float *b, int64_t bk, int64_t bn, float *dst) const {
+PackedSgemm::PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> ops,
+                         Algorithm algorithm)
+    : k_(k), n_(n),
+      vectors_(algorithm == Algorithm::Classic
+                   ? vectorsFor(m, k, n)
+                   : vectorsFor((std::min(m, kStrassenRows) + 1) / 2, k / 2, n / 2)),
+      ops_(std::move(ops)), algorithm_(algorithm) {
+  assert((algorithm == Algorithm::Classic || (k % 2 == 0 && n % 2 == 0)) &&
+         "Strassen needs an even K and N");
+}
+
+int64_t PackedSgemm::panels() const {
+  const int64_t n = algorithm_ == Algorithm::Classic ? n_ : n_ / 2;
+  return (n + panelWidth() - 1) / panelWidth();
+}
+
+void PackedSgemm::packPanels(const float *b, int64_t bk, int64_t bn, int64_t k, int64_t n,
+                             float *dst, int64_t panelStride) const {
   const int64_t width = panelWidth();
-  for (int64_t q = 0; q < panels(); ++q) {
-    const int64_t col0 = q * width, cols = std::min(width, n_ - col0);
-    float *panel = dst + q * k_ * width;
-    for (int64_t p = 0; p < k_; ++p) {
+  for (int64_t q = 0; q * width < n; ++q) {
+    const int64_t col0 = q * width, cols = std::min(width, n - col0);
+    float *panel = dst + q * panelStride;
+    for (int64_t p = 0; p < k; ++p) {
       float *row = panel + p * width;
       const float *src = b + p * bk + col0 * bn;
       for (int64_t j = 0; j < cols; ++j)
@@ -259,8 +137,37 @@ void PackedSgemm::pack(const float *b, int64_t bk, int64_t bn, float *dst) const
   }
 }
 
+void PackedSgemm::pack(const float *b, int64_t bk, int64_t bn, float *dst) const {
+  const int64_t width = panelWidth();
+  if (algorithm_ == Algorithm::Classic) {
+    packPanels(b, bk, bn, k_, n_, dst, k_ * width);
+    return;
+  }
+  // Panel q holds, for its columns [q * width, (q + 1) * width) of each
+  // half, B11, T2, B21 and B22 (K / 2 rows each, adjacent: one Strassen
+  // panel step reads all four). T2 = B22 - B12 + B11 takes B12's place: no
+  // product multiplies by B12, and the three other sums Strassen needs are
+  // one subtraction from these (strassen.cpp). It is rounded once, from
+  // double.
+  const int64_t hk = k_ / 2, hn = n_ / 2;
+  std::vector<float> t2(size_t(hk * hn));
+  for (int64_t p = 0; p < hk; ++p)
+    for (int64_t j = 0; j < hn; ++j) {
+      auto at = [&](int64_t r, int64_t s) {
+        return double(b[(r * hk + p) * bk + (s * hn + j) * bn]);
+      };
+      t2[size_t(p * hn + j)] = float(at(1, 1) - at(0, 1) + at(0, 0));
+    }
+  const float *quarters[4] = {b, t2.data(), b + hk * bk, b + hk * bk + hn * bn};
+  const int64_t rowStride[4] = {bk, hn, bk, bk}, colStride[4] = {bn, 1, bn, bn};
+  for (int64_t i = 0; i < 4; ++i)
+    packPanels(quarters[i], rowStride[i], colStride[i], hk, hn, dst + i * hk * width,
+               panelFloats());
+}
+
 void PackedSgemm::run(const Args &args, int64_t row0, int64_t row1, int64_t panel0,
                       int64_t panel1) const {
+  assert(algorithm_ == Algorithm::Classic && "a Strassen product runs whole (runAll)");
   const int64_t width = panelWidth(), rows = tileRows();
   for (int64_t q = panel0; q < panel1; ++q) {
     const int64_t col = q * width, cols = std::min(width, n_ - col);
@@ -296,6 +203,10 @@ void PackedSgemm::run(const Args &args, int64_t row0, int64_t row1, int64_t pane
 
 void PackedSgemm::runAll(const Args &args, int64_t rows, ThreadPool &pool, int64_t rowUnit,
                          RowsDone done) const {
+  if (algorithm_ == Algorithm::Strassen) {
+    runStrassen(args, rows, pool, done);
+    return;
+  }
   const int64_t threads = pool.size();
   const double flops = 2.0 * double(rows) * double(k_) * double(n_);
   const int64_t units = rowUnit > 0 ? rows / rowUnit : 0;
