@@ -508,6 +508,20 @@ std::vector<Bench> benches(std::mt19937 &rng) {
       b.weightCopies.push_back(buffer({k, n}, rng, 0.1f));
     all.push_back(std::move(b));
   }
+  // Other transformers' projections (ViT-B/16's 197 tokens, BERT at 512,
+  // a wider model), weights from DRAM as above: at 1 thread those whose K
+  // and N suit it run Strassen (compare with CGC_REFERENCE_STRASSEN=0).
+  const std::string other = "Other transformer projections, weights from DRAM (8 copies)";
+  for (auto [label, m, k, n] :
+       {std::tuple<const char *, int64_t, int64_t, int64_t>{"ViT-B 197x768x3072", 197, 768, 3072},
+        {"ViT-B 197x3072x768", 197, 3072, 768},
+        {"BERT seq 512 512x768x768", 512, 768, 768},
+        {"1024 wide 128x1024x4096", 128, 1024, 4096}}) {
+    Bench b = matmul(other, 1, {1, m, k}, {k, n}, true, false, nullptr, rng, label);
+    for (int c = 1; b.kernel && c < 8; ++c)
+      b.weightCopies.push_back(buffer({k, n}, rng, 0.1f));
+    all.push_back(std::move(b));
+  }
   return all;
 }
 
