@@ -11,7 +11,9 @@ downloaded):
      outputs as .npy;
   3. cgc-run compiles the .onnx on the fly for the reference driver's target
      (MLIR programs its JIT compiles at load, plus fallback kernel programs),
-     runs it and writes its outputs;
+     runs it and writes its outputs, once per --threads count (default 1 and
+     one per core: kernels choose their algorithm and split by the pool, e.g.
+     Strassen for large products on one thread);
   4. the outputs are compared. An output matches when every element satisfies
      |cgc - ort| <= 1e-4 * |ort| + 1e-4 * max|ort| (relative error 1e-4, with an
      absolute floor of 1e-4 of the output's scale for elements near zero).
@@ -87,6 +89,64 @@ def run(cmd, log):
     return proc.returncode, proc.stdout, time.time() - start
 
 
+def run_cgc(args, name, model, inputs, work, ort_out, threads, results):
+    """cgc-run on `model` at `threads` and its outputs against ONNX Runtime's
+    in `ort_out`; appends the entry to `results`. Returns 1 on a failure."""
+    label = "%s (%s)" % (name, "threads: one per core" if threads == 0 else
+                         "%d thread%s" % (threads, "" if threads == 1 else "s"))
+    tag = "cgc-t%d" % threads
+    cgc_out = os.path.join(work, tag)
+    report = os.path.join(work, tag + ".json")
+    cmd = [args.cgc_run, model] + inputs + ["--output-dir", cgc_out, "--report-json", report,
+                                             "--threads", str(threads)]
+    for shape in MODELS[name]:
+        cmd += ["--input-shape", shape]
+    if args.target:
+        cmd += ["--target", args.target]
+    code, output, _ = run(cmd, os.path.join(work, tag + ".log"))
+    if code:
+        print("FAIL %s: cgc-run failed (exit %d):\n%s" % (label, code, output[-3000:]))
+        results.append({"model": name, "threads": threads, "status": "FAIL",
+                        "error": output[-3000:]})
+        return 1
+    entry = {"model": name, "threads": threads, "status": "PASS", "outputs": {}}
+    for f in sorted(os.listdir(ort_out)):
+        expected = np.load(os.path.join(ort_out, f))
+        got_path = os.path.join(cgc_out, f)
+        if not os.path.exists(got_path):
+            entry["status"] = "FAIL"
+            entry["outputs"][f[:-4]] = {"matches": False, "error": "cgc wrote no " + f}
+            continue
+        got = np.load(got_path)
+        if got.shape != expected.shape:
+            entry["status"] = "FAIL"
+            entry["outputs"][f[:-4]] = {"matches": False, "error": "shape %s, ONNX Runtime %s"
+                                        % (got.shape, expected.shape)}
+            continue
+        c = compare(got, expected)
+        entry["outputs"][f[:-4]] = c
+        if not c["matches"]:
+            entry["status"] = "FAIL"
+    with open(report) as f:
+        timing = json.load(f)
+    entry["cgc_compile_ms"] = timing.get("compile_ms")
+    entry["cgc_load_ms"] = timing.get("load_ms")
+    entry["cgc_run_ms"] = timing.get("min_ms")
+    results.append(entry)
+    for out, c in entry["outputs"].items():
+        if "error" in c:
+            print("%s %s/%s: %s" % (entry["status"], label, out, c["error"]))
+        else:
+            print("%s %s/%s: max abs error %.3g, max rel error %.3g, normwise rel error "
+                  "%.3g (output scale %.3g)" % ("PASS" if c["matches"] else "FAIL", label, out,
+                                                c["max_abs_error"], c["max_rel_error"],
+                                                c["norm_rel_error"], c["scale"]), flush=True)
+    print("     %s: cgc compile %.0f ms, load %.0f ms, run %.1f ms" % (
+        label, entry["cgc_compile_ms"] or 0, entry["cgc_load_ms"] or 0,
+        entry["cgc_run_ms"] or 0), flush=True)
+    return int(entry["status"] != "PASS")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -101,7 +161,11 @@ def main():
                         help="cgc-compile targets: the reference driver's target, whose "
                              "partitions are MLIR programs its JIT compiles ('' for the "
                              "fallback target's kernel programs alone)")
+    parser.add_argument("--threads", default="1,0",
+                        help="comma-separated cgc-run --threads counts to run each model at "
+                             "(0: one per core)")
     args = parser.parse_args()
+    thread_counts = [int(t) for t in args.threads.split(",") if t != ""]
 
     missing = [m for m in args.only if not os.path.exists(os.path.join(args.models, m + ".onnx"))]
     if missing:
@@ -114,67 +178,21 @@ def main():
         model = os.path.join(args.models, name + ".onnx")
         work = os.path.join(args.work, name)
         inputs = make_inputs(name, os.path.join(work, "inputs"))
-        ort_out, cgc_out = os.path.join(work, "ort"), os.path.join(work, "cgc")
+        ort_out = os.path.join(work, "ort")
         code, output, ort_s = run([args.ort_run, model] + inputs + ["--output-dir", ort_out],
                                   os.path.join(work, "ort.log"))
         if code:
             print("FAIL %s: ONNX Runtime failed:\n%s" % (name, output))
-            failures += 1
+            failures += len(thread_counts)
             continue
-        cmd = [args.cgc_run, model] + inputs + ["--output-dir", cgc_out, "--report-json",
-                                                 os.path.join(work, "cgc.json")]
-        for shape in MODELS[name]:
-            cmd += ["--input-shape", shape]
-        if args.target:
-            cmd += ["--target", args.target]
-        code, output, cgc_s = run(cmd, os.path.join(work, "cgc.log"))
-        if code:
-            print("FAIL %s: cgc-run failed (exit %d):\n%s" % (name, code, output[-3000:]))
-            failures += 1
-            results.append({"model": name, "status": "FAIL", "error": output[-3000:]})
-            continue
-        entry = {"model": name, "status": "PASS", "outputs": {}}
-        for f in sorted(os.listdir(ort_out)):
-            expected = np.load(os.path.join(ort_out, f))
-            got_path = os.path.join(cgc_out, f)
-            if not os.path.exists(got_path):
-                entry["status"] = "FAIL"
-                entry["outputs"][f[:-4]] = {"matches": False, "error": "cgc wrote no " + f}
-                continue
-            got = np.load(got_path)
-            if got.shape != expected.shape:
-                entry["status"] = "FAIL"
-                entry["outputs"][f[:-4]] = {"matches": False, "error": "shape %s, ONNX Runtime %s"
-                                            % (got.shape, expected.shape)}
-                continue
-            c = compare(got, expected)
-            entry["outputs"][f[:-4]] = c
-            if not c["matches"]:
-                entry["status"] = "FAIL"
-        with open(os.path.join(work, "cgc.json")) as f:
-            timing = json.load(f)
-        entry["cgc_compile_ms"] = timing.get("compile_ms")
-        entry["cgc_load_ms"] = timing.get("load_ms")
-        entry["cgc_run_ms"] = timing.get("min_ms")
-        results.append(entry)
-        for out, c in entry["outputs"].items():
-            if "error" in c:
-                print("%s %s/%s: %s" % (entry["status"], name, out, c["error"]))
-            else:
-                print("%s %s/%s: max abs error %.3g, max rel error %.3g, normwise rel error "
-                      "%.3g (output scale %.3g)" % ("PASS" if c["matches"] else "FAIL", name, out,
-                                                    c["max_abs_error"], c["max_rel_error"],
-                                                    c["norm_rel_error"], c["scale"]), flush=True)
-        print("     %s: cgc compile %.0f ms, load %.0f ms, run %.1f ms" % (
-            name, entry["cgc_compile_ms"] or 0, entry["cgc_load_ms"] or 0,
-            entry["cgc_run_ms"] or 0), flush=True)
-        failures += entry["status"] != "PASS"
+        for threads in thread_counts:
+            failures += run_cgc(args, name, model, inputs, work, ort_out, threads, results)
 
     if args.report:
         with open(args.report, "w") as f:
             json.dump(results, f, indent=1)
-    passed = len(args.only) - failures
-    print("%d passed, %d failed" % (passed, failures))
+    runs = len(args.only) * len(thread_counts)
+    print("%d passed, %d failed" % (runs - failures, failures))
     return 1 if failures else 0
 
 
