@@ -474,6 +474,44 @@ TEST(Elementwise, PowMixedExponentTypes) {
   }
 }
 
+// A scalar exponent 2 (a decomposed layer norm's square) runs as x * x:
+// the correctly rounded square, special values as pow has them; any other
+// scalar exponent still runs pow.
+TEST(Elementwise, PowByScalarTwoSquares) {
+  std::mt19937 rng(17);
+  for (cgc_dtype_t dt : {CGC_DTYPE_FLOAT32, CGC_DTYPE_FLOAT64, CGC_DTYPE_FLOAT16}) {
+    for (double exponent : {2.0, 2.5, 3.0}) {
+      Tensor a(dt, {5, 67}), b(dt, {});
+      fillRandom(a, rng, -40, 40);
+      const double inf = std::numeric_limits<double>::infinity();
+      const double specials[] = {0.0, -0.0, inf, -inf, std::nan(""), 1e-30, -3e30, 1.0};
+      for (size_t i = 0; i < std::size(specials); ++i)
+        a.set(int64_t(i), specials[i]);
+      b.set(0, exponent);
+      Tensor y(dt, {5, 67});
+      auto k = make(Desc("cgc_op.pow").in(a).in(b).out(y));
+      runKernel(*k, {&a, &b}, {&y}, pool1());
+      int bad = 0;
+      for (int64_t i = 0; i < y.size(); ++i) {
+        const double x = a.get(i), got = y.get(i);
+        // In the base's own type: a float32 square rounds to float32.
+        Tensor one(dt, {}), sq(dt, {});
+        one.set(0, x);
+        sq.set(0, exponent == 2.0 ? one.get(0) * one.get(0) : std::pow(one.get(0), exponent));
+        const double want = sq.get(0);
+        const bool same = (std::isnan(want) && std::isnan(got)) ||
+                          (want == got && std::signbit(want) == std::signbit(got));
+        const bool close = exponent != 2.0 && std::fabs(got - want) <= 4 * relTol(dt) *
+                                                                            std::fabs(want);
+        if (!same && !close && ++bad <= 3)
+          ADD_FAILURE() << dtypeStr(dt) << " " << x << "^" << exponent << " = " << got
+                        << ", want " << want;
+      }
+      EXPECT_EQ(bad, 0);
+    }
+  }
+}
+
 TEST(Elementwise, BitShift) {
   std::mt19937 rng(8);
   for (cgc_dtype_t dt : kUnsignedTypes) {

@@ -525,6 +525,31 @@ template <class TO, class TA, class TB, class Op>
 void binaryRowBase(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
   binaryBody<TO, TA, TB>(*static_cast<const Op *>(ctx), p, s, n);
 }
+/// x * x: Pow's row function squares where the exponent is one value 2.
+struct Square {
+  template <class C, class E> CGC_INLINE C operator()(C a, E) const { return a * a; }
+};
+/// Pow on a float base. A row whose exponent is one broadcast value 2 (the
+/// square in a decomposed layer norm or variance) runs as x * x, which
+/// vectorizes: it is the correctly rounded square, as pow's result is at
+/// best, and agrees with pow on NaN, +-0 and +-inf. std::pow per element cost
+/// ~8 ns: ViT-B/16 exported at opset 14 spent 1.24 ms on each layer norm's
+/// Pow of 197 x 768 elements, 31 ms per run at 1 thread.
+template <class TO, class TA, class TB>
+CGC_INLINE void powBody(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
+  if (s[2] == 0 && double(load(*reinterpret_cast<const TB *>(p[2]))) == 2.0)
+    binaryBody<TO, TA, TB>(Square{}, p, s, n);
+  else
+    binaryBody<TO, TA, TB>(*static_cast<const Pow *>(ctx), p, s, n);
+}
+template <class TO, class TA, class TB>
+CGC_TARGET_AVX512 void powRowAvx512(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
+  powBody<TO, TA, TB>(ctx, p, s, n);
+}
+template <class TO, class TA, class TB>
+void powRowBase(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
+  powBody<TO, TA, TB>(ctx, p, s, n);
+}
 template <class T>
 CGC_TARGET_AVX512 void whereRowAvx512(const void *, char *const *p, const int64_t *s, int64_t n) {
   whereBody<T>(p, s, n);
@@ -815,8 +840,12 @@ void buildPow(ElementwiseOp &e, cgc_dtype_t base, cgc_dtype_t exponent) {
     using B = typename decltype(baseTag)::type;
     visitDType(exponent, [&](auto expTag) {
       using X = typename decltype(expTag)::type;
-      if constexpr (!std::is_same_v<B, Bool> && !std::is_same_v<X, Bool>)
+      if constexpr (isFloatType<B>() && !std::is_same_v<X, Bool>) {
+        e.row = cpuHasAvx512() ? &powRowAvx512<B, B, X> : &powRowBase<B, B, X>;
+        e.ctx = std::make_shared<Pow>();
+      } else if constexpr (!std::is_same_v<B, Bool> && !std::is_same_v<X, Bool>) {
         setBinary<B, B, X>(e, Pow{});
+      }
     });
   });
 }
