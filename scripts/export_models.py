@@ -16,6 +16,10 @@ Models (file name: what):
                          [batch, sequence] (exported with sequence 128)
   bert_encoder_external/ the same encoder with its weights in an external
                          data file beside the model (model.onnx + weights.bin)
+  vit_b_16.onnx          torchvision ViT-B/16, input [batch, 3, 224, 224],
+                         exported at opset 14 as older exports are: its layer
+                         norms decomposed (ReduceMean, Sub, Pow, Sqrt, Div),
+                         attention as torch.nn.MultiheadAttention exports it
 
 The CNNs and the encoder are exported with symbolic batch (and sequence)
 dimensions, as users' models usually are; import them with
@@ -31,14 +35,14 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def export(model, args, path, input_names, output_names, dynamic_axes):
+def export(model, args, path, input_names, output_names, dynamic_axes, opset=17, grad=False):
     import torch
 
     model.eval()
-    with torch.no_grad():
+    with torch.set_grad_enabled(grad):
         torch.onnx.export(model, args, path, input_names=input_names,
                           output_names=output_names, dynamic_axes=dynamic_axes,
-                          opset_version=17, do_constant_folding=True)
+                          opset_version=opset, do_constant_folding=True)
 
 
 def export_vision(name, path):
@@ -54,6 +58,20 @@ def export_vision(name, path):
     model = constructor(weights=None)
     export(model, (torch.randn(1, 3, 224, 224),), path, ["input"], ["logits"],
            {"input": {0: "batch"}, "logits": {0: "batch"}})
+
+
+def export_vit(path):
+    import torch
+    import torchvision
+
+    torch.manual_seed(0)
+    model = torchvision.models.vit_b_16(weights=None)
+    # torchvision zero-initializes the classifier: its logits would all be 0.
+    torch.nn.init.normal_(model.heads.head.weight, std=0.02)
+    # With gradients off, torch 1.13's MultiheadAttention takes its fused
+    # fast path, which has no ONNX export.
+    export(model, (torch.randn(1, 3, 224, 224),), path, ["input"], ["logits"],
+           {"input": {0: "batch"}, "logits": {0: "batch"}}, opset=14, grad=True)
 
 
 def bert_encoder():
@@ -149,7 +167,7 @@ def export_bert_external(directory, source):
 
 
 MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "bert_encoder",
-          "bert_encoder_external"]
+          "bert_encoder_external", "vit_b_16"]
 
 
 def main():
@@ -174,6 +192,8 @@ def main():
             if not os.path.exists(source):
                 export_bert(source)
             export_bert_external(os.path.dirname(target), source)
+        elif name == "vit_b_16":
+            export_vit(target)
         else:
             export_vision(name, target)
         print("%s: %.1f MB" % (target, os.path.getsize(target) / 1e6))

@@ -2,7 +2,7 @@
 """The model zoo through cgc, compared with ONNX Runtime.
 
 For each model exported by scripts/export_models.py (ResNet-50, MobileNetV2,
-EfficientNet-B0, a BERT-base-sized encoder; random weights, nothing
+EfficientNet-B0, a BERT-base-sized encoder, ViT-B/16; random weights, nothing
 downloaded):
 
   1. fixed inputs are written as .npy (images: normal(0, 1); BERT: token ids
@@ -41,6 +41,7 @@ MODELS = {
     "mobilenet_v2": ["input=1x3x224x224"],
     "efficientnet_b0": ["input=1x3x224x224"],
     "bert_encoder": ["input_ids=1x128", "attention_mask=1x128"],
+    "vit_b_16": ["input=1x3x224x224"],
 }
 
 
