@@ -783,6 +783,22 @@ void Importer::finalize() {
   });
 }
 
+/// Whether `fold` may replace its nodes where its first node is converted:
+/// x, scale and bias are defined by then, and x is a float tensor whose
+/// last dimension is the scale's and bias's length (else the nodes
+/// broadcast in a way LayerNormalization does not). Otherwise they are
+/// converted one by one.
+static bool foldApplies(const LayerNormFold &fold, const Scope &scope) {
+  std::optional<Value> x = scope.lookup(fold.x), scale = scope.lookup(fold.scale),
+                       bias = scope.lookup(fold.bias);
+  if (!x || !*x || !scale || !*scale || !bias || !*bias)
+    return false;
+  auto type = dyn_cast<TensorType>(x->getType());
+  if (!type || type.getShape().empty() || type.getShape().back() != fold.length)
+    return false;
+  return isFloatKind(type.getElementKind());
+}
+
 FailureOr<OwningOpRef<ModuleOp>> Importer::run() {
   const onnx::GraphProto &graph = model.graph();
   for (const onnx::FunctionProto &function : model.functions())
@@ -802,9 +818,26 @@ FailureOr<OwningOpRef<ModuleOp>> Importer::run() {
   for (const onnx::TensorProto &initializer : graph.initializer())
     mainScope.values[initializer.name()] = getStoreConstant(
         initializer.name(), getONNXValueLoc(context, initializer.name(), path));
-  for (const onnx::NodeProto &node : graph.node())
-    if (failed(convertNode(node, mainScope, modelOpsets, std::nullopt)))
+  // Layer norms written out op by op become one op each where x's last
+  // dimension is the length of their scale and bias.
+  std::map<size_t, const LayerNormFold *> foldAt;
+  std::vector<LayerNormFold> folds = findDecomposedLayerNorms(graph);
+  for (const LayerNormFold &fold : folds)
+    foldAt[fold.first] = &fold;
+  std::set<size_t> folded;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (folded.count(size_t(i)))
+      continue;
+    auto fold = foldAt.find(size_t(i));
+    if (fold != foldAt.end() && foldApplies(*fold->second, mainScope)) {
+      if (failed(convertNode(fold->second->fused, mainScope, modelOpsets, std::nullopt)))
+        return failure();
+      folded.insert(fold->second->nodes.begin(), fold->second->nodes.end());
+      continue;
+    }
+    if (failed(convertNode(graph.node(i), mainScope, modelOpsets, std::nullopt)))
       return failure();
+  }
   if (failed(bindOutputs()))
     return failure();
   finalize();

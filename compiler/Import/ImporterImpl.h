@@ -104,6 +104,21 @@ mlir::Type getElementTypeForONNX(mlir::MLIRContext *context, int dataType);
 /// The name of an ONNX TensorProto.DataType ("FLOAT", "STRING", ...).
 std::string getONNXDataTypeName(int dataType);
 
+/// A layer norm written out op by op (FoldLayerNorm.cpp): the graph's nodes
+/// `nodes` compute LayerNormalization(x, scale, bias) over the last axis,
+/// which `fused` is.
+struct LayerNormFold {
+  /// The first node (a ReduceMean): where `fused` is converted.
+  size_t first = 0;
+  std::vector<size_t> nodes;
+  onnx::NodeProto fused;
+  std::string x, scale, bias;
+  /// The length of scale and bias: x's last dimension must equal it.
+  int64_t length = 0;
+};
+/// The decomposed layer norms of `graph` (disjoint).
+std::vector<LayerNormFold> findDecomposedLayerNorms(const onnx::GraphProto &graph);
+
 /// Decodes an ONNX tensor held in memory (raw_data or the typed fields; not
 /// external data) into a HostTensor. Returns an error message, empty on
 /// success.

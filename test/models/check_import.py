@@ -36,6 +36,23 @@ def main():
     with open(ir_path) as f:
         ir = f.read()
     onnx_counts = collections.Counter(node.op_type for node in model.graph.node)
+    # Layer norms written out op by op (exports before opset 17) import as
+    # one layer_norm each: count them as LayerNormalization nodes. Their
+    # signature: a Sqrt of an Add of a ReduceMean, read by a Div.
+    producer = {out: node for node in model.graph.node for out in node.output}
+    readers = collections.defaultdict(list)
+    for node in model.graph.node:
+        for name in node.input:
+            readers[name].append(node)
+    for node in model.graph.node:
+        if node.op_type != "Sqrt":
+            continue
+        add = producer.get(node.input[0])
+        mean = add is not None and add.op_type == "Add" and any(
+            producer.get(i) is not None and producer[i].op_type == "ReduceMean"
+            for i in add.input)
+        if mean and [r.op_type for r in readers[node.output[0]]] == ["Div"]:
+            onnx_counts["LayerNormalization"] += 1
     ir_counts = collections.Counter(re.findall(r"cgc_op\.(\w+)\(", ir))
     errors = []
     for onnx_op, cgc_op in ONE_TO_ONE.items():
