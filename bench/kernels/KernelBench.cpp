@@ -497,6 +497,8 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   all.push_back(memoryBound("cgc_op.reduce_mean", {1, 128, 768}, rng, "reduce_mean 128x768 (last)"));
   all.push_back(memoryBound("cgc_op.erf", {1, 128, 3072}, rng, "erf 128x3072"));
   all.push_back(memoryBound("cgc_op.transpose", {1, 128, 12, 64}, rng, "transpose 0,2,3,1 128x12x64"));
+  // NCHW -> NHWC, as ConvNeXt permutes around each block.
+  all.push_back(memoryBound("cgc_op.transpose", {1, 96, 56, 56}, rng, "transpose 0,2,3,1 96x56x56"));
   // The same projections with 40 copies of their weights (2.4 / 9.4 MB
   // each, packed): in a model every product's weights come from DRAM.
   const std::string dram = "BERT-base projections, weights from DRAM (40 copies)";

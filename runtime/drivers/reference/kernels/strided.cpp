@@ -2,7 +2,12 @@
 
 #include "strided.h"
 
+#include "common.h"
+
+#include <immintrin.h>
+
 #include <algorithm>
+#include <climits>
 #include <numeric>
 
 namespace cgc::ref {
@@ -132,11 +137,26 @@ CopyPlan::CopyPlan(const std::vector<int64_t> &shape, size_t elemSize,
     if (tiled_) {
       tilesAcross_ = (plan_.shape()[across_] + kTile - 1) / kTile;
       tilesInner_ = (plan_.shape()[inner_] + kTile - 1) / kTile;
+      // Gathers take 32-bit byte offsets: 15 source rows must fit.
+      const int64_t sB = plan_.stride(inner_, 1);
+      gather32_ = elemSize == 4 && cpuHasAvx512() && sB > 0 && sB <= INT_MAX / kTile;
     }
   }
 }
 
 namespace {
+/// tile() for a whole 16 x 16 tile of 4-byte elements on AVX-512: each
+/// destination row is one gather of a source column. The scalar tile, with
+/// a memcpy per row, ran NCHW -> NHWC permutes at ~1 ns per element
+/// (ConvNeXt-T: 96x56x56 in 319 us, 3.1 ms of its 54 per run).
+CGC_TARGET_AVX512 void tile32Avx512(char *dst, const char *src, int64_t dA, int64_t sB) {
+  const __m512i offsets =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(int(sB)));
+  for (int64_t a = 0; a < kTile; ++a)
+    _mm512_storeu_si512(dst + a * dA, _mm512_i32gather_epi32(offsets, src + 4 * a, 1));
+}
+
 template <class T>
 void tile(char *dst, const char *src, int64_t na, int64_t nb, int64_t dA, int64_t sB) {
   // dst[a][b] (b contiguous) = src[b][a] (a contiguous); a < na, b < nb.
@@ -175,6 +195,10 @@ void CopyPlan::runTiles(void *dst, const void *src, int64_t begin, int64_t end) 
       int64_t bn = std::min(kTile, nb - b0);
       char *dd = d + b0 * int64_t(elemSize_);
       const char *ss = s + b0 * sB;
+      if (gather32_ && an == kTile && bn == kTile) {
+        tile32Avx512(dd, ss, dA, sB);
+        continue;
+      }
       switch (elemSize_) {
       case 1: tile<uint8_t>(dd, ss, an, bn, dA, sB); break;
       case 2: tile<uint16_t>(dd, ss, an, bn, dA, sB); break;

@@ -88,6 +88,7 @@ private:
   // contiguous along `across_`) runs in square tiles so both sides are read
   // and written a cache line at a time.
   bool tiled_ = false;
+  bool gather32_ = false; // whole tiles of 4-byte elements gather on AVX-512
   size_t inner_ = 0, across_ = 0;
   int64_t tilesAcross_ = 0, tilesInner_ = 0;
 };
