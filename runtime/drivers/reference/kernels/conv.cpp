@@ -740,13 +740,17 @@ private:
       if (winograd_) {
         // Winograd runs on oneDNN's blocked layout: activations reordered
         // around it (cheap next to the 1.3-2.3x it saves, see the file
-        // comment). Where oneDNN has no Winograd kernel for the piece (post-
-        // ops, shapes), the direct convolution below.
+        // comment). Only its F(2x2,3x3) kernel, the one measured: for large
+        // planes with few channels oneDNN 2.6 picks F(4x4,3x3)
+        // (jit_wino_4x3), which ran Inception-v3's 32->64 @147 in 17.3 ms
+        // at 1 thread and its 80->192 @73 in 24.9 ms at 2, where the direct
+        // kernel took 3.9 and 3.9 ms. Where oneDNN has no such kernel for
+        // the piece (post-ops, shapes), the direct convolution below.
         try {
           p->pd = convolution(dnnl::algorithm::convolution_winograd,
                               dnnl::memory::desc(src.dims(), src.data_type(), tag::any),
                               dnnl::memory::desc(dst.dims(), dst.data_type(), tag::any));
-          p->winograd = std::string(p->pd.impl_info_str()).rfind("ref", 0) != 0;
+          p->winograd = std::string(p->pd.impl_info_str()).rfind("jit_fp32_wino_2x3", 0) == 0;
         } catch (const dnnl::error &) {
           p->winograd = false;
         }
