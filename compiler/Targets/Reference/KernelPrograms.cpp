@@ -636,7 +636,11 @@ bool layoutAgnostic(const std::string &op) {
       "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs",
       "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal",
       "cgc_op.identity", "cgc_op.erf", "cgc_op.add", "cgc_op.sub", "cgc_op.mul",
-      "cgc_op.div", "cgc_op.max", "cgc_op.min", "cgc_op.prelu"};
+      "cgc_op.div", "cgc_op.max", "cgc_op.min", "cgc_op.prelu",
+      // A strided copy per input into its slice of the result: DenseNet's,
+      // Inception's and SqueezeNet's channel concats, whose inputs and
+      // result then stay channels-last around their convolutions.
+      "cgc_op.concat"};
   return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 

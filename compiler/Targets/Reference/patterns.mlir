@@ -54,6 +54,23 @@ cgc.module @reference {
     %m = cgc_pattern.op ["cgc_op.global_avg_pool", "cgc_op.global_max_pool", "cgc_op.max_pool", "cgc_op.avg_pool"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
     cgc_pattern.yield %m
   }
+  // Concats of 4-D activations (DenseNet's dense blocks, Inception's and
+  // SqueezeNet's branches joined along channels), each on its own, for the
+  // same reason: the kernel is a strided copy per input, so its inputs and
+  // result stay channels-last with the convolutions around them.
+  cgc_pattern.pattern @concat attributes {priority = 1 : i64, naming = "ops"} {
+    %m = cgc_pattern.op ["cgc_op.concat"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
+    cgc_pattern.yield %m
+  }
+  // A batch norm on 4-D activations and the activations after it
+  // (DenseNet's pre-activation BN-ReLU before each convolution), for the
+  // same reason: inside the driver's partitions the convolutions around
+  // them keep their activations channels-last.
+  cgc_pattern.pattern @batchNorm attributes {priority = 1 : i64, naming = "ops"} {
+    %m = cgc_pattern.op ["cgc_op.batch_norm"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
+    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%m) {keep_shape}
+    cgc_pattern.yield %e
+  }
   cgc_pattern.pattern @activationScale attributes {priority = 1 : i64, naming = "ops"} {
     %m = cgc_pattern.op ["cgc_op.mul", "cgc_op.sigmoid"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4], min_elements = 1024 : i64}
     cgc_pattern.yield %m
