@@ -640,7 +640,10 @@ bool layoutAgnostic(const std::string &op) {
       // A strided copy per input into its slice of the result: DenseNet's,
       // Inception's and SqueezeNet's channel concats, whose inputs and
       // result then stay channels-last around their convolutions.
-      "cgc_op.concat"};
+      "cgc_op.concat",
+      // Copies through both operands' strides (Inception's pad before each
+      // average pool).
+      "cgc_op.pad"};
   return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 

@@ -51,7 +51,7 @@ cgc.module @reference {
   // convolution they fuse anyway, and elsewhere (an attention mask) they are
   // better left to the fallback target.
   cgc_pattern.pattern @pooling attributes {priority = 1 : i64, naming = "ops"} {
-    %m = cgc_pattern.op ["cgc_op.global_avg_pool", "cgc_op.global_max_pool", "cgc_op.max_pool", "cgc_op.avg_pool"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
+    %m = cgc_pattern.op ["cgc_op.global_avg_pool", "cgc_op.global_max_pool", "cgc_op.max_pool", "cgc_op.avg_pool", "cgc_op.pad"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
     cgc_pattern.yield %m
   }
   // Concats of 4-D activations (DenseNet's dense blocks, Inception's and

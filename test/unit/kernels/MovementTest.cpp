@@ -236,6 +236,42 @@ TEST(Movement, PadEveryMode) {
       }
 }
 
+// Channels-last activations padded along their planes (Inception's pad
+// before an average pool, inside the reference target's partitions): the
+// kernel runs along the contiguous channels.
+TEST(Movement, PadChannelsLastPlanes) {
+  std::mt19937 rng(68);
+  for (const char *mode : {"constant", "reflect", "edge"})
+    for (cgc_dtype_t dt : {CGC_DTYPE_FLOAT32, CGC_DTYPE_FLOAT16}) {
+      Tensor x(dt, {2, 19, 5, 6}, Layout::ChannelsLast);
+      fillRandom(x, rng, -20, 20);
+      const std::vector<int64_t> pads = {0, 0, 1, 2, 0, 0, 2, 1};
+      const std::vector<int64_t> shape = {2, 19, 8, 9};
+      Tensor y(dt, shape, Layout::ChannelsLast);
+      std::vector<double> e;
+      for (int64_t i = 0; i < y.size(); ++i) {
+        std::vector<int64_t> c = coords(i, shape);
+        bool pad = false;
+        for (size_t d = 2; d < 4; ++d) {
+          const int64_t n = x.shape()[d], v = c[d] - pads[d];
+          int64_t src = v;
+          if (v < 0 || v >= n) {
+            if (std::string(mode) == "constant")
+              pad = true;
+            else if (std::string(mode) == "edge")
+              src = std::clamp<int64_t>(v, 0, n - 1);
+            else
+              src = v < 0 ? -v : 2 * (n - 1) - v;
+          }
+          c[d] = src;
+        }
+        e.push_back(pad ? roundTo(dt, 1.5) : x.get(linear(c, x.shape())));
+      }
+      expectOp(Desc("cgc_op.pad").in(x).out(y).ints("pads", pads).s("mode", mode).f("value", 1.5),
+               x, y, e, std::string("channels-last pad ") + mode + " " + dtypeStr(dt));
+    }
+}
+
 TEST(Movement, GatherAndGatherElements) {
   std::mt19937 rng(66);
   for (cgc_dtype_t it : {CGC_DTYPE_INT32, CGC_DTYPE_INT64})
