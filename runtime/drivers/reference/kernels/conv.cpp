@@ -237,6 +237,9 @@ constexpr int64_t kWinogradMinBandRows = 28;
 /// Fewer channels than this and Winograd's transforms outweigh its savings
 /// (16 -> 16 @112: 1.2x; 32 -> 32 @56: 1.6x, measured with oneDNN 2.6).
 constexpr int64_t kWinogradMinChannels = 32;
+/// Fewer input or output channels than this: not oneDNN's F(4x4,3x3)
+/// kernel (see its use).
+constexpr int64_t kWinograd4x3MinChannels = 128;
 
 /// The oneDNN convolution (or deconvolution), its work split across the
 /// ThreadPool. Every primitive is single-threaded (OpenMP never starts a
@@ -740,17 +743,25 @@ private:
       if (winograd_) {
         // Winograd runs on oneDNN's blocked layout: activations reordered
         // around it (cheap next to the 1.3-2.3x it saves, see the file
-        // comment). Only its F(2x2,3x3) kernel, the one measured: for large
-        // planes with few channels oneDNN 2.6 picks F(4x4,3x3)
-        // (jit_wino_4x3), which ran Inception-v3's 32->64 @147 in 17.3 ms
-        // at 1 thread and its 80->192 @73 in 24.9 ms at 2, where the direct
-        // kernel took 3.9 and 3.9 ms. Where oneDNN has no such kernel for
-        // the piece (post-ops, shapes), the direct convolution below.
+        // comment). Its F(2x2,3x3) kernel always; its F(4x4,3x3) one
+        // (jit_wino_4x3, chosen for larger planes) only with at least 128
+        // input and output channels: its transforms cost per tile grows
+        // with the channels, its products with their product, and with few
+        // channels it ran far slower than the direct kernel (Inception-v3's
+        // 32->64 @147 17.3 ms at 1 thread and 80->192 @73 24.9 ms at 2,
+        // DenseNet-121's 128->32 @56 4.3 ms, against 3.9, 3.9 and 1.15 ms
+        // direct) while ResNet-50's 128->128 @28 gains from it (the model
+        // 37 -> 41.7 ms at 1 thread without it). Where oneDNN has no such
+        // kernel for the piece (post-ops, shapes), the direct convolution
+        // below.
         try {
           p->pd = convolution(dnnl::algorithm::convolution_winograd,
                               dnnl::memory::desc(src.dims(), src.data_type(), tag::any),
                               dnnl::memory::desc(dst.dims(), dst.data_type(), tag::any));
-          p->winograd = std::string(p->pd.impl_info_str()).rfind("jit_fp32_wino_2x3", 0) == 0;
+          const std::string impl = p->pd.impl_info_str();
+          p->winograd = impl.rfind("jit_fp32_wino_2x3", 0) == 0 ||
+                        (impl.rfind("jit_wino_4x3", 0) == 0 &&
+                         std::min(g_.inC, g_.outC) >= kWinograd4x3MinChannels);
         } catch (const dnnl::error &) {
           p->winograd = false;
         }
