@@ -54,7 +54,7 @@ CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, in
     }
   }
   __m512 acc[MR][NV];
-  accumulate<MR, NV>(acc, g.a + row * g.lda, g.lda, bp, width, k, pf, pfLines);
+  accumulate<MR, NV>(acc, g.a + row * g.lda, g.lda, PackedRows{bp, width}, k, pf, pfLines);
   finishTile<MR, NV>(g, ops, opCount, acc, row, col, lastCols);
 }
 

@@ -23,10 +23,13 @@ using Args = PackedSgemm::Args;
 #define CGC_SGEMM_TARGET                                                        \
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2,lzcnt,"     \
                         "popcnt,prfchw")))
+/// The tile's helpers: inlined into it always (a call would spill its
+/// accumulators).
+#define CGC_SGEMM_INLINE CGC_SGEMM_TARGET inline __attribute__((always_inline))
 using Kind = SgemmOp::Kind;
 
 /// x op y for the binary op K.
-template <Kind K> CGC_SGEMM_TARGET inline __attribute__((always_inline)) __m512 binary(__m512 x, __m512 y) {
+template <Kind K> CGC_SGEMM_INLINE __m512 binary(__m512 x, __m512 y) {
   if constexpr (K == Kind::Add)
     return _mm512_add_ps(x, y);
   else if constexpr (K == Kind::Sub)
@@ -40,9 +43,8 @@ template <Kind K> CGC_SGEMM_TARGET inline __attribute__((always_inline)) __m512 
 /// The binary op K of `op` on the MR x NV accumulators of the tile at
 /// (row, col).
 template <Kind K, int MR, int NV>
-CGC_SGEMM_TARGET inline __attribute__((always_inline)) void applyBinary(const Args &g, const SgemmOp &op,
-                                         __m512 (&acc)[MR][NV], int64_t row, int64_t col,
-                                         __mmask16 last) {
+CGC_SGEMM_INLINE void applyBinary(const Args &g, const SgemmOp &op, __m512 (&acc)[MR][NV],
+                                  int64_t row, int64_t col, __mmask16 last) {
   auto mask = [&](int v) { return v == NV - 1 ? last : __mmask16(0xffff); };
   const float *base = g.operands[op.operand] + row * op.rowStride;
   if (op.rowStride == 0) {
@@ -76,8 +78,8 @@ CGC_SGEMM_TARGET inline __attribute__((always_inline)) void applyBinary(const Ar
 /// accumulator it cost a third of a 16-deep tile's time (MobileNetV2's
 /// 16->96 1x1 convolution with bias and relu6: 256 -> 180 us).
 template <int MR, int NV>
-CGC_SGEMM_TARGET inline __attribute__((always_inline)) void applyOp(const Args &g, const SgemmOp &op, __m512 (&acc)[MR][NV],
-                                     int64_t row, int64_t col, __mmask16 last) {
+CGC_SGEMM_INLINE void applyOp(const Args &g, const SgemmOp &op, __m512 (&acc)[MR][NV],
+                              int64_t row, int64_t col, __mmask16 last) {
   switch (op.kind) {
   case Kind::Scale: {
     const __m512 alpha = _mm512_set1_ps(op.alpha);
@@ -131,8 +133,7 @@ CGC_SGEMM_TARGET inline __attribute__((always_inline)) void applyOp(const Args &
 
 /// Step p of a K loop of `k` steps that prefetches `pfLines` cache lines
 /// from `pf`: line p, and line p + k when there are more than k.
-CGC_SGEMM_TARGET inline __attribute__((always_inline)) void
-prefetchShare(const char *pf, int64_t p, int64_t k, int64_t pfLines) {
+CGC_SGEMM_INLINE void prefetchShare(const char *pf, int64_t p, int64_t k, int64_t pfLines) {
   if (p < pfLines) {
     _mm_prefetch(pf + 64 * p, _MM_HINT_T0);
     if (p + k < pfLines)
@@ -140,24 +141,34 @@ prefetchShare(const char *pf, int64_t p, int64_t k, int64_t pfLines) {
   }
 }
 
+/// Panel rows for accumulate(): row p of a packed panel at bp + p * width.
+struct PackedRows {
+  const float *bp;
+  int64_t width;
+  template <int NV> CGC_SGEMM_INLINE void load(int64_t p, __m512 (&b)[NV]) const {
+#pragma clang loop unroll(full)
+    for (int v = 0; v < NV; ++v)
+      b[v] = _mm512_load_ps(bp + p * width + 16 * v);
+  }
+};
+
 /// acc = the MR rows of A at `a` (row stride `lda`) times the `k` x 16 NV
-/// panel at `bp` (rows `width` floats apart); prefetches the `pfLines` (at
-/// most 2k) cache lines from `pf` on the way (a share of the next panel).
-template <int MR, int NV>
-CGC_SGEMM_TARGET inline __attribute__((always_inline)) void accumulate(__m512 (&acc)[MR][NV], const float *a, int64_t lda,
-                                        const float *bp, int64_t width, int64_t k,
-                                        const char *pf, int64_t pfLines) {
+/// panel whose rows `rows.load<NV>(p, b)` gives (PackedRows: a packed
+/// panel); prefetches the `pfLines` (at most 2k) cache lines from `pf` on the
+/// way (a share of the next panel).
+template <int MR, int NV, class Rows>
+CGC_SGEMM_INLINE void
+accumulate(__m512 (&acc)[MR][NV], const float *a, int64_t lda, const Rows &rows, int64_t k,
+           const char *pf, int64_t pfLines) {
 #pragma clang loop unroll(full)
   for (int i = 0; i < MR; ++i)
 #pragma clang loop unroll(full)
     for (int v = 0; v < NV; ++v)
       acc[i][v] = _mm512_setzero_ps();
-  for (int64_t p = 0; p < k; ++p, bp += width) {
+  for (int64_t p = 0; p < k; ++p) {
     prefetchShare(pf, p, k, pfLines);
     __m512 b[NV];
-#pragma clang loop unroll(full)
-    for (int v = 0; v < NV; ++v)
-      b[v] = _mm512_load_ps(bp + 16 * v);
+    rows.template load<NV>(p, b);
 #pragma clang loop unroll(full)
     for (int i = 0; i < MR; ++i) {
       const __m512 x = _mm512_set1_ps(a[i * lda + p]);
@@ -168,26 +179,24 @@ CGC_SGEMM_TARGET inline __attribute__((always_inline)) void accumulate(__m512 (&
   }
 }
 
-/// Applies ops [0, opCount) to the tile at (row, col), then stores its
-/// first `rows` rows to C (the last vector holding the columns of `last`).
+/// Applies ops [0, opCount) to the tile at (row, col), then stores it to C
+/// (the last vector holding the columns of `lastCols`).
 template <int MR, int NV>
-CGC_SGEMM_TARGET inline __attribute__((always_inline)) void finishTile(const Args &g, const SgemmOp *ops, size_t opCount,
-                                        __m512 (&acc)[MR][NV], int64_t row, int64_t col,
-                                        int lastCols, int rows = MR) {
+CGC_SGEMM_INLINE void
+finishTile(const Args &g, const SgemmOp *ops, size_t opCount, __m512 (&acc)[MR][NV], int64_t row,
+           int64_t col, int lastCols) {
   const __mmask16 last = __mmask16((1u << lastCols) - 1);
   for (size_t o = 0; o < opCount; ++o)
     applyOp<MR, NV>(g, ops[o], acc, row, col, last);
 #pragma clang loop unroll(full)
   for (int i = 0; i < MR; ++i) {
-    if (i < rows) {
-      float *c = g.c + (row + i) * g.ldc + col;
+    float *c = g.c + (row + i) * g.ldc + col;
 #pragma clang loop unroll(full)
-      for (int v = 0; v < NV; ++v) {
-        if (v == NV - 1 && lastCols != 16)
-          _mm512_mask_storeu_ps(c + 16 * v, last, acc[i][v]);
-        else
-          _mm512_storeu_ps(c + 16 * v, acc[i][v]);
-      }
+    for (int v = 0; v < NV; ++v) {
+      if (v == NV - 1 && lastCols != 16)
+        _mm512_mask_storeu_ps(c + 16 * v, last, acc[i][v]);
+      else
+        _mm512_storeu_ps(c + 16 * v, acc[i][v]);
     }
   }
 }

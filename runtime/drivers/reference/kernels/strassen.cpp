@@ -78,43 +78,30 @@ struct TileTarget {
   /// half of an odd block has one row fewer).
   int topRows, bottomRows;
   /// Set on the first row tile of a product by a formed T: the tile forms
-  /// the panel it multiplies by, x - y, and stores it for the other row
-  /// tiles.
+  /// the panel it multiplies by, form[0] - form[1], into `formed` (where
+  /// the other row tiles read it).
   const float *form[2] = {nullptr, nullptr};
+  float *formed = nullptr;
 };
 
-/// accumulate() for the first row tile of a product by a formed panel:
-/// each row of the panel is formed (x - y), stored to `bp` and used at
-/// once. Forming the panels in a pass of their own cost ~10% of the
-/// Strassen product (BERT's 128x768x768); here the sources are read while
-/// the FMAs run.
-template <int MR, int NV>
-CGC_SGEMM_TARGET inline __attribute__((always_inline)) void
-accumulateForming(__m512 (&acc)[MR][NV], const float *a, int64_t lda, const float *const *form,
-                  float *bp, int64_t width, int64_t k, const char *pf, int64_t pfLines) {
-#pragma clang loop unroll(full)
-  for (int i = 0; i < MR; ++i)
-#pragma clang loop unroll(full)
-    for (int v = 0; v < NV; ++v)
-      acc[i][v] = _mm512_setzero_ps();
-  const float *x = form[0], *y = form[1];
-  for (int64_t p = 0; p < k; ++p, bp += width, x += width, y += width) {
-    prefetchShare(pf, p, k, pfLines);
-    __m512 b[NV];
+/// Panel rows for accumulate() on the first row tile of a product by a
+/// formed panel: row p is formed (x - y), stored to `dst` for the other row
+/// tiles and used at once. Forming the panels in a pass of their own cost
+/// ~10% of the Strassen product (BERT's 128x768x768); here the sources are
+/// read while the FMAs run.
+struct FormedRows {
+  const float *x, *y;
+  float *dst;
+  int64_t width;
+  template <int NV> CGC_SGEMM_INLINE void load(int64_t p, __m512 (&b)[NV]) const {
+    const int64_t o = p * width;
 #pragma clang loop unroll(full)
     for (int v = 0; v < NV; ++v) {
-      b[v] = _mm512_sub_ps(_mm512_load_ps(x + 16 * v), _mm512_load_ps(y + 16 * v));
-      _mm512_store_ps(bp + 16 * v, b[v]);
-    }
-#pragma clang loop unroll(full)
-    for (int i = 0; i < MR; ++i) {
-      const __m512 xa = _mm512_set1_ps(a[i * lda + p]);
-#pragma clang loop unroll(full)
-      for (int v = 0; v < NV; ++v)
-        acc[i][v] = _mm512_fmadd_ps(xa, b[v], acc[i][v]);
+      b[v] = _mm512_sub_ps(_mm512_load_ps(x + o + 16 * v), _mm512_load_ps(y + o + 16 * v));
+      _mm512_store_ps(dst + o + 16 * v, b[v]);
     }
   }
-}
+};
 
 /// One product tile: MR rows of the A operand at `a` times the panel at
 /// `bp`, over the half K `k`, added into the quarters `t` names; a quarter
@@ -126,10 +113,10 @@ CGC_SGEMM_TARGET void strassenTile(const Args &g, const SgemmOp *ops, size_t opC
                                    const TileTarget &t) {
   __m512 acc[MR][NV];
   if (!t.form[0])
-    accumulate<MR, NV>(acc, a, lda, bp, width, k, pf, pfLines);
+    accumulate<MR, NV>(acc, a, lda, PackedRows{bp, width}, k, pf, pfLines);
   else
-    accumulateForming<MR, NV>(acc, a, lda, t.form, const_cast<float *>(bp), width, k, pf,
-                              pfLines);
+    accumulate<MR, NV>(acc, a, lda, FormedRows{t.form[0], t.form[1], t.formed, width}, k, pf,
+                       pfLines);
   for (int q = 0; q < 4; ++q) {
     const Effect effect = t.step->effect[size_t(q)];
     if (effect == kNone)
@@ -346,8 +333,10 @@ void PackedSgemm::runStrassen(const Args &args, int64_t rows, ThreadPool &pool,
             }
             target.topRows = int(count);
             target.bottomRows = int(std::clamp<int64_t>(bottom - i, 0, count));
-            if (t == 0)
+            if (t == 0 && form[0]) {
               std::copy(form.begin(), form.end(), target.form);
+              target.formed = formed;
+            }
             const char *pf;
             int64_t pfCount;
             prefetchFor(tileIndex, pf, pfCount);
