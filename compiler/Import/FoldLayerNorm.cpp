@@ -22,9 +22,8 @@
 
 #include "compiler/Import/ImporterImpl.h"
 
+#include <algorithm>
 #include <map>
-#include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <set>
 
@@ -223,28 +222,31 @@ std::optional<LayerNormFold> Matcher::match(size_t first) const {
   fused.add_input(fold.scale);
   fused.add_input(fold.bias);
   fused.add_output(node(*add).output(0));
-  onnx::AttributeProto *axis = fused.add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(-1);
-  onnx::AttributeProto *epsilon = fused.add_attribute();
-  epsilon->set_name("epsilon");
-  epsilon->set_type(onnx::AttributeProto::FLOAT);
-  epsilon->set_f(float(*eps));
+  auto attribute = [&](const char *name, onnx::AttributeProto::AttributeType type) {
+    onnx::AttributeProto *a = fused.add_attribute();
+    a->set_name(name);
+    a->set_type(type);
+    return a;
+  };
+  attribute("axis", onnx::AttributeProto::INT)->set_i(-1);
+  attribute("epsilon", onnx::AttributeProto::FLOAT)->set_f(float(*eps));
   return fold;
 }
 
 } // namespace
 
 std::vector<LayerNormFold> cgc::import::findDecomposedLayerNorms(const onnx::GraphProto &graph) {
-  Matcher matcher(graph);
   std::vector<LayerNormFold> folds;
+  // Most graphs have no ReduceMean: no maps of the whole graph for them.
+  if (std::none_of(graph.node().begin(), graph.node().end(),
+                   [](const onnx::NodeProto &n) { return n.op_type() == "ReduceMean"; }))
+    return folds;
+  Matcher matcher(graph);
   std::set<size_t> taken;
   for (int i = 0; i < graph.node_size(); ++i) {
     if (graph.node(i).op_type() != "ReduceMean" || taken.count(size_t(i)))
       continue;
     std::optional<LayerNormFold> fold = matcher.match(size_t(i));
-    if (getenv("DBGLN")) fprintf(stderr, "RM %d -> %d\n", i, fold ? 1 : 0);
     if (!fold)
       continue;
     taken.insert(fold->nodes.begin(), fold->nodes.end());
