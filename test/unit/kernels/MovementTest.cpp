@@ -204,6 +204,32 @@ TEST(Movement, ExpandTileDepthSpace) {
   }
 }
 
+/// The oracle of cgc_op.pad: `x` padded to `shape` by ONNX `pads` (begins,
+/// then ends) in `mode`, the constant 1.5.
+std::vector<double> padOracle(const Tensor &x, const std::vector<int64_t> &shape,
+                              const std::vector<int64_t> &pads, const std::string &mode,
+                              cgc_dtype_t dt) {
+  std::vector<double> e;
+  for (int64_t i = 0; i < count(shape); ++i) {
+    std::vector<int64_t> c = coords(i, shape);
+    bool pad = false;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t n = x.shape()[d], v = c[d] - pads[d];
+      if (v < 0 || v >= n) {
+        if (mode == "constant")
+          pad = true;
+        else if (mode == "edge")
+          v = std::clamp<int64_t>(v, 0, n - 1);
+        else
+          v = v < 0 ? -v : 2 * (n - 1) - v;
+      }
+      c[d] = v;
+    }
+    e.push_back(pad ? roundTo(dt, 1.5) : x.get(linear(c, x.shape())));
+  }
+  return e;
+}
+
 TEST(Movement, PadEveryMode) {
   std::mt19937 rng(65);
   for (const char *mode : {"constant", "reflect", "edge"})
@@ -213,26 +239,9 @@ TEST(Movement, PadEveryMode) {
         fillRandom(x, rng, -20, 20);
         std::vector<int64_t> shape = {3 + pads[0] + pads[2], 4 + pads[1] + pads[3]};
         Tensor y(dt, shape);
-        std::vector<double> e;
-        for (int64_t i = 0; i < y.size(); ++i) {
-          std::vector<int64_t> c = coords(i, shape);
-          bool pad = false;
-          for (size_t d = 0; d < 2; ++d) {
-            int64_t n = x.shape()[d], v = c[d] - pads[d];
-            if (v < 0 || v >= n) {
-              if (std::string(mode) == "constant")
-                pad = true;
-              else if (std::string(mode) == "edge")
-                v = std::clamp<int64_t>(v, 0, n - 1);
-              else
-                v = v < 0 ? -v : 2 * (n - 1) - v;
-            }
-            c[d] = v;
-          }
-          e.push_back(pad ? roundTo(dt, 1.5) : x.get(linear(c, x.shape())));
-        }
         expectOp(Desc("cgc_op.pad").in(x).out(y).ints("pads", pads).s("mode", mode).f("value", 1.5),
-                 x, y, e, std::string("pad ") + mode + " " + dtypeStr(dt));
+                 x, y, padOracle(x, shape, pads, mode, dt),
+                 std::string("pad ") + mode + " " + dtypeStr(dt));
       }
 }
 
@@ -248,27 +257,9 @@ TEST(Movement, PadChannelsLastPlanes) {
       const std::vector<int64_t> pads = {0, 0, 1, 2, 0, 0, 2, 1};
       const std::vector<int64_t> shape = {2, 19, 8, 9};
       Tensor y(dt, shape, Layout::ChannelsLast);
-      std::vector<double> e;
-      for (int64_t i = 0; i < y.size(); ++i) {
-        std::vector<int64_t> c = coords(i, shape);
-        bool pad = false;
-        for (size_t d = 2; d < 4; ++d) {
-          const int64_t n = x.shape()[d], v = c[d] - pads[d];
-          int64_t src = v;
-          if (v < 0 || v >= n) {
-            if (std::string(mode) == "constant")
-              pad = true;
-            else if (std::string(mode) == "edge")
-              src = std::clamp<int64_t>(v, 0, n - 1);
-            else
-              src = v < 0 ? -v : 2 * (n - 1) - v;
-          }
-          c[d] = src;
-        }
-        e.push_back(pad ? roundTo(dt, 1.5) : x.get(linear(c, x.shape())));
-      }
       expectOp(Desc("cgc_op.pad").in(x).out(y).ints("pads", pads).s("mode", mode).f("value", 1.5),
-               x, y, e, std::string("channels-last pad ") + mode + " " + dtypeStr(dt));
+               x, y, padOracle(x, shape, pads, mode, dt),
+               std::string("channels-last pad ") + mode + " " + dtypeStr(dt));
     }
 }
 
