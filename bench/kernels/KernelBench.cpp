@@ -366,6 +366,68 @@ Bench matmul(const std::string &group, int count, std::vector<int64_t> a, std::v
   return b;
 }
 
+/// Attention's two batched products as the BERT encoder runs them: Q, K and
+/// V are views of [1, seq, heads * 64] projections (heads split by strides,
+/// K transposed), the scores get the 1 / sqrt(64) scale, the mask and the
+/// softmax as their fused chain, and the context is written through a view
+/// that merges the heads back into rows.
+Bench attention(const std::string &group, bool scores, int64_t batch, int64_t heads, int64_t seq,
+                int64_t d, std::mt19937 &rng, const std::string &label) {
+  Bench b;
+  b.group = group;
+  b.name = label;
+  if (!selected(label, group))
+    return b;
+  const int64_t width = heads * d;
+  // A [batch, seq, width] projection viewed as [batch, heads, seq, d]
+  // (transposed: [batch, heads, d, seq]).
+  auto heads4 = [&](const Buffer &x, bool transposed) {
+    KernelOperand o = x.operand;
+    o.shape = transposed ? std::vector<int64_t>{batch, heads, d, seq}
+                         : std::vector<int64_t>{batch, heads, seq, d};
+    o.strides = transposed ? std::vector<int64_t>{seq * width, d, 1, width}
+                           : std::vector<int64_t>{seq * width, d, width, 1};
+    return o;
+  };
+  b.flops = 2.0 * double(batch * heads) * double(seq) * double(seq) * double(d);
+  KernelDesc mm;
+  mm.op = "cgc_op.matmul";
+  std::string error;
+  if (scores) {
+    b.inputs.push_back(buffer({batch, seq, width}, rng));
+    b.inputs.push_back(buffer({batch, seq, width}, rng));
+    b.inputs.push_back(buffer({}, rng));
+    b.inputs[2].data[0] = float(std::sqrt(double(d)));
+    b.inputs.push_back(buffer({1, 1, 1, seq}, rng));
+    b.outputs.push_back(buffer({batch, heads, seq, seq}, rng));
+    const KernelOperand &out = b.outputs[0].operand;
+    mm.inputs = {heads4(b.inputs[0], false), heads4(b.inputs[1], true)};
+    mm.outputs = {out};
+    KernelDesc div, add, softmax;
+    div.op = "cgc_op.div";
+    div.inputs = {out, b.inputs[2].operand};
+    div.outputs = {out};
+    add.op = "cgc_op.add";
+    add.inputs = {out, b.inputs[3].operand};
+    add.outputs = {out};
+    softmax.op = "cgc_op.softmax";
+    softmax.inputs = {out};
+    softmax.outputs = {out};
+    softmax.setAttr("axis", AttrValue::ofInt(3));
+    b.kernel = createFusedKernel(mm, {div, add, softmax}, error);
+  } else {
+    b.inputs.push_back(buffer({batch, heads, seq, seq}, rng));
+    b.inputs.push_back(buffer({batch, seq, width}, rng));
+    b.outputs.push_back(buffer({batch, seq, width}, rng));
+    mm.inputs = {b.inputs[0].operand, heads4(b.inputs[1], false)};
+    mm.outputs = {heads4(b.outputs[0], false)};
+    b.kernel = createKernel(mm, error);
+  }
+  if (!b.kernel)
+    std::fprintf(stderr, "%s: not fused here (%s)\n", label.c_str(), error.c_str());
+  return b;
+}
+
 Bench memoryBound(const std::string &op, std::vector<int64_t> shape, std::mt19937 &rng,
                   const std::string &label) {
   Bench b;
@@ -490,6 +552,19 @@ std::vector<Bench> benches(std::mt19937 &rng) {
                        "ffn1 768x3072 +bias+gelu"));
   all.push_back(matmul(bt, 1, {1, 128, 3072}, {3072, 768}, true, false, nullptr, rng, "ffn2 3072x768"));
   all.push_back(memoryBound("cgc_op.softmax", {1, 12, 128, 128}, rng, "softmax 12x128x128"));
+  // Attention with the encoder's strides and its chain: the scores fused
+  // with their scale, mask and softmax, the context written into the rows.
+  const std::string att = "BERT-base attention as the encoder runs it";
+  all.push_back(attention(att, true, 1, 12, 128, 64, rng, "scores+scale+mask+softmax"));
+  all.push_back(attention(att, false, 1, 12, 128, 64, rng, "context into rows"));
+  // ViT-B/16's 197 tokens; Swin-T's first stage (64 windows of 49 tokens,
+  // 3 heads of 32).
+  const std::string otherAtt = "Other attention shapes";
+  all.push_back(attention(otherAtt, true, 1, 12, 197, 64, rng, "ViT 197 scores+scale+mask+softmax"));
+  all.push_back(attention(otherAtt, false, 1, 12, 197, 64, rng, "ViT 197 context into rows"));
+  all.push_back(attention(otherAtt, true, 64, 3, 49, 32, rng, "Swin 64x3x49 scores+scale+mask+softmax"));
+  all.push_back(attention(otherAtt, false, 64, 3, 49, 32, rng, "Swin 64x3x49 context into rows"));
+  all.push_back(memoryBound("cgc_op.softmax", {64, 3, 49, 49}, rng, "Swin softmax 64x3x49x49"));
   all.push_back(memoryBound("cgc_op.layer_norm", {1, 128, 768}, rng, "layer_norm 128x768"));
   all.push_back(memoryBound("cgc_op.gelu", {1, 128, 3072}, rng, "gelu 128x3072"));
   all.push_back(memoryBound("cgc_op.relu", {1, 256, 56, 56}, rng, "relu 256x56x56"));

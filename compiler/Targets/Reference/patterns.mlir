@@ -85,7 +85,7 @@ cgc.module @reference {
     %x = cgc_pattern.input
     %t = cgc_pattern.op ["cgc_op.transpose"](%x) {element_types = [!cgc.float32, !cgc.bfloat16]}
     %m = cgc_pattern.op ["cgc_op.matmul"](%a, %t) {element_types = [!cgc.float32, !cgc.bfloat16]}
-    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%m) {keep_shape}
+    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min", "cgc_op.softmax"](%m) {keep_shape}
     cgc_pattern.yield %e
   }
   cgc_pattern.pattern @transposedMatMulA attributes {priority = 10 : i64, naming = "ops"} {
@@ -102,7 +102,7 @@ cgc.module @reference {
     %ta = cgc_pattern.op ["cgc_op.transpose"](%x) {element_types = [!cgc.float32, !cgc.bfloat16]}
     %tb = cgc_pattern.op ["cgc_op.transpose"](%y) {element_types = [!cgc.float32, !cgc.bfloat16]}
     %m = cgc_pattern.op ["cgc_op.matmul"](%ta, %tb) {element_types = [!cgc.float32, !cgc.bfloat16]}
-    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%m) {keep_shape}
+    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min", "cgc_op.softmax"](%m) {keep_shape}
     cgc_pattern.yield %e
   }
 
@@ -158,7 +158,7 @@ cgc.module @reference {
     %rk = cgc_pattern.op ["cgc_op.reshape"](%k) {element_types = [!cgc.float32, !cgc.bfloat16]}
     %tk = cgc_pattern.op ["cgc_op.transpose"](%rk)
     %m = cgc_pattern.op ["cgc_op.matmul"](%tq, %tk) {element_types = [!cgc.float32, !cgc.bfloat16]}
-    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%m) {keep_shape}
+    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min", "cgc_op.softmax"](%m) {keep_shape}
     cgc_pattern.yield %e
   }
   cgc_pattern.pattern @attentionContext attributes {priority = 10 : i64, naming = "ops"} {

@@ -637,6 +637,43 @@ TEST(MatMul, BertShapesWithConstantPackedWeights) {
   EXPECT_TRUE(closeTo(s, matmulOracle(q, kk, false, false, os), 1e-5, 1e-4, ks->describe()));
 }
 
+// A float32 product whose B differs per batch runs on the packed GEMM with
+// B packed per batch on AVX-512 (batched_gemm.h): B contiguous (row
+// copies), transposed (16 x 16 transposes) or padded (element by element);
+// shapes with K and N off multiples of 16, broadcast batches on either side,
+// and fewer batches than threads. Checked against the oracle on 3 threads
+// and on 1.
+TEST(MatMul, PerBatchBOnThePackedGemm) {
+  std::mt19937 rng(52);
+  struct Case {
+    std::vector<int64_t> a, b;
+  } cases[] = {
+      {{2, 3, 24, 16}, {2, 3, 16, 20}},
+      {{3, 29, 37}, {3, 37, 45}},
+      {{2, 1, 7, 33}, {1, 4, 33, 70}}, // batches broadcast both ways
+      {{40, 19}, {5, 19, 17}},         // one A for every batch
+      {{2, 150, 64}, {2, 64, 130}},    // 2 batches on 3 threads
+  };
+  for (const Case &c : cases)
+    for (Layout bl : {Layout::Contiguous, Layout::Transposed, Layout::Padded}) {
+      Tensor a(CGC_DTYPE_FLOAT32, c.a), b(CGC_DTYPE_FLOAT32, c.b, bl);
+      fillRandom(a, rng, -1, 1);
+      fillRandom(b, rng, -1, 1);
+      std::vector<int64_t> os;
+      std::vector<double> expected = matmulOracle(a, b, false, false, os);
+      Tensor y(CGC_DTYPE_FLOAT32, os);
+      auto k = make(Desc("cgc_op.matmul").in(a).in(b).out(y));
+      ASSERT_TRUE(k);
+      const std::string what = k->describe() + " B " + layoutName(bl);
+      if (PackedSgemm::available())
+        EXPECT_NE(what.find("B packed per batch"), std::string::npos) << what;
+      for (ThreadPool *pool : {&pool3(), &pool1()}) {
+        runKernel(*k, {&a, &b}, {&y}, *pool);
+        EXPECT_TRUE(closeTo(y, expected, 1e-5, 1e-5, what));
+      }
+    }
+}
+
 // A product whose shape suits Strassen (K and N even and >= 512, 64 rows or
 // more) runs it on a pool of one thread and the classic product on more;
 // both agree with the oracle, and their rounding differs (so each path

@@ -9,6 +9,7 @@
 #include "KernelTestUtil.h"
 
 #include "common.h" // cpuHasAvx512
+#include "sgemm.h"  // PackedSgemm::available
 
 #include <cmath>
 #include <cstring>
@@ -700,11 +701,12 @@ TEST(Fusion, MatMulAndGemmChainsMatchUnfused) {
   EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "gemm chain [" + r.description + "]"));
 }
 
-TEST(Fusion, AttentionScoresChainRunsAfterTheProduct) {
-  // Q K^T / scale + mask, batched over heads (B per head): the chain runs as
-  // our Epilogue over the result after oneDNN's product (its binary
-  // post-ops cost more than the product there). Broadcast operands: a
-  // scalar, a mask per key, a mask per head and key; on 3 threads and on 1.
+TEST(Fusion, AttentionScoresChainRunsInTheTiles) {
+  // Q K^T / scale + mask, batched over heads (B per head): on AVX-512 the
+  // packed GEMM with B packed per batch applies the chain to its register
+  // tiles (batched_gemm.h); elsewhere it runs as our Epilogue over the
+  // result after oneDNN's product. Broadcast operands: a scalar, a mask per
+  // key, a mask per head and key; on 3 threads and on 1.
   std::mt19937 rng(74);
   const std::vector<int64_t> out = {2, 3, 24, 20};
   Tensor q(CGC_DTYPE_FLOAT32, {2, 3, 24, 16}), kt(CGC_DTYPE_FLOAT32, {2, 3, 16, 20});
@@ -716,16 +718,72 @@ TEST(Fusion, AttentionScoresChainRunsAfterTheProduct) {
       {{"cgc_op.mul", {}, std::vector<int64_t>{1}}, {"cgc_op.add", {}, std::vector<int64_t>{1, 3, 1, 20}},
        {"cgc_op.relu"}},
   };
+  const char *expected = PackedSgemm::available() ? "B packed per batch" : "epilogue after";
   for (const auto &chain : chains) {
     FusedRun r = runChain(Desc("cgc_op.matmul").in(q).in(kt).out(y), {&q, &kt}, out, chain, rng);
     ASSERT_FALSE(r.fused.empty()) << "not fused: " << r.reason;
-    EXPECT_NE(r.description.find("epilogue after"), std::string::npos) << r.description;
+    EXPECT_NE(r.description.find(expected), std::string::npos) << r.description;
     Tensor t(CGC_DTYPE_FLOAT32, out);
     t.setValues(r.fused);
     EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "scores [" + r.description + "]"));
     t.setValues(r.fusedOnOneThread);
     EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "scores, 1 thread"));
   }
+}
+
+// A softmax over the last axis ends the scores' chain on AVX-512: it runs on
+// each block of rows the packed GEMM completes. K^T is a transposed view
+// (its panels packed by 16 x 16 transposes; K and N not multiples of 16),
+// the mask varies per batch and key; the heads split across threads, or
+// with fewer heads than threads each head's rows do. A softmax over
+// another axis does not fuse.
+TEST(Fusion, AttentionSoftmaxFusesIntoTheScores) {
+  if (!PackedSgemm::available())
+    GTEST_SKIP() << "the batched packed GEMM needs AVX-512";
+  std::mt19937 rng(75);
+  struct Case {
+    std::vector<int64_t> q, kt;
+  } cases[] = {
+      {{2, 3, 24, 16}, {2, 3, 16, 20}},
+      {{2, 3, 29, 37}, {2, 3, 37, 45}},
+      {{1, 2, 200, 64}, {1, 2, 64, 200}}, // 2 heads on 3 threads
+  };
+  for (const Case &c : cases) {
+    const std::vector<int64_t> out = {c.q[0], c.q[1], c.q[2], c.kt[3]};
+    Tensor q(CGC_DTYPE_FLOAT32, c.q), kt(CGC_DTYPE_FLOAT32, c.kt, Layout::Transposed);
+    fillRandom(q, rng, -1, 1);
+    fillRandom(kt, rng, -1, 1);
+    Tensor y(CGC_DTYPE_FLOAT32, out);
+    const std::vector<Step> chain = {
+        {"cgc_op.div", {}, std::vector<int64_t>{1}},
+        {"cgc_op.add", {}, std::vector<int64_t>{out[0], 1, 1, out[3]}},
+        {"cgc_op.softmax", {{"axis", AttrValue::ofInt(3)}}},
+    };
+    FusedRun r = runChain(Desc("cgc_op.matmul").in(q).in(kt).out(y), {&q, &kt}, out, chain, rng);
+    ASSERT_FALSE(r.fused.empty()) << "not fused: " << r.reason;
+    EXPECT_NE(r.description.find("softmax on each block of rows"), std::string::npos)
+        << r.description;
+    Tensor t(CGC_DTYPE_FLOAT32, out);
+    t.setValues(r.fused);
+    EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-7, "probabilities [" + r.description + "]"));
+    t.setValues(r.fusedOnOneThread);
+    EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-7, "probabilities, 1 thread"));
+    // Rows sum to 1: the softmax really ran on the fused result.
+    for (int64_t row = 0; row * out[3] < int64_t(r.fused.size()); ++row) {
+      double sum = 0;
+      for (int64_t j = 0; j < out[3]; ++j)
+        sum += r.fused[size_t(row * out[3] + j)];
+      ASSERT_NEAR(sum, 1.0, 1e-5) << "row " << row;
+    }
+  }
+  Tensor q(CGC_DTYPE_FLOAT32, {2, 3, 24, 16}), kt(CGC_DTYPE_FLOAT32, {2, 3, 16, 20});
+  fillRandom(q, rng, -1, 1);
+  fillRandom(kt, rng, -1, 1);
+  Tensor y(CGC_DTYPE_FLOAT32, {2, 3, 24, 20});
+  FusedRun r = runChain(Desc("cgc_op.matmul").in(q).in(kt).out(y), {&q, &kt}, {2, 3, 24, 20},
+                        {{"cgc_op.softmax", {{"axis", AttrValue::ofInt(2)}}}}, rng);
+  EXPECT_TRUE(r.fused.empty()) << r.description;
+  EXPECT_NE(r.reason.find("softmax"), std::string::npos) << r.reason;
 }
 
 // A product whose B has no batch runs as one 2-D product of batch * M rows

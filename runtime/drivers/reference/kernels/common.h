@@ -394,6 +394,10 @@ void registerResizeOps(std::vector<OpEntry> &ops);
 void registerScatterOps(std::vector<OpEntry> &ops);
 void registerGeluOps(std::vector<OpEntry> &ops); // gelu.cpp: cgc_op.erf_gelu
 
+/// Softmax of one contiguous float32 row of `n` (reduce.cpp, the softmax
+/// kernel's own row function); `out` may be `in`.
+void softmaxRowFloat(const float *in, float *out, int64_t n);
+
 /// Builds `make(dense)` for a copy of `desc` whose operands are contiguous
 /// and, if `desc` has strided operands, wraps it to pack inputs and unpack
 /// outputs around each run.

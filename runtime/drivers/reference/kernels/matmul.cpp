@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "batched_gemm.h"
 #include "elementwise.h"
 #include "gemm.h"
 #include "onednn.h"
@@ -758,6 +759,42 @@ bool useDnnl(const Parsed &p) {
          numElements(p.geom.batch) > 0;
 }
 
+/// The product on the packed GEMM with B packed per batch
+/// (batched_gemm.h) when it is a float32 matmul whose B differs from batch
+/// to batch and is not a constant (attention's Q.K^T and P.V), and `chain`
+/// (if any) ends where the product's result is; else null with `reason`.
+std::unique_ptr<Kernel> batchedPacked(const Parsed &p, const KernelDesc &anchor,
+                                      const std::vector<KernelDesc> &chain,
+                                      const KernelOptions &options, std::string &reason) {
+  const MatGeom &g = p.geom;
+  if (p.gemm || p.dtype != CGC_DTYPE_FLOAT32 || p.anyNegativeStride || g.aVector || g.bVector ||
+      numElements(g.bBatch) <= 1 || options.isConstant(1)) {
+    reason = "not a float32 matmul with a B per batch";
+    return nullptr;
+  }
+  if (!chain.empty() && chain.back().outputs.size() == 1 &&
+      chain.back().outputs[0].effectiveStrides() != anchor.outputs[0].effectiveStrides()) {
+    reason = "the epilogue's result must have the anchor's layout";
+    return nullptr;
+  }
+  BatchedGeometry b;
+  b.m = g.m;
+  b.n = g.n;
+  b.k = g.k;
+  b.batch = g.batch;
+  b.aBatchStr = g.aBatchStr;
+  b.bBatchStr = g.bBatchStr;
+  b.cBatchStr = g.cBatchStr;
+  b.am = g.am;
+  b.ak = g.ak;
+  b.bk = g.bk;
+  b.bn = g.bn;
+  b.cm = g.cm;
+  b.cn = g.cn;
+  return makeBatchedPackedProduct(b, chain, anchor.inputs.size(),
+                                  anchor.op.substr(7) + " " + dtypeName(p.dtype), reason);
+}
+
 /// gemm's alpha, beta and C as leading post-ops.
 void gemmPrefix(const Parsed &p, onednn::PostOps &prefix, std::vector<GemmC> &cArgs,
                 float &outputScale) {
@@ -802,6 +839,9 @@ void gemmPrefix(const Parsed &p, onednn::PostOps &prefix, std::vector<GemmC> &cA
 std::unique_ptr<Kernel> makeMatMul(const KernelDesc &desc, const KernelOptions &options) {
   Parsed p = parse(desc);
   std::string what = desc.op.substr(7) + " " + dtypeName(p.dtype);
+  std::string unused;
+  if (std::unique_ptr<Kernel> kernel = batchedPacked(p, desc, {}, options, unused))
+    return kernel;
   if (useDnnl(p)) {
     onednn::PostOps prefix;
     std::vector<GemmC> cArgs;
@@ -835,6 +875,8 @@ std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
                                           const std::vector<KernelDesc> &epilogue,
                                           const KernelOptions &options, std::string &reason) {
   Parsed p = parse(anchor);
+  if (std::unique_ptr<Kernel> kernel = batchedPacked(p, anchor, epilogue, options, reason))
+    return kernel;
   if (!useDnnl(p)) {
     reason = cat(anchor.op, ": only float32/bfloat16 products on oneDNN fuse (", dtypeName(p.dtype),
                  p.anyNegativeStride ? ", negative strides" : "", ")");

@@ -946,6 +946,10 @@ std::unique_ptr<Kernel> makeSoft(const KernelDesc &desc, const KernelOptions &) 
 
 } // namespace
 
+void softmaxRowFloat(const float *in, float *out, int64_t n) {
+  (cpuHasAvx512() ? softRowFloatAvx512 : softRowFloatBase)(SoftKind::Softmax, in, out, n);
+}
+
 void registerReductionOps(std::vector<OpEntry> &ops) {
   for (const char *name :
        {"cgc_op.reduce_sum", "cgc_op.reduce_mean", "cgc_op.reduce_max", "cgc_op.reduce_min",

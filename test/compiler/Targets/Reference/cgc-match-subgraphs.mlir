@@ -84,19 +84,19 @@ cgc.module {
 // -----
 
 // Attention scores: the transpose of K folds into the product, the scaling
-// fuses as an epilogue; softmax is no epilogue. The head split of V before
-// the second product folds as well.
-// CHECK-LABEL: cgc.subgraph @transposeMatmulDiv attributes {{{.*}}origin = "reference", pattern = "transposedMatMulB"}
+// and the softmax after it join the product's chain (the driver applies the
+// scale in its register tiles and the softmax to each block of rows while
+// in cache). The head split of V before the second product folds as well.
+// CHECK-LABEL: cgc.subgraph @transposeMatmulDivSoftmax attributes {{{.*}}origin = "reference", pattern = "transposedMatMulB"}
 // CHECK:         %[[T:.*]] = cgc_op.transpose(%arg0) {perm = [0, 1, 3, 2]}
 // CHECK-NEXT:    %[[M:.*]] = cgc_op.matmul(%arg1, %[[T]])
-// CHECK-NEXT:    cgc_op.div(%[[M]], %arg2)
-// CHECK-LABEL: cgc.subgraph @softmax attributes {{{.*}}origin = "fallback"
+// CHECK-NEXT:    %[[D:.*]] = cgc_op.div(%[[M]], %arg2)
+// CHECK-NEXT:    cgc_op.softmax(%[[D]]) {axis = 3 : i64}
 // CHECK-LABEL: cgc.subgraph @transposeMatmul attributes {{{.*}}origin = "reference", pattern = "transposedMatMulB"}
 // CHECK:         %[[T:.*]] = cgc_op.transpose(%arg0) {perm = [0, 2, 1, 3]}
 // CHECK-NEXT:    cgc_op.matmul(%arg1, %[[T]])
 // CHECK-LABEL: cgc.entry_point @attention
-// CHECK:         %[[S:.*]] = cgc.call @transposeMatmulDiv(%arg1, %arg0, %scale)
-// CHECK-NEXT:    %[[P:.*]] = cgc.call @softmax(%[[S]])
+// CHECK:         %[[P:.*]] = cgc.call @transposeMatmulDivSoftmax(%arg1, %arg0, %scale)
 // CHECK-NEXT:    cgc.call @transposeMatmul(%arg2, %[[P]])
 cgc.module {
   cgc.entry_point @attention(%q: !cgc.tensor<1x2x8x4x!cgc.float32>, %k: !cgc.tensor<1x2x8x4x!cgc.float32>, %v: !cgc.tensor<1x8x2x4x!cgc.float32>) -> !cgc.tensor<1x2x8x4x!cgc.float32> {
