@@ -62,6 +62,24 @@ cgc.module @reference {
     %m = cgc_pattern.op ["cgc_op.concat"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
     cgc_pattern.yield %m
   }
+  // A channel shuffle (ShuffleNet: reshape [N, C, H, W] -> [N, g, C/g, H,
+  // W], swap the two channel dimensions, reshape back) and the 4-D slices
+  // that split channels after it, each on its own, for the same reason:
+  // inside the driver's partitions the reshapes are views and only the
+  // transpose copies. As fallback dispatches, ShuffleNetV2's 16 shuffles
+  // cut it into 93 partitions (3 with these): 2.55 -> 2.39-2.51 ms at 1
+  // thread, 2.70-2.72 -> 2.58-2.60 at 2 (cgc-run medians, 2026-11-23).
+  cgc_pattern.pattern @channelShuffle attributes {priority = 1 : i64, naming = "ops"} {
+    %x = cgc_pattern.input
+    %r = cgc_pattern.op ["cgc_op.reshape"](%x) {element_types = [!cgc.float32, !cgc.bfloat16], ranks = [5]}
+    %t = cgc_pattern.op ["cgc_op.transpose"](%r) {ranks = [5]}
+    %y = cgc_pattern.op ["cgc_op.reshape"](%t) {ranks = [4]}
+    cgc_pattern.yield %y
+  }
+  cgc_pattern.pattern @slice attributes {priority = 1 : i64, naming = "ops"} {
+    %m = cgc_pattern.op ["cgc_op.slice"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
+    cgc_pattern.yield %m
+  }
   // A batch norm on 4-D activations and the activations after it
   // (DenseNet's pre-activation BN-ReLU before each convolution), for the
   // same reason: inside the driver's partitions the convolutions around

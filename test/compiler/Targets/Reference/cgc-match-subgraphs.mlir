@@ -113,6 +113,33 @@ cgc.module {
 
 // -----
 
+// ShuffleNet's channel shuffle (4-D -> 5-D reshape, swap of the channel
+// groups, reshape back) and the 4-D slices that split it are the driver's;
+// a window partition's 6-D reshape and transpose (Swin) is not a channel
+// shuffle and stays with the fallback.
+// CHECK-LABEL: cgc.subgraph @reshapeTransposeReshape attributes {{{.*}}origin = "reference", pattern = "channelShuffle"}
+// CHECK:         cgc_op.reshape
+// CHECK-NEXT:    cgc_op.transpose
+// CHECK-NEXT:    cgc_op.reshape
+// CHECK-LABEL: cgc.subgraph @slice attributes {{{.*}}origin = "reference", pattern = "slice"}
+// CHECK-LABEL: cgc.subgraph @slice_1 attributes {{{.*}}origin = "reference", pattern = "slice"}
+// CHECK-LABEL: cgc.subgraph @reshape attributes {{{.*}}origin = "fallback"
+// CHECK-LABEL: cgc.subgraph @transpose attributes {{{.*}}origin = "fallback"
+cgc.module {
+  cgc.entry_point @shuffle(%x: !cgc.tensor<1x8x4x4x!cgc.float32>, %w: !cgc.tensor<1x4x4x8x!cgc.float32>) -> (!cgc.tensor<1x4x4x4x!cgc.float32>, !cgc.tensor<1x4x4x4x!cgc.float32>, !cgc.tensor<1x2x2x2x2x8x!cgc.float32>) {
+    %r = cgc_op.reshape(%x) {shape = [1, 2, 4, 4, 4]} : (!cgc.tensor<1x8x4x4x!cgc.float32>) -> !cgc.tensor<1x2x4x4x4x!cgc.float32>
+    %t = cgc_op.transpose(%r) {perm = [0, 2, 1, 3, 4]} : (!cgc.tensor<1x2x4x4x4x!cgc.float32>) -> !cgc.tensor<1x4x2x4x4x!cgc.float32>
+    %s = cgc_op.reshape(%t) {shape = [1, 8, 4, 4]} : (!cgc.tensor<1x4x2x4x4x!cgc.float32>) -> !cgc.tensor<1x8x4x4x!cgc.float32>
+    %a = cgc_op.slice(%s) {ends = [1, 4, 4, 4], starts = [0, 0, 0, 0], steps = [1, 1, 1, 1]} : (!cgc.tensor<1x8x4x4x!cgc.float32>) -> !cgc.tensor<1x4x4x4x!cgc.float32>
+    %b = cgc_op.slice(%s) {ends = [1, 8, 4, 4], starts = [0, 4, 0, 0], steps = [1, 1, 1, 1]} : (!cgc.tensor<1x8x4x4x!cgc.float32>) -> !cgc.tensor<1x4x4x4x!cgc.float32>
+    %wr = cgc_op.reshape(%w) {shape = [1, 2, 2, 2, 2, 8]} : (!cgc.tensor<1x4x4x8x!cgc.float32>) -> !cgc.tensor<1x2x2x2x2x8x!cgc.float32>
+    %wt = cgc_op.transpose(%wr) {perm = [0, 1, 3, 2, 4, 5]} : (!cgc.tensor<1x2x2x2x2x8x!cgc.float32>) -> !cgc.tensor<1x2x2x2x2x8x!cgc.float32>
+    cgc.return %a, %b, %wt : !cgc.tensor<1x4x4x4x!cgc.float32>, !cgc.tensor<1x4x4x4x!cgc.float32>, !cgc.tensor<1x2x2x2x2x8x!cgc.float32>
+  }
+}
+
+// -----
+
 // Not declared: a lone convolution or product (nothing to fuse), float16
 // layers (the fused kernels are float32/bfloat16), a transpose whose result
 // is also used elsewhere (it must be written anyway).
