@@ -484,9 +484,14 @@ def main():
                              " (the default), " + ", ".join(EXTRA_MODELS))
     parser.add_argument("--threads", nargs="+", default=["1", "2"],
                         help="thread counts (space- or comma-separated)")
-    parser.add_argument("--runs", type=int, default=20, help="timed runs per process")
+    parser.add_argument("--runs", type=int, default=10, help="timed runs per process")
     parser.add_argument("--warmup", type=int, default=3, help="warm-up runs per process")
-    parser.add_argument("--rounds", type=int, default=2,
+    # Four rounds of 10 runs, not two of 20: on this shared VM a process often
+    # runs in one fast or slow phase for its whole life (BERT at 1 thread:
+    # one cgc process at 115-117 ms, the next at 107-108; ORT's two at
+    # 127-131), so with two rounds one phase could decide a ratio. Twice the
+    # alternations, the same 40 pooled runs per tool.
+    parser.add_argument("--rounds", type=int, default=4,
                         help="processes per tool per model and thread count, alternating "
                              "(their runs are pooled)")
     parser.add_argument("--overhead-runs", type=int, default=5000,
