@@ -86,8 +86,9 @@ def vm_hwm_kib(pid):
     return 0
 
 
-def run_process(cmd, log):
-    """Runs CMD with stdout+stderr to LOG; returns (exit code, wall seconds,
+def run_process(cmd, log, cpus=None):
+    """Runs CMD (on the cores CPUS if given) with stdout+stderr to LOG;
+    returns (exit code, wall seconds,
     the process's peak resident memory in KiB as polled from /proc/PID/status
     every 50 ms: VmHWM, which unlike wait4's ru_maxrss is not raised by the
     memory of this Python process that forked it). The tools report their own
@@ -97,7 +98,8 @@ def run_process(cmd, log):
         f.write(" ".join(cmd) + "\n")
         f.flush()
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT)
+        pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+        proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, preexec_fn=pin)
         ended = []
         waiter = threading.Thread(target=lambda: (proc.wait(), ended.append(time.perf_counter())))
         waiter.start()
@@ -247,6 +249,14 @@ def measure_model(args, name, threads_list):
         agreement = None
         for r in range(args.rounds):
             order = ("ort", "cgc") if r % 2 == 0 else ("cgc", "ort")
+            # At one thread both tools of a round run on the same core, the
+            # core changing from round to round: on the 2-core VM one core
+            # was at times ~20% slower than the other for seconds on end
+            # (MobileNetV2 pinned: 4.2 ms on core 0 against 3.47 on core 1,
+            # three processes each; minutes later 3.4 on both), and an
+            # unpinned process stayed wherever it started.
+            cores = sorted(os.sched_getaffinity(0))
+            cpus = {cores[r % len(cores)]} if threads == 1 and len(cores) > 1 else None
             for who in order:
                 tag = "%s-t%d-r%d" % (who, threads, r)
                 out_dir = os.path.join(work, tag)
@@ -263,7 +273,7 @@ def measure_model(args, name, threads_list):
                 else:
                     cmd = [args.ort_run, onnx_path] + inputs + common
                 load_average = os.getloadavg()[0]
-                code, wall, hwm = run_process(cmd, os.path.join(work, tag + ".log"))
+                code, wall, hwm = run_process(cmd, os.path.join(work, tag + ".log"), cpus)
                 if code:
                     raise RuntimeError("%s failed (exit %d):\n%s" % (
                         " ".join(cmd), code, tail(os.path.join(work, tag + ".log"))))
@@ -273,6 +283,7 @@ def measure_model(args, name, threads_list):
                 data["wall_s"] = wall
                 data["loadavg_1min_before"] = load_average
                 data["polled_peak_rss_kib"] = hwm
+                data["cpus"] = sorted(cpus) if cpus else "any"
                 if not data.get("peak_rss_kib"):
                     data["peak_rss_kib"] = hwm
                 per[who].append(data)
@@ -282,10 +293,12 @@ def measure_model(args, name, threads_list):
                 if "compiled_programs" in data:
                     programs = ", MLIR programs %d precompiled / %d compiled at load" % (
                         data["precompiled_programs"], data["compiled_programs"])
-                print("    %-22s %-3s threads %d round %d: load %8.1f ms, median %9.3f ms, "
+                print("    %-22s %-3s threads %d round %d%s: load %8.1f ms, median %9.3f ms, "
                       "peak RSS %6.0f MiB%s (machine load average %.1f)" % (
-                          TITLES[name], who, threads, r, data["load_ms"], data["median_ms"],
-                          data.get("peak_rss_kib", 0) / 1024, programs, load_average),
+                          TITLES[name], who, threads, r,
+                          " (core %d)" % min(cpus) if cpus else "", data["load_ms"],
+                          data["median_ms"], data.get("peak_rss_kib", 0) / 1024, programs,
+                          load_average),
                       flush=True)
             if r == 0:
                 agreement = compare_outputs(per["cgc"][0]["out_dir"], per["ort"][0]["out_dir"])
