@@ -208,6 +208,11 @@ std::unique_ptr<Kernel> makeBatchedPackedProduct(const BatchedGeometry &g,
     reason = "the packed GEMM needs A and C with unit column strides and a non-empty product";
     return nullptr;
   }
+  if (g.m < kBatchedPackedMinRows) {
+    reason = cat("fewer than ", kBatchedPackedMinRows,
+                 " rows: packing B per batch would cost a large share of the product");
+    return nullptr;
+  }
   std::vector<int64_t> outShape = g.batch;
   outShape.push_back(g.m);
   outShape.push_back(g.n);

@@ -31,10 +31,16 @@ struct BatchedGeometry {
   int64_t am = 0, ak = 0, bk = 0, bn = 0, cm = 0, cn = 0;
 };
 
+/// Products with fewer rows stay on oneDNN: packing B (K x N floats) costs
+/// about 1/M of the product's multiply-adds, so a decoder's single query
+/// row would pay as much for the packing as for the product.
+constexpr int64_t kBatchedPackedMinRows = 32;
+
 /// The product `g` followed by `chain` (its ops' extra operands are the
 /// kernel's inputs from `firstExtra` on, in order), for a B read afresh on
 /// every run. Null with `reason` unless the CPU has AVX-512 (and
 /// CGC_REFERENCE_BATCHED_GEMM is not 0), A and C have unit column strides,
+/// there are at least kBatchedPackedMinRows rows,
 /// and the chain is elementwise ops the GEMM's epilogue applies, optionally
 /// ending in a softmax over the last axis. `what` names the op in the
 /// kernel's description.
