@@ -642,8 +642,8 @@ bool layoutAgnostic(const std::string &op) {
       // result then stay channels-last around their convolutions.
       "cgc_op.concat",
       // Copies through both operands' strides (Inception's pad before each
-      // average pool).
-      "cgc_op.pad"};
+      // average pool; ShuffleNet's channel shuffle and split).
+      "cgc_op.pad", "cgc_op.slice", "cgc_op.transpose"};
   return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
@@ -728,8 +728,11 @@ unsigned relayoutChannelsLast(KernelProgram &program) {
     for (KernelOperand &out : k.outputs)
       visit(out, true);
     // (A global pool's 1x1 result is no activation: its input may change
-    // layout alone.)
-    if (conv || k.outputs.size() != 1 || !activationLike(k.outputs[0], k.outputs[0]))
+    // layout alone. A slice or transpose copies between any two layouts,
+    // as a convolution reads and writes them: ShuffleNet's split halves
+    // feed channels-last convolutions from a shuffled tensor.)
+    const bool copy = k.op == "cgc_op.slice" || k.op == "cgc_op.transpose";
+    if (conv || copy || k.outputs.size() != 1 || !activationLike(k.outputs[0], k.outputs[0]))
       continue;
     for (const auto &in : k.inputs)
       if (in && activationLike(*in, k.outputs[0]))

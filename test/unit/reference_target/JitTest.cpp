@@ -542,6 +542,41 @@ TEST(ReferenceJit, IntermediatesKeepTheirLayoutWhenOthersMaySeeThem) {
   }
 }
 
+// Slices and transposes are strided copies (ShuffleNet's channel split and
+// shuffle): an internal intermediate they read still turns channels-last,
+// and they write their own result in its layout (here a partition output,
+// plain).
+TEST(ReferenceJit, SlicesAndTransposesReadChannelsLastIntermediates) {
+  const std::vector<int64_t> nhwc = {90, 1, 18, 3};
+  for (const char *reader :
+       {"cgc_op.slice(%y) {starts = [0, 0, 0, 0], ends = [1, 3, 5, 6], steps = [1, 1, 1, 1]}",
+        "cgc_op.transpose(%y) {perm = [0, 1, 2, 3]}"}) {
+    KernelProgram program;
+    std::string error;
+    ASSERT_TRUE(compile(toBytecode(twoConvPartition(true, reader)), program, error)) << error;
+    auto onT = stridesOnInternalT(program);
+    ASSERT_FALSE(onT.empty()) << reader;
+    for (const auto &s : onT)
+      EXPECT_EQ(s, nhwc) << reader;
+    for (const auto &s : stridesOnBinding(program, 6))
+      EXPECT_TRUE(s.empty()) << reader;
+    if (!reference::haveKernelLibrary())
+      continue;
+    std::vector<std::vector<float>> buffers = {
+        randomFloats(90, 41), randomFloats(81, 42), randomFloats(3, 43), randomFloats(81, 44),
+        randomFloats(3, 45),  std::vector<float>(90), std::vector<float>(90),
+        std::vector<float>(90)};
+    auto in = buffers;
+    run(program, buffers);
+    std::vector<float> t = convRelu(in[0], in[1], in[2], 3, 5, 6);
+    std::vector<float> expected = convRelu(t, in[3], in[4], 3, 5, 6);
+    for (size_t i = 0; i < 90; ++i) {
+      EXPECT_NEAR(buffers[5][i], expected[i], 1e-4) << reader << " " << i;
+      EXPECT_NEAR(buffers[6][i], t[i], 1e-6) << reader << " " << i;
+    }
+  }
+}
+
 TEST(ReferenceJit, AGlobalPoolDoesNotPinItsInputsLayout) {
   // conv -> relu -> %t (internal) -> {global_avg_pool -> %p, conv -> %out}:
   // the pool's 1x1 result is no activation, so %t is still channels-last
