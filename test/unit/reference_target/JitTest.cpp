@@ -439,6 +439,14 @@ std::vector<std::vector<int64_t>> stridesOnInternalT(const KernelProgram &progra
   return {};
 }
 
+/// twoConvPartition's bind points: x, w1, b1, w2, b2 drawn from seeds
+/// `seed`.. `seed` + 4, then the three 90-float outputs (zeros).
+std::vector<std::vector<float>> twoConvBuffers(unsigned seed) {
+  return {randomFloats(90, seed),     randomFloats(81, seed + 1), randomFloats(3, seed + 2),
+          randomFloats(81, seed + 3), randomFloats(3, seed + 4),  std::vector<float>(90),
+          std::vector<float>(90),     std::vector<float>(90)};
+}
+
 /// conv3x3 (pad 1, bias) + relu, NCHW, `c` channels in and out.
 std::vector<float> convRelu(const std::vector<float> &x, const std::vector<float> &w,
                             const std::vector<float> &b, int c, int h, int wd) {
@@ -446,6 +454,22 @@ std::vector<float> convRelu(const std::vector<float> &x, const std::vector<float
   for (float &v : out)
     v = std::max(v, 0.0f);
   return out;
+}
+
+/// A compiled twoConvPartition run on twoConvBuffers(seed): the buffers
+/// after the run, and the oracle's %t and output.
+struct TwoConvRun {
+  std::vector<std::vector<float>> buffers;
+  std::vector<float> t, expected;
+};
+TwoConvRun runTwoConv(const KernelProgram &program, unsigned seed) {
+  TwoConvRun r;
+  r.buffers = twoConvBuffers(seed);
+  const auto in = r.buffers;
+  run(program, r.buffers);
+  r.t = convRelu(in[0], in[1], in[2], 3, 5, 6);
+  r.expected = convRelu(r.t, in[3], in[4], 3, 5, 6);
+  return r;
 }
 
 TEST(ReferenceJit, InternalIntermediatesBetweenConvolutionsAreChannelsLast) {
@@ -472,10 +496,7 @@ TEST(ReferenceJit, InternalIntermediatesBetweenConvolutionsAreChannelsLast) {
 
   if (!reference::haveKernelLibrary())
     return;
-  std::vector<std::vector<float>> buffers = {
-      randomFloats(90, 21), randomFloats(81, 22), randomFloats(3, 23), randomFloats(81, 24),
-      randomFloats(3, 25),  std::vector<float>(90), std::vector<float>(90),
-      std::vector<float>(90)};
+  std::vector<std::vector<float>> buffers = twoConvBuffers(21);
   // Bind point 7's memory holds a pattern the run must leave as it is.
   std::fill(buffers[7].begin(), buffers[7].end(), -123.5f);
   auto in = buffers;
@@ -528,17 +549,10 @@ TEST(ReferenceJit, IntermediatesKeepTheirLayoutWhenOthersMaySeeThem) {
       EXPECT_TRUE(o.strides.empty()) << k.op;
   if (!reference::haveKernelLibrary())
     return;
-  std::vector<std::vector<float>> buffers = {
-      randomFloats(90, 31), randomFloats(81, 32), randomFloats(3, 33), randomFloats(81, 34),
-      randomFloats(3, 35),  std::vector<float>(90), std::vector<float>(90),
-      std::vector<float>(90)};
-  auto in = buffers;
-  run(program, buffers);
-  std::vector<float> t = convRelu(in[0], in[1], in[2], 3, 5, 6);
-  std::vector<float> expected = convRelu(t, in[3], in[4], 3, 5, 6);
+  TwoConvRun r = runTwoConv(program, 31);
   for (size_t i = 0; i < 90; ++i) {
-    EXPECT_NEAR(buffers[5][i], expected[i], 1e-4) << i;
-    EXPECT_NEAR(buffers[6][i], 1.0 / (1.0 + std::exp(-double(t[i]))), 1e-5) << i;
+    EXPECT_NEAR(r.buffers[5][i], r.expected[i], 1e-4) << i;
+    EXPECT_NEAR(r.buffers[6][i], 1.0 / (1.0 + std::exp(-double(r.t[i]))), 1e-5) << i;
   }
 }
 
@@ -562,17 +576,10 @@ TEST(ReferenceJit, SlicesAndTransposesReadChannelsLastIntermediates) {
       EXPECT_TRUE(s.empty()) << reader;
     if (!reference::haveKernelLibrary())
       continue;
-    std::vector<std::vector<float>> buffers = {
-        randomFloats(90, 41), randomFloats(81, 42), randomFloats(3, 43), randomFloats(81, 44),
-        randomFloats(3, 45),  std::vector<float>(90), std::vector<float>(90),
-        std::vector<float>(90)};
-    auto in = buffers;
-    run(program, buffers);
-    std::vector<float> t = convRelu(in[0], in[1], in[2], 3, 5, 6);
-    std::vector<float> expected = convRelu(t, in[3], in[4], 3, 5, 6);
+    TwoConvRun r = runTwoConv(program, 41);
     for (size_t i = 0; i < 90; ++i) {
-      EXPECT_NEAR(buffers[5][i], expected[i], 1e-4) << reader << " " << i;
-      EXPECT_NEAR(buffers[6][i], t[i], 1e-6) << reader << " " << i;
+      EXPECT_NEAR(r.buffers[5][i], r.expected[i], 1e-4) << reader << " " << i;
+      EXPECT_NEAR(r.buffers[6][i], r.t[i], 1e-6) << reader << " " << i;
     }
   }
 }
