@@ -106,6 +106,18 @@ private:
     return nullptr;
   }
 
+  /// The one node reading `value`, an `op` whose other operand is a 1-D
+  /// initializer (vector()): the node and the initializer.
+  std::optional<std::pair<size_t, const onnx::TensorProto *>>
+  byVector(const std::string &value, const char *op) const {
+    std::optional<size_t> n = onlyReader(value, op);
+    std::optional<std::string> operand = n ? other(node(*n), value) : std::nullopt;
+    const onnx::TensorProto *v = operand ? vector(*operand) : nullptr;
+    if (!v)
+      return std::nullopt;
+    return std::make_pair(*n, v);
+  }
+
   /// ReduceMean of `input` over the last axis, dimensions kept.
   bool isMeanOverLastAxis(const onnx::NodeProto &n, const std::string &input) const {
     if (n.op_type() != "ReduceMean" || !n.domain().empty() || n.input_size() < 1 ||
@@ -191,37 +203,28 @@ std::optional<LayerNormFold> Matcher::match(size_t first) const {
       node(*div).input(1) != node(*sqrt).output(0))
     return std::nullopt;
   // y = n * scale + bias
-  std::optional<size_t> mul = onlyReader(node(*div).output(0), "Mul");
-  if (!mul)
+  auto scale = byVector(node(*div).output(0), "Mul");
+  auto bias = scale ? byVector(node(scale->first).output(0), "Add") : std::nullopt;
+  if (!bias || bias->second->dims(0) != scale->second->dims(0))
     return std::nullopt;
-  std::optional<std::string> scale = other(node(*mul), node(*div).output(0));
-  if (!scale || !vector(*scale))
-    return std::nullopt;
-  std::optional<size_t> add = onlyReader(node(*mul).output(0), "Add");
-  if (!add)
-    return std::nullopt;
-  std::optional<std::string> bias = other(node(*add), node(*mul).output(0));
-  if (!bias || !vector(*bias))
-    return std::nullopt;
+  const size_t add = bias->first;
 
   LayerNormFold fold;
   fold.first = first;
-  fold.nodes = {first, *sub, *square, *variance, *addEps, *sqrt, *div, *mul, *add};
+  fold.nodes = {first, *sub, *square, *variance, *addEps, *sqrt, *div, scale->first, add};
   // The initializers themselves (defined from the start), not the Identity
   // nodes between, which may come later in the graph.
   fold.x = x;
-  fold.scale = vector(*scale)->name();
-  fold.bias = vector(*bias)->name();
-  fold.length = vector(*scale)->dims(0);
-  if (vector(*bias)->dims(0) != fold.length)
-    return std::nullopt;
+  fold.scale = scale->second->name();
+  fold.bias = bias->second->name();
+  fold.length = scale->second->dims(0);
   onnx::NodeProto &fused = fold.fused;
   fused.set_op_type("LayerNormalization");
-  fused.set_name(node(*add).name());
+  fused.set_name(node(add).name());
   fused.add_input(x);
   fused.add_input(fold.scale);
   fused.add_input(fold.bias);
-  fused.add_output(node(*add).output(0));
+  fused.add_output(node(add).output(0));
   auto attribute = [&](const char *name, onnx::AttributeProto::AttributeType type) {
     onnx::AttributeProto *a = fused.add_attribute();
     a->set_name(name);
