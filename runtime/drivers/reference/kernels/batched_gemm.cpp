@@ -150,19 +150,11 @@ public:
             softmaxRowFloat(ga.c + r * g_.cm, ga.c + r * g_.cm, g_.n);
       };
       FunctionRef<void(int64_t, int64_t)> done(softmaxRows);
-      if (rowsPool) {
-        gemm_.runAll(ga, g_.m, *rowsPool, 0, softmax_ ? &done : nullptr);
-        return;
-      }
       // Blocks of rows whole (every panel), each softmaxed while in cache.
-      const int64_t block =
-          std::max<int64_t>(1, PackedSgemm::kDoneRows / gemm_.tileRows()) * gemm_.tileRows();
-      for (int64_t r = 0; r < g_.m; r += block) {
-        const int64_t e = std::min(g_.m, r + block);
-        gemm_.run(ga, r, e, 0, gemm_.panels());
-        if (softmax_)
-          softmaxRows(r, e);
-      }
+      if (rowsPool)
+        gemm_.runAll(ga, g_.m, *rowsPool, 0, softmax_ ? &done : nullptr);
+      else
+        gemm_.runRows(ga, 0, g_.m, softmax_ ? &done : nullptr);
     };
     const int64_t threads = pool.size();
     if (slices >= threads) {

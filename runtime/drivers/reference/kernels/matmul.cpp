@@ -28,13 +28,11 @@ namespace {
 
 using dt = dnnl::memory::data_type;
 
-/// The geometry of a (batched, broadcast, transposed) matrix product.
-struct MatGeom {
-  int64_t m = 1, n = 1, k = 1;
-  std::vector<int64_t> batch;                  // broadcast batch shape
-  std::vector<int64_t> aBatch, bBatch;         // operand batch dims (1 = broadcast)
-  std::vector<int64_t> aBatchStr, bBatchStr, cBatchStr; // element strides
-  int64_t am = 0, ak = 0, bk = 0, bn = 0, cm = 0, cn = 0;
+/// The geometry of a (batched, broadcast, transposed) matrix product: the
+/// batched packed GEMM's (batch = the broadcast batch shape, element
+/// strides), and the operands' own batch dimensions and ranks.
+struct MatGeom : BatchedGeometry {
+  std::vector<int64_t> aBatch, bBatch; // operand batch dims (1 = broadcast)
   bool aVector = false, bVector = false;
 };
 
@@ -777,21 +775,7 @@ std::unique_ptr<Kernel> batchedPacked(const Parsed &p, const KernelDesc &anchor,
     reason = "the epilogue's result must have the anchor's layout";
     return nullptr;
   }
-  BatchedGeometry b;
-  b.m = g.m;
-  b.n = g.n;
-  b.k = g.k;
-  b.batch = g.batch;
-  b.aBatchStr = g.aBatchStr;
-  b.bBatchStr = g.bBatchStr;
-  b.cBatchStr = g.cBatchStr;
-  b.am = g.am;
-  b.ak = g.ak;
-  b.bk = g.bk;
-  b.bn = g.bn;
-  b.cm = g.cm;
-  b.cn = g.cn;
-  return makeBatchedPackedProduct(b, chain, anchor.inputs.size(),
+  return makeBatchedPackedProduct(g, chain, anchor.inputs.size(),
                                   anchor.op.substr(7) + " " + dtypeName(p.dtype), reason);
 }
 

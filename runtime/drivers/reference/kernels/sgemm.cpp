@@ -201,6 +201,19 @@ void PackedSgemm::run(const Args &args, int64_t row0, int64_t row1, int64_t pane
   }
 }
 
+void PackedSgemm::runRows(const Args &args, int64_t r0, int64_t r1, RowsDone done) const {
+  if (!done) {
+    run(args, r0, r1, 0, panels());
+    return;
+  }
+  const int64_t block = std::max<int64_t>(1, kDoneRows / tileRows()) * tileRows();
+  for (int64_t r = r0; r < r1; r += block) {
+    const int64_t e = std::min(r1, r + block);
+    run(args, r, e, 0, panels());
+    (*done)(r, e);
+  }
+}
+
 void PackedSgemm::runAll(const Args &args, int64_t rows, ThreadPool &pool, int64_t rowUnit,
                          RowsDone done) const {
   if (algorithm_ == Algorithm::Strassen) {
@@ -223,19 +236,7 @@ void PackedSgemm::runAll(const Args &args, int64_t rows, ThreadPool &pool, int64
       how = Tiles;
   }
   const int64_t tileRows = this->tileRows();
-  // Rows [r0, r1) whole, then handed to `done` in blocks while in cache.
-  auto rowRange = [&](int64_t r0, int64_t r1) {
-    if (!done) {
-      run(args, r0, r1, 0, panels());
-      return;
-    }
-    const int64_t block = std::max<int64_t>(1, kDoneRows / tileRows) * tileRows;
-    for (int64_t r = r0; r < r1; r += block) {
-      const int64_t e = std::min(r1, r + block);
-      run(args, r, e, 0, panels());
-      (*done)(r, e);
-    }
-  };
+  auto rowRange = [&](int64_t r0, int64_t r1) { runRows(args, r0, r1, done); };
   const int64_t tiles = (rows + tileRows - 1) / tileRows;
   switch (how) {
   case Whole:

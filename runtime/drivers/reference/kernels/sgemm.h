@@ -118,6 +118,11 @@ public:
   /// columns: <= 320 KiB, in L2).
   static constexpr int64_t kDoneRows = 64;
 
+  /// Rows [r0, r1) of C on the calling thread, every panel, handed to
+  /// `done` (may be null) in blocks of about kDoneRows as they complete.
+  /// Classic only.
+  void runRows(const Args &args, int64_t r0, int64_t r1, RowsDone done) const;
+
   /// Computes all `rows` rows, split across `pool` when the product is large
   /// enough: into pieces of whole `rowUnit`s of rows (a convolution's plane
   /// rows, so that a thread gets the rows its neighbours' kernels give it)
