@@ -244,6 +244,7 @@ def measure_model(args, name, threads_list):
     print("  %s: cgc-compile %.2f s" % (name, compile_s), flush=True)
 
     entry["threads"] = {}
+    cores = sorted(os.sched_getaffinity(0)) # the cores the harness may use
     for threads in threads_list:
         per = {"cgc": [], "ort": []}
         agreement = None
@@ -255,7 +256,6 @@ def measure_model(args, name, threads_list):
             # (MobileNetV2 pinned: 4.2 ms on core 0 against 3.47 on core 1,
             # three processes each; minutes later 3.4 on both), and an
             # unpinned process stayed wherever it started.
-            cores = sorted(os.sched_getaffinity(0))
             cpus = {cores[r % len(cores)]} if threads == 1 and len(cores) > 1 else None
             for who in order:
                 tag = "%s-t%d-r%d" % (who, threads, r)
