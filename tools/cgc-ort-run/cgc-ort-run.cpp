@@ -2,7 +2,7 @@
 //
 //   cgc-ort-run model.onnx [INPUT...] [--input-dir DIR] [--output-dir DIR]
 //               [--benchmark --warmup N --runs N] [--threads N] [--seed S]
-//               [--report-json FILE] [--ort-library PATH]
+//               [--report-json FILE] [--ort-library PATH] [--profile PREFIX]
 //
 // The peer cgc is measured against: ONNX Runtime 1.30 (from npm,
 // scripts/setup_ort.sh), loaded with dlopen through its C API only
@@ -10,6 +10,9 @@
 // (.npy, TensorProto .pb; random inputs from the same generator and seed, so
 // both tools see the same values); outputs are written as DIR/NAME.npy.
 // Used by the model-zoo comparison (test/models) and the benchmarks.
+// --profile turns on ONNX Runtime's own profiler: a Chrome-trace JSON of
+// every node's time in every run (PREFIX_DATE.json), to set beside cgc-run's
+// CGC_REFERENCE_PROFILE=1 steps (bench/models/ort_profile.py sums it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,7 +78,7 @@ std::string fileNameOf(std::string name) {
 }
 
 struct Options {
-  std::string model, inputDir, outputDir, reportJson, library = CGC_ORT_LIBRARY;
+  std::string model, inputDir, outputDir, reportJson, profile, library = CGC_ORT_LIBRARY;
   std::vector<std::string> inputs;
   bool benchmark = false, quiet = false;
   int warmup = 3, runs = 20, threads = 0;
@@ -86,7 +89,7 @@ void usage() {
   std::fprintf(stderr,
                "usage: cgc-ort-run MODEL.onnx [INPUT...] [--input-dir DIR] [--output-dir DIR]\n"
                "       [--benchmark] [--warmup N] [--runs N] [--threads N] [--seed S]\n"
-               "       [--report-json FILE] [--ort-library PATH] [-q]\n"
+               "       [--report-json FILE] [--ort-library PATH] [--profile PREFIX] [-q]\n"
                "INPUT: FILE (.npy/.pb, in input order) or NAME=FILE; others are random\n");
 }
 
@@ -112,6 +115,8 @@ int runMain(const Options &o) {
   check(ort->SetSessionGraphOptimizationLevel(options, ORT_ENABLE_ALL), "optimization level");
   if (o.threads)
     check(ort->SetIntraOpNumThreads(options, o.threads), "SetIntraOpNumThreads");
+  if (!o.profile.empty())
+    check(ort->EnableProfiling(options, o.profile.c_str()), "EnableProfiling");
   auto loadStart = std::chrono::steady_clock::now();
   OrtSession *session = nullptr;
   check(ort->CreateSession(env, o.model.c_str(), options, &session), o.model);
@@ -310,6 +315,13 @@ int runMain(const Options &o) {
   for (OrtValue *v : inputValues)
     ort->ReleaseValue(v);
   ort->ReleaseMemoryInfo(memory);
+  if (!o.profile.empty()) {
+    char *path = nullptr;
+    check(ort->SessionEndProfiling(session, allocator, &path), "SessionEndProfiling");
+    if (!o.quiet)
+      std::printf("profile: %s\n", path);
+    ort->AllocatorFree(allocator, path);
+  }
   ort->ReleaseSession(session);
   ort->ReleaseSessionOptions(options);
   ort->ReleaseEnv(env);
@@ -333,6 +345,7 @@ int main(int argc, char **argv) {
     else if (a == "--output-dir") o.outputDir = value();
     else if (a == "--report-json") o.reportJson = value();
     else if (a == "--ort-library") o.library = value();
+    else if (a == "--profile") o.profile = value();
     else if (a == "--benchmark") o.benchmark = true;
     else if (a == "--warmup") o.warmup = std::atoi(value().c_str());
     else if (a == "--runs") o.runs = std::max(1, std::atoi(value().c_str()));

@@ -59,6 +59,17 @@ makeExpandDepthwiseKernel(const KernelDesc &expand, const std::vector<KernelDesc
 #endif
 }
 
+static std::unique_ptr<Kernel> makeDepthwiseBlockKernel(const DepthwiseBlock &block,
+                                                        const KernelOptions &options,
+                                                        std::string &reason) {
+#if CGC_REF_HAVE_KERNELS
+  return createDepthwiseBlock(block, options, reason);
+#else
+  reason = "no kernels in this build";
+  return nullptr;
+#endif
+}
+
 static std::unique_ptr<Kernel> makeDepthwisePoolKernel(const KernelDesc &anchor,
                                                        const std::vector<KernelDesc> &chain,
                                                        const KernelDesc &pool,
@@ -439,6 +450,23 @@ fusedInputs(const KernelDesc &anchor, const std::vector<KernelDesc> &chain,
   return inputs;
 }
 
+/// The inputs of a step that computes `block` (createDepthwiseBlock's
+/// order): [the expansion's inputs and its chain's extra operands,] the
+/// depthwise convolution's inputs (after the first with an expansion) and
+/// its chain's, [the projection's inputs after the first and its chain's].
+static std::vector<std::optional<KernelOperand>> blockInputs(const DepthwiseBlock &block) {
+  std::vector<std::optional<KernelOperand>> inputs =
+      block.expand ? fusedInputs(*block.expand, block.expandChain, block.depthwise,
+                                 block.depthwiseChain)
+                   : fusedInputs(*block.depthwise, block.depthwiseChain);
+  if (block.project) {
+    inputs.insert(inputs.end(), block.project->inputs.begin() + 1, block.project->inputs.end());
+    for (const KernelDesc &op : block.projectChain)
+      inputs.insert(inputs.end(), op.inputs.begin() + 1, op.inputs.end());
+  }
+  return inputs;
+}
+
 /// A step of a convolution (and its chain) followed by a step that is only
 /// a global_avg_pool of its whole result, which other steps read too
 /// (EfficientNet's squeeze-excitation): one step with both outputs when
@@ -595,6 +623,65 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
   // convolution after the chain reads, as one step with that convolution
   // and its chain when the kernel library fuses the pair (a 1x1 expansion
   // into a depthwise convolution: createExpandDepthwise).
+  // chainAfter(desc, a) up to its first convolution (a stride-1 depthwise
+  // or a 1x1 convolution that keeps the shape is not an epilogue).
+  auto chainToConv = [&](const KernelDesc &desc, size_t a) {
+    std::vector<KernelDesc> chain = chainAfter(desc, a);
+    chain.erase(std::find_if(chain.begin(), chain.end(),
+                             [](const KernelDesc &op) { return op.op == "cgc_op.convolution"; }),
+                chain.end());
+    return chain;
+  };
+  // Kernel j when it is a convolution that alone reads `value` (a
+  // temporary), as its input 0: a projection of a depthwise result.
+  auto projectionOf = [&](const KernelOperand &value, size_t j) -> const KernelDesc * {
+    if (j >= kp.kernels.size())
+      return nullptr;
+    const KernelDesc &conv = kp.kernels[j];
+    if (conv.op != "cgc_op.convolution" || conv.outputs.size() != 1 || conv.inputs.empty() ||
+        !conv.inputs[0] || !(*conv.inputs[0] == value) ||
+        value.storage != KernelOperand::Storage::Temporary || readElsewhere(kp, value, j))
+      return nullptr;
+    return &conv;
+  };
+  // The step of `block`, whose kernels are [first, last], when the kernel
+  // library fuses it.
+  auto blockStep = [&](DepthwiseBlock &block, size_t first, size_t last) {
+    Step step;
+    step.inputs = blockInputs(block);
+    std::string reason;
+    step.kernel = makeDepthwiseBlockKernel(block, optionsFor(kp, step.inputs), reason);
+    if (!step.kernel)
+      return false;
+    const std::vector<KernelDesc> &tail = block.project ? block.projectChain : block.depthwiseChain;
+    const KernelDesc &lastOp = tail.empty() ? (block.project ? *block.project : *block.depthwise)
+                                            : tail.back();
+    step.outputs = lastOp.outputs;
+    for (size_t i = first; i <= last; ++i)
+      step.kernels.push_back(i);
+    p.steps_.push_back(std::move(step));
+    return true;
+  };
+  // Depthwise convolution `depthwise` (kernel d) with its chain, whose
+  // result only a 1x1 convolution reads, as one step with that projection
+  // and its chain when the kernel library fuses them.
+  auto depthwiseProjectStep = [&](const KernelDesc &depthwise, size_t d) {
+    if (depthwise.op != "cgc_op.convolution" || depthwise.outputs.size() != 1 ||
+        depthwise.getInt("groups", 1) == 1)
+      return false;
+    DepthwiseBlock block;
+    block.depthwise = &depthwise;
+    block.depthwiseChain = chainToConv(depthwise, d);
+    const size_t j = d + 1 + block.depthwiseChain.size();
+    const KernelOperand &result = block.depthwiseChain.empty()
+                                      ? depthwise.outputs[0]
+                                      : block.depthwiseChain.back().outputs[0];
+    block.project = projectionOf(result, j);
+    if (!block.project)
+      return false;
+    block.projectChain = chainAfter(*block.project, j);
+    return blockStep(block, d, j + block.projectChain.size());
+  };
   auto expandDepthwiseStep = [&](const KernelDesc &expand, size_t e) {
     if (expand.op != "cgc_op.convolution" || expand.outputs.size() != 1)
       return false;
@@ -614,7 +701,21 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
         depthwise.inputs.empty() || !depthwise.inputs[0] || !(*depthwise.inputs[0] == mid) ||
         mid.storage != KernelOperand::Storage::Temporary || readElsewhere(kp, mid, d))
       return false;
-    std::vector<KernelDesc> second = chainAfter(depthwise, d);
+    std::vector<KernelDesc> second = chainToConv(depthwise, d);
+    // With the projection after it, if that fuses too.
+    const size_t j = d + 1 + second.size();
+    const KernelOperand &result = second.empty() ? depthwise.outputs[0] : second.back().outputs[0];
+    if (const KernelDesc *project = projectionOf(result, j)) {
+      DepthwiseBlock block;
+      block.expand = &expand;
+      block.expandChain = first;
+      block.depthwise = &depthwise;
+      block.depthwiseChain = second;
+      block.project = project;
+      block.projectChain = chainAfter(*project, j);
+      if (blockStep(block, e, j + block.projectChain.size()))
+        return true;
+    }
     Step step;
     step.inputs = fusedInputs(expand, first, &depthwise, second);
     std::string reason;
@@ -663,7 +764,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       error.clear();
       p.steps_.resize(before);
     }
-    if (expandDepthwiseStep(desc, k)) {
+    if (expandDepthwiseStep(desc, k) || depthwiseProjectStep(desc, k)) {
       k += p.steps_.back().kernels.size();
       continue;
     }

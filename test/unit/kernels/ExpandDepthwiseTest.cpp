@@ -37,6 +37,13 @@ struct Case {
   std::vector<int64_t> padBegin, padEnd;
   std::vector<Op> expandChain, depthwiseChain;
   int64_t dilationH = 1; // the depthwise kernel's vertical dilation
+  /// No expansion: x (midC channels) goes to the depthwise convolution.
+  bool expand = true;
+  /// A projection to `outC` channels after the depthwise chain (0: none),
+  /// with a bias if `projectBias`, then `projectChain`.
+  int64_t outC = 0;
+  bool projectBias = true;
+  std::vector<Op> projectChain = {};
 };
 
 Desc convolution(const Tensor &x, const Tensor &w, const Tensor *b, const Tensor &y,
@@ -54,8 +61,8 @@ Desc convolution(const Tensor &x, const Tensor &w, const Tensor *b, const Tensor
 /// The fused kernel and the ops one by one on the same operands.
 struct Pair {
   std::vector<Tensor> tensors; // every operand; stable addresses (reserved)
-  std::vector<KernelDesc> expandChain, depthwiseChain;
-  KernelDesc expand, depthwise;
+  std::vector<KernelDesc> expandChain, depthwiseChain, projectChain;
+  KernelDesc expand, depthwise, project;
   std::vector<const Tensor *> fusedInputs;
   const Tensor *expanded = nullptr; // the unfused expanded value
   /// The depthwise convolution's inputs after the first, then its chain's
@@ -80,13 +87,10 @@ Pair build(const Case &c, std::mt19937 &rng) {
   const int64_t OH = (c.H + c.padBegin[0] + c.padEnd[0] - c.dilationH * (c.k - 1) - 1) / c.stride + 1;
   const int64_t OW = (c.W + c.padBegin[1] + c.padEnd[1] - c.k) / c.stride + 1;
   const std::vector<int64_t> mid = {c.batch, c.midC, c.H, c.W}, out = {c.batch, c.midC, OH, OW};
-  Tensor &x = add({c.batch, c.inC, c.H, c.W}, Layout::ChannelsLast, -1, 1);
-  Tensor &w = add({c.midC, c.inC, 1, 1}, Layout::Contiguous, -0.5, 0.5);
-  Tensor &b = add({c.midC}, Layout::Contiguous, -0.5, 0.5);
-  Tensor *value = &add(mid, Layout::ChannelsLast, 0, 0);
-  p.expand = convolution(x, w, &b, *value, 1, {0, 0}, {0, 0}, 1).get();
-  p.fusedInputs = {&x, &w, &b};
-  std::vector<bool> constant = {false, true, true};
+  Tensor &x = add({c.batch, c.expand ? c.inC : c.midC, c.H, c.W}, Layout::ChannelsLast, -1, 1);
+  Tensor *value = &x;
+  p.fusedInputs = {&x};
+  std::vector<bool> constant = {false};
   // Each op with its inputs and its result.
   struct Unfused {
     KernelDesc desc;
@@ -94,7 +98,15 @@ Pair build(const Case &c, std::mt19937 &rng) {
     Tensor *result;
   };
   std::vector<Unfused> unfused;
-  unfused.push_back({p.expand, {&x, &w, &b}, value});
+  if (c.expand) {
+    Tensor &w = add({c.midC, c.inC, 1, 1}, Layout::Contiguous, -0.5, 0.5);
+    Tensor &b = add({c.midC}, Layout::Contiguous, -0.5, 0.5);
+    value = &add(mid, Layout::ChannelsLast, 0, 0);
+    p.expand = convolution(x, w, &b, *value, 1, {0, 0}, {0, 0}, 1).get();
+    p.fusedInputs.insert(p.fusedInputs.end(), {&w, &b});
+    constant.insert(constant.end(), {true, true});
+    unfused.push_back({p.expand, {&x, &w, &b}, value});
+  }
   auto chain = [&](const std::vector<Op> &ops, const std::vector<int64_t> &shape,
                    std::vector<KernelDesc> &descs) {
     for (const Op &op : ops) {
@@ -132,6 +144,21 @@ Pair build(const Case &c, std::mt19937 &rng) {
   chain(c.depthwiseChain, out, p.depthwiseChain);
   p.expanded = expanded;
   p.depthwiseInputs.assign(p.fusedInputs.begin() + int64_t(firstDepthwise), p.fusedInputs.end());
+  if (c.outC) {
+    const std::vector<int64_t> projected = {c.batch, c.outC, OH, OW};
+    Tensor &pw = add({c.outC, c.midC, 1, 1}, Layout::Contiguous, -0.5, 0.5);
+    Tensor *pb = c.projectBias ? &add({c.outC}, Layout::Contiguous, -0.5, 0.5) : nullptr;
+    const Tensor *filtered = value;
+    value = &add(projected, Layout::ChannelsLast, 0, 0);
+    p.project = convolution(*filtered, pw, pb, *value, 1, {0, 0}, {0, 0}, 1).get();
+    std::vector<const Tensor *> ins = {filtered, &pw};
+    if (pb)
+      ins.push_back(pb);
+    unfused.push_back({p.project, ins, value});
+    p.fusedInputs.insert(p.fusedInputs.end(), ins.begin() + 1, ins.end());
+    constant.insert(constant.end(), ins.size() - 1, true);
+    chain(c.projectChain, projected, p.projectChain);
+  }
   p.y = value;
   p.options.constantInputs = constant;
   for (const Unfused &u : unfused) {
@@ -159,7 +186,38 @@ std::string name(const Case &c) {
   s += " |";
   for (const Op &op : c.depthwiseChain)
     s += " " + op.name;
+  if (c.outC) {
+    s += cat(" | -> ", c.outC, c.projectBias ? " +bias" : "");
+    for (const Op &op : c.projectChain)
+      s += " " + op.name;
+  }
   return s;
+}
+
+/// createDepthwiseBlock on the case's block.
+std::unique_ptr<Kernel> fuseBlock(const Case &c, const Pair &p, std::string &reason) {
+  DepthwiseBlock block;
+  if (c.expand) {
+    block.expand = &p.expand;
+    block.expandChain = p.expandChain;
+  }
+  block.depthwise = &p.depthwise;
+  block.depthwiseChain = p.depthwiseChain;
+  if (c.outC) {
+    block.project = &p.project;
+    block.projectChain = p.projectChain;
+  }
+  return createDepthwiseBlock(block, p.options, reason);
+}
+
+/// The block kernel takes a projection: AVX-512, the packed GEMM, and
+/// neither CGC_REFERENCE_DEPTHWISE_PROJECT=0 nor (with an expansion)
+/// CGC_REFERENCE_EXPAND_DEPTHWISE=0.
+bool projectionExpected(const Case &c) {
+  const char *off = std::getenv("CGC_REFERENCE_DEPTHWISE_PROJECT");
+  const char *expandOff = std::getenv("CGC_REFERENCE_EXPAND_DEPTHWISE");
+  return cpuHasAvx512() && PackedSgemm::available() && !(off && std::string(off) == "0") &&
+         !(c.expand && expandOff && std::string(expandOff) == "0");
 }
 
 TEST(ExpandDepthwise, MatchesTheTwoKernelsRunApart) {
@@ -309,6 +367,90 @@ TEST(ExpandDepthwise, RefusesWhatItDoesNotTakeWithAReason) {
   EXPECT_FALSE(createExpandDepthwise(p.expand, p.expandChain, p.depthwise, p.depthwiseChain,
                                      p.options, reason));
   EXPECT_NE(reason.find("constant weights"), std::string::npos) << reason;
+}
+
+TEST(DepthwiseBlock, ProjectionMatchesTheKernelsRunApart) {
+  // A 1x1 projection of the depthwise result computed from each block of
+  // depthwise rows (the result never stored), with and without the
+  // expansion before it: MobileNetV2's first block (no expansion, 32 -> 16
+  // on 112x112), its inverted residuals (relu6, then the projection plus
+  // the block's input), strides 1 and 2, 3x3 and 5x5, batch 2, channel
+  // counts that are not multiples of 16, no projection bias, a clip after
+  // the residual, a vertically dilated depthwise kernel. On 1 and 3
+  // threads (pieces of rows meeting inside an image and across images).
+  std::mt19937 rng(94);
+  const Op relu6{"cgc_op.clip", {{"min", F(0)}, {"max", F(6)}}};
+  auto residual = [](int64_t n, int64_t c, int64_t h, int64_t w) {
+    return Op{"cgc_op.add", {}, std::vector<int64_t>{n, c, h, w}};
+  };
+  std::vector<Case> cases = {
+      {1, 0, 32, 112, 112, 3, 1, {1, 1}, {1, 1}, {}, {relu6}, 1, false, 16},
+      {2, 0, 40, 116, 124, 5, 2, {2, 2}, {2, 2}, {}, {{"cgc_op.relu"}}, 1, false, 24, false,
+       {residual(2, 24, 58, 62), relu6}},
+      {1, 24, 144, 56, 56, 3, 1, {1, 1}, {1, 1}, {relu6}, {relu6}, 1, true, 24, true,
+       {residual(1, 24, 56, 56)}},
+      {2, 16, 96, 80, 80, 3, 2, {0, 0}, {1, 1}, {relu6}, {relu6}, 1, true, 24, false},
+      {1, 16, 80, 60, 58, 3, 1, {2, 1}, {2, 1}, {relu6}, {}, 2, true, 40, true,
+       {residual(1, 40, 60, 58)}},
+  };
+  for (const Case &c : cases) {
+    Pair p = build(c, rng);
+    ASSERT_FALSE(p.unfused.empty()) << name(c);
+    std::string reason;
+    std::unique_ptr<Kernel> fused = fuseBlock(c, p, reason);
+    if (!projectionExpected(c)) {
+      EXPECT_FALSE(fused) << name(c);
+      EXPECT_FALSE(reason.empty());
+      continue;
+    }
+    ASSERT_TRUE(fused) << name(c) << ": " << reason;
+    const std::string description = fused->describe();
+    EXPECT_NE(description.find("depthwise rows, which are never stored"), std::string::npos)
+        << description;
+    EXPECT_EQ(description.find("ring") != std::string::npos, c.expand) << description;
+    for (ThreadPool *pool : {&pool1(), &pool3()}) {
+      Tensor y(CGC_DTYPE_FLOAT32, p.y->shape(), Layout::ChannelsLast);
+      runKernel(*fused, p.fusedInputs, {&y}, *pool);
+      EXPECT_TRUE(closeTo(y, p.unfused, 1e-4, 1e-4,
+                          name(c) + (pool == &pool1() ? " 1 thread" : " 3 threads") + " [" +
+                              description + "]"));
+    }
+  }
+}
+
+TEST(DepthwiseBlock, RefusesAProjectionItDoesNotTakeWithAReason) {
+  const Case plain = {1, 0, 32, 112, 112, 3, 1, {1, 1}, {1, 1}, {}, {}, 1, false, 16};
+  if (!projectionExpected(plain))
+    GTEST_SKIP() << "no AVX-512, or CGC_REFERENCE_PACKED_GEMM=0 or "
+                    "CGC_REFERENCE_DEPTHWISE_PROJECT=0: never fused";
+  std::mt19937 rng(95);
+  const Op relu6{"cgc_op.clip", {{"min", F(0)}, {"max", F(6)}}};
+  struct Refused {
+    Case c;
+    std::string reason;
+  };
+  std::vector<Refused> refused = {
+      // 1 x 96 x 28 x 28 floats: 301 KB, in L2 between two kernels anyway.
+      {{1, 0, 96, 28, 28, 3, 1, {1, 1}, {1, 1}, {}, {relu6}, 1, false, 24}, "stays in L2"},
+      // Swish after the depthwise convolution is a pass over its stored
+      // rows: a block buffer holds only some of them.
+      {{1, 0, 32, 112, 112, 3, 1, {1, 1}, {1, 1}, {}, {{"cgc_op.swish"}}, 1, false, 16},
+       "more than a clip or relu"},
+      // Swish after the projection has no form in the packed GEMM's
+      // epilogue.
+      {{1, 0, 32, 112, 112, 3, 1, {1, 1}, {1, 1}, {}, {}, 1, false, 16, true,
+        {{"cgc_op.swish"}}},
+       "packed GEMM's epilogue"},
+      // Neither an expansion nor a projection: the depthwise kernel alone.
+      {{1, 0, 32, 112, 112, 3, 1, {1, 1}, {1, 1}, {}, {}, 1, false, 0}, "neither"},
+  };
+  for (const Refused &r : refused) {
+    Pair p = build(r.c, rng);
+    std::string reason;
+    std::unique_ptr<Kernel> fused = fuseBlock(r.c, p, reason);
+    EXPECT_FALSE(fused) << name(r.c) << ": " << (fused ? fused->describe() : "");
+    EXPECT_NE(reason.find(r.reason), std::string::npos) << name(r.c) << ": " << reason;
+  }
 }
 
 } // namespace

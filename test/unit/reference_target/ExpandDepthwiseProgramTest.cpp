@@ -5,8 +5,10 @@
 // convolution and its chain (createExpandDepthwise): the expanded value is
 // then never stored, so it takes no per-run memory. When something else
 // reads the expanded value too, the two stay apart. A global average pool
-// of the result joins the step that computes it (mergePools). All must
-// compute what the layers mean.
+// of the result joins the step that computes it (mergePools). A depthwise
+// convolution whose result only a 1x1 projection reads joins that
+// projection's step (createDepthwiseBlock). All must compute what the
+// layers mean.
 //
 //===----------------------------------------------------------------------===//
 
@@ -166,6 +168,96 @@ TEST(ReferenceExpandDepthwise, OneStepAndNoExpandedTemporary) {
         for (size_t i = 0; i < mid.size(); ++i)
           ASSERT_NEAR(buffers[6][i], mid[i], 1e-4 * (1 + mid[i])) << "z element " << i;
     }
+  }
+}
+
+/// MobileNetV2's first block: bindings 0 x (32 x 112 x 112), 1 depthwise
+/// weights, 2 its bias, 3 projection weights (16 x 32), 4 its bias, 5 y;
+/// temporaries 0 the depthwise result, 1 its relu6. y = conv1x1(relu6(
+/// dw3x3(x))).
+KernelProgram depthwiseProjectProgram() {
+  constexpr int64_t c = 32, o = 16, h = 112, w = 112;
+  KernelProgram p;
+  test::addF32Binding(p, "x", c * h * w, false);
+  test::addF32Binding(p, "w1", c * 9, true);
+  test::addF32Binding(p, "b1", c, true);
+  test::addF32Binding(p, "w2", o * c, true);
+  test::addF32Binding(p, "b2", o, true);
+  test::addF32Binding(p, "y", o * h * w, false);
+  p.temporaries.push_back({uint64_t(c * h * w * 4), 64});
+  p.temporaries.push_back({uint64_t(c * h * w * 4), 64});
+  const KernelOperand filtered = channelsLast(S::Temporary, 0, c, h, w);
+  const KernelOperand clipped = channelsLast(S::Temporary, 1, c, h, w);
+  KernelDesc dw = layer("cgc_op.convolution",
+                        {channelsLast(S::Binding, 0, c, h, w), f32(S::Binding, 1, {c, 1, 3, 3}),
+                         f32(S::Binding, 2, {c})},
+                        filtered);
+  dw.setAttr("strides", AttrValue::ofInts({1, 1}));
+  dw.setAttr("dilations", AttrValue::ofInts({1, 1}));
+  dw.setAttr("start_padding", AttrValue::ofInts({1, 1}));
+  dw.setAttr("end_padding", AttrValue::ofInts({1, 1}));
+  dw.setAttr("groups", AttrValue::ofInt(c));
+  p.kernels.push_back(dw);
+  p.kernels.push_back(relu6(filtered, clipped));
+  p.kernels.push_back(test::pointwiseConvolution(clipped, f32(S::Binding, 3, {o, c, 1, 1}),
+                                                 f32(S::Binding, 4, {o}),
+                                                 channelsLast(S::Binding, 5, o, h, w)));
+  std::string error;
+  EXPECT_TRUE(p.validate(error)) << error;
+  return p;
+}
+
+TEST(ReferenceDepthwiseProject, OneStepAndNoDepthwiseTemporary) {
+  if (!reference::haveKernelLibrary())
+    GTEST_SKIP() << "the kernel library has no kernels in this build";
+  const char *off = std::getenv("CGC_REFERENCE_DEPTHWISE_PROJECT");
+  const bool fuses = ref::PackedSgemm::available() && !(off && std::string(off) == "0");
+  std::string error;
+  auto compiled = ref::CompiledProgram::create(depthwiseProjectProgram(), error);
+  ASSERT_TRUE(compiled) << error;
+  if (fuses) {
+    ASSERT_EQ(compiled->steps().size(), 1u);
+    EXPECT_EQ(compiled->steps()[0].kernels, (std::vector<size_t>{0, 1, 2}));
+    EXPECT_NE(compiled->steps()[0].kernel->describe().find("never stored"), std::string::npos)
+        << compiled->steps()[0].kernel->describe();
+    EXPECT_EQ(compiled->memoryStats().perRunBytes, 0u);
+  } else {
+    EXPECT_EQ(compiled->steps().size(), 2u);
+  }
+
+  constexpr int64_t c = 32, o = 16, h = 112, w = 112;
+  std::vector<std::vector<float>> buffers;
+  for (const auto &binding : compiled->program().bindings)
+    buffers.push_back(test::randomFloats(binding.bytes / 4, unsigned(buffers.size() + 31)));
+  // The block in double: x is [h][w][c], dw [c][3][3], projection [o][c].
+  std::vector<double> mid(size_t(h * w * c));
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x)
+      for (int64_t ch = 0; ch < c; ++ch) {
+        double acc = buffers[2][size_t(ch)];
+        for (int64_t i = 0; i < 3; ++i)
+          for (int64_t j = 0; j < 3; ++j) {
+            const int64_t ih = y + i - 1, iw = x + j - 1;
+            if (ih >= 0 && ih < h && iw >= 0 && iw < w)
+              acc += double(buffers[1][size_t(ch * 9 + i * 3 + j)]) *
+                     buffers[0][size_t((ih * w + iw) * c + ch)];
+          }
+        mid[size_t((y * w + x) * c + ch)] = std::clamp(acc, 0.0, 6.0);
+      }
+  for (int threads : {1, 2}) {
+    ref::ThreadPool pool(threads);
+    std::vector<uint8_t *> bindings;
+    for (auto &b : buffers)
+      bindings.push_back(reinterpret_cast<uint8_t *>(b.data()));
+    compiled->run(bindings, pool);
+    for (int64_t q = 0; q < h * w; ++q)
+      for (int64_t n = 0; n < o; ++n) {
+        double e = buffers[4][size_t(n)];
+        for (int64_t ch = 0; ch < c; ++ch)
+          e += double(buffers[3][size_t(n * c + ch)]) * mid[size_t(q * c + ch)];
+        ASSERT_NEAR(buffers[5][size_t(q * o + n)], e, 1e-4 * (1 + std::fabs(e)))
+            << threads << " threads, position " << q << " channel " << n;
+      }
   }
 }
 

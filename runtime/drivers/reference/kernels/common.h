@@ -421,13 +421,11 @@ std::unique_ptr<Kernel> createFusedDepthwisePool(const KernelDesc &anchor,
                                                  const KernelDesc &pool,
                                                  const KernelOptions &options,
                                                  std::string &reason);
-/// The kernel of createExpandDepthwise (conv.cpp checks the geometry).
-std::unique_ptr<Kernel> createFusedExpandDepthwise(const KernelDesc &expand,
-                                                   const std::vector<KernelDesc> &expandChain,
-                                                   const KernelDesc &depthwise,
-                                                   const std::vector<KernelDesc> &depthwiseChain,
-                                                   const KernelOptions &options,
-                                                   const KernelDesc *pool, std::string &reason);
+/// The kernel of createDepthwiseBlock and createExpandDepthwise (conv.cpp
+/// checks the geometry); `pool` as createExpandDepthwise's.
+std::unique_ptr<Kernel> createFusedDepthwiseBlock(const DepthwiseBlock &block,
+                                                  const KernelOptions &options,
+                                                  const KernelDesc *pool, std::string &reason);
 
 } // namespace cgc::ref
 

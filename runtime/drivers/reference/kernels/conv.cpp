@@ -1544,40 +1544,57 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
   }
 }
 
-std::unique_ptr<Kernel> createFusedExpandDepthwise(const KernelDesc &expand,
-                                                   const std::vector<KernelDesc> &expandChain,
-                                                   const KernelDesc &depthwise,
-                                                   const std::vector<KernelDesc> &depthwiseChain,
-                                                   const KernelOptions &options,
-                                                   const KernelDesc *pool, std::string &reason) {
+std::unique_ptr<Kernel> createFusedDepthwiseBlock(const DepthwiseBlock &block,
+                                                  const KernelOptions &options,
+                                                  const KernelDesc *pool, std::string &reason) {
   if (pool && !depthwisePoolEnabled()) {
     reason = "CGC_REFERENCE_DEPTHWISE_POOL=0";
     return nullptr;
   }
-  if (expand.op != "cgc_op.convolution" || depthwise.op != "cgc_op.convolution") {
-    reason = "both ops must be convolutions";
-    return nullptr;
+  const KernelDesc &depthwise = *block.depthwise;
+  for (const KernelDesc *conv : {block.expand, block.depthwise, block.project})
+    if (conv && conv->op != "cgc_op.convolution") {
+      reason = cat(conv->op, ": a depthwise block is made of convolutions");
+      return nullptr;
+    }
+  DepthwiseBlockNames names;
+  // True if `conv` is a 2-D 1x1 channels-last convolution; `name` gets its
+  // description.
+  auto pointwise = [&](const KernelDesc &conv, std::string &name) {
+    const ConvGeom g = parseConv(conv);
+    name = geomText(g);
+    if (g.spatial() == 2 && pointwiseChannelsLast(g, *conv.inputs[0], conv.outputs[0]))
+      return true;
+    reason = cat(conv.op, ": not a 2-D 1x1 channels-last convolution (", name, ")");
+    return false;
+  };
+  if (block.expand) {
+    if (!pointwise(*block.expand, names.expand))
+      return nullptr;
+    const KernelOperand &mid = block.expandChain.empty()
+                                   ? block.expand->outputs[0]
+                                   : block.expandChain.back().outputs.at(0);
+    if (!(*depthwise.inputs[0] == mid)) {
+      reason = cat(depthwise.op, ": its input is not the expanded value");
+      return nullptr;
+    }
+    if (numElements(block.expand->inputs[0]->shape) == 0) {
+      reason = cat(block.expand->op, ": an empty input");
+      return nullptr;
+    }
   }
-  const ConvGeom e = parseConv(expand), d = parseConv(depthwise);
-  const KernelOperand &mid =
-      expandChain.empty() ? expand.outputs[0] : expandChain.back().outputs.at(0);
+  if (block.project && !pointwise(*block.project, names.project))
+    return nullptr;
+  const ConvGeom d = parseConv(depthwise);
+  names.depthwise = geomText(d);
   const KernelOperand &out =
-      depthwiseChain.empty() ? depthwise.outputs[0] : depthwiseChain.back().outputs.at(0);
-  if (e.spatial() != 2 || !pointwiseChannelsLast(e, *expand.inputs[0], expand.outputs[0])) {
-    reason = cat(expand.op, ": not a 2-D 1x1 channels-last convolution");
-    return nullptr;
-  }
-  if (!(*depthwise.inputs[0] == mid)) {
-    reason = cat(depthwise.op, ": its input is not the expanded value");
-    return nullptr;
-  }
-  if (numElements(expand.inputs[0]->shape) == 0 || !directDepthwise(d, depthwise, out)) {
+      block.depthwiseChain.empty() ? depthwise.outputs[0] : block.depthwiseChain.back().outputs.at(0);
+  if (!directDepthwise(d, depthwise, out)) {
     reason = cat(depthwise.op, ": the direct channels-last depthwise kernel does not run ",
-                 geomText(d));
+                 names.depthwise);
     return nullptr;
   }
-  return makeExpandDepthwise(expand, expandChain, depthwiseGeometry(d), depthwise, depthwiseChain,
-                             options, geomText(e), geomText(d), pool, reason);
+  return makeDepthwiseBlock(block, depthwiseGeometry(d), options, names, pool, reason);
 }
 
 std::unique_ptr<Kernel> createFusedDepthwisePool(const KernelDesc &anchor,

@@ -64,6 +64,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <utility>
 
 namespace cgc::ref {
@@ -423,6 +424,7 @@ public:
 
   const DepthwiseGeometry &geometry() const override { return g_; }
   std::string describe() const override { return description_; }
+  bool chainInRegisters() const override { return epilogue_.empty(); }
 
   const float *prepare(const float *w, const float *b, Scratch &scratch) const override {
     const size_t bytes = size_t((g_.kernelH * g_.kernelW + 1) * paddedC_) * sizeof(float);
@@ -483,9 +485,13 @@ public:
   /// group reads stay in L1 across the band's rows, then the epilogue runs
   /// over the band while it is in L2.
   void computeRows(const DepthwiseInput &in, const float *params, float *y,
-                   const void *const *extra, int64_t begin, int64_t end,
-                   const BandDone *done) const override {
+                   const void *const *extra, int64_t begin, int64_t end, const BandDone *done,
+                   int64_t firstRow) const override {
     const DepthwiseGeometry &g = g_;
+    assert((firstRow == 0 || chainInRegisters()) && "a partial buffer needs the whole chain "
+                                                      "in registers");
+    // Where `y` starts in the whole result.
+    const int64_t origin = (firstRow / g.outH) * yN_ + (firstRow % g.outH) * yH_;
     std::vector<const float *> rowPtrs(size_t(g.kernelH));
     RowArgs a;
     a.rows = rowPtrs.data();
@@ -517,7 +523,7 @@ public:
           for (int64_t i = 0; i < a.numRows; ++i)
             rowPtrs[size_t(i)] = in.row(n, ih0 + (lo + i) * g.dilationH);
           a.weights = params + lo * g.kernelW * paddedC_;
-          a.y = y + n * yN_ + oh * yH_;
+          a.y = y + (n * yN_ + oh * yH_ - origin);
           for (const Segment &s : segments_)
             s.fn(a, s.ow0, c0, c1);
           for (int64_t ow : borderColumns_)
@@ -643,7 +649,7 @@ public:
                        pool_ ? &means : nullptr,
                        [&](int64_t begin, int64_t end, float *y,
                            const DepthwiseRows::BandDone *done) {
-                         rows_.computeRows(in, params, y, extra, begin, end, done);
+                         rows_.computeRows(in, params, y, extra, begin, end, done, 0);
                        });
   }
 

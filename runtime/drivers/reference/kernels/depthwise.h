@@ -96,10 +96,17 @@ public:
       const = 0;
   /// Output rows [begin, end) into `y`, the chain applied to each band of
   /// rows while it is in cache (`extra`: its operands, in order); `done`
-  /// (may be null) sees each band after that.
+  /// (may be null) sees each band after that. `y` holds the result from
+  /// output row `firstRow` on, laid out as the result's strides say (a
+  /// buffer for a few rows of it: 0 is the whole result); a `firstRow`
+  /// other than 0 needs chainInRegisters().
   virtual void computeRows(const DepthwiseInput &in, const float *params, float *y,
                            const void *const *extra, int64_t begin, int64_t end,
-                           const BandDone *done) const = 0;
+                           const BandDone *done, int64_t firstRow = 0) const = 0;
+  /// True if the whole chain (none, or a leading clip or relu) is applied
+  /// to the accumulators before the store: no pass over `y` after it, and
+  /// no extra operands.
+  virtual bool chainInRegisters() const = 0;
 };
 
 /// Empty if `pool` is a float32 global_avg_pool of the whole `result` (N x

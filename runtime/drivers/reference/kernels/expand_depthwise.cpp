@@ -14,7 +14,7 @@
 // The ring holds about kRingBytes: the rows of a band plus those the kernel
 // reaches above and below it, which the next band reuses. Measured on this
 // machine (AMD EPYC Zen 5, 1 MB L2 per core) in MobileNetV2 and
-// EfficientNet-B0: see makeExpandDepthwise for when the pair fuses.
+// EfficientNet-B0: see makeDepthwiseBlock for when the parts fuse.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,51 +35,119 @@ constexpr int64_t kRingBytes = 192 << 10;
 /// Below this size the expanded value stays in L2 between two separate
 /// kernels, and the fused kernel's smaller GEMM calls only cost.
 constexpr int64_t kMinExpandedBytes = 1 << 20;
+/// The depthwise result a projection reads per GEMM call: rows that the
+/// depthwise kernel has just stored to L1/L2.
+constexpr int64_t kBlockBytes = 64 << 10;
+/// Below this size the depthwise result stays in L2 between two separate
+/// kernels.
+constexpr int64_t kMinDepthwiseResultBytes = 1 << 20;
 
-class ExpandDepthwiseKernel final : public KernelBase {
+/// The projection of a depthwise convolution's result: a 1x1 convolution
+/// (packed GEMM) run on each block of depthwise output rows while they are
+/// in L1/L2, its chain (bias, residual add) in the GEMM's epilogue.
+struct Projection {
+  /// The convolution's inputs after the first (weights, bias), then its
+  /// chain's extra operands, from KernelArgs input `firstInput` on; the
+  /// convolution has `inputs` inputs (an absent bias is a slot too).
+  size_t firstInput = 0, inputs = 0, extras = 0;
+  int64_t outC = 0;
+  /// Depthwise output rows per GEMM call.
+  int64_t rows = 0;
+  /// Per GEMM operand: its elements' step from one position to the next
+  /// (0 for one value per channel, such as the bias).
+  std::vector<int64_t> operandRowStrides;
+};
+
+/// An inverted residual block's convolutions, or the part of it that fuses:
+/// [a 1x1 expansion and its chain, computed into a ring of rows ->] the
+/// depthwise convolution and its chain [-> a 1x1 projection and its chain,
+/// computed from each block of depthwise rows]. Neither the expanded value
+/// nor the depthwise result is stored when the kernel makes or consumes it.
+class DepthwiseBlockKernel final : public KernelBase {
 public:
-  ExpandDepthwiseKernel(const KernelDesc &expand, std::vector<SgemmOp> ops, size_t expandExtras,
-                        const DepthwiseGeometry &g, std::unique_ptr<DepthwiseRows> rows,
-                        size_t firstDepthwise, size_t depthwiseParams, bool depthwiseBias,
-                        int64_t band, int64_t ring,
-                        const std::string &expandWhat)
-      : g_(g), inC_(expand.inputs[0]->shape[1]), midC_(g.channels),
-        imageStride_(expand.inputs[0]->effectiveStrides()[0]), firstExtra_(expand.inputs.size()),
+  DepthwiseBlockKernel(const DepthwiseGeometry &g, const KernelOperand &x,
+                       std::unique_ptr<DepthwiseRows> rows, size_t firstDepthwise,
+                       size_t depthwiseParams, bool depthwiseBias, int64_t band)
+      : g_(g), inC_(x.shape[1]), xStrides_(x.effectiveStrides()),
         firstDepthwise_(firstDepthwise), depthwiseBias_(depthwiseBias),
-        firstDepthwiseExtra_(firstDepthwise + depthwiseParams), band_(band), ring_(ring),
-        product_(expand, band * g.strideH * g.inW, std::move(ops), expandExtras, true),
+        firstDepthwiseExtra_(firstDepthwise + depthwiseParams), band_(band),
         rows_(std::move(rows)) {
-    macs_ = g.batch * g.inH * g.inW * inC_ * midC_ +
-            g.batch * g.outH * g.outW * g.channels * g.kernelH * g.kernelW;
-    expandWhat_ = expandWhat;
+    macs_ = g.batch * g.outH * g.outW * g.channels * g.kernelH * g.kernelW;
   }
 
-  /// The expansion's chain when the GEMM's epilogue lacks an op of it:
-  /// applied to each run of ring rows after the GEMM (`chain` rewritten to
-  /// the ring's shape).
-  void setRingEpilogue(Epilogue epilogue) { ringEpilogue_ = std::move(epilogue); }
+  /// The expansion (input 0 times its weights, input 1) into a ring of
+  /// `ring` rows; `ops` read the chain's `extras` operands, then the bias.
+  void setExpansion(const KernelDesc &expand, std::vector<SgemmOp> ops, size_t extras,
+                    int64_t ring, Epilogue ringEpilogue, std::string what) {
+    expand_.emplace(expand, band_ * g_.strideH * g_.inW, std::move(ops), extras, true);
+    firstExpandExtra_ = expand.inputs.size();
+    ring_ = ring;
+    ringEpilogue_ = std::move(ringEpilogue);
+    expandWhat_ = std::move(what);
+    macs_ += g_.batch * g_.inH * g_.inW * inC_ * g_.channels;
+  }
+
+  /// The projection `project` of the depthwise result (inputs as
+  /// `projection` says) into output 0.
+  void setProjection(const KernelDesc &project, std::vector<SgemmOp> ops, Projection projection,
+                     bool constantWeights, std::string what) {
+    projection_ = std::move(projection);
+    project_.emplace(project, projection_.rows * g_.outW, std::move(ops), projection_.extras,
+                     constantWeights);
+    projectWhat_ = std::move(what);
+    macs_ += g_.batch * g_.outH * g_.outW * g_.channels * projection_.outC;
+  }
 
   /// Also the global average pool of the result into output 1 (strides pN
-  /// and pC along N and C).
+  /// and pC along N and C). Not with a projection.
   void setPool(int64_t pN, int64_t pC) {
     pool_ = true;
     pN_ = pN, pC_ = pC;
   }
 
-  void describeAs(const std::string &expandSummary) {
-    description_ = cat(expandWhat_, expandSummary, " (AVX-512 ", product_.gemm().tileRows(), "x",
-                       product_.gemm().panelWidth(), " register tiles into a ring of ", ring_,
-                       " rows per thread, never stored",
-                       ringEpilogue_.empty() ? "" : ", chain per run of rows",
-                       ", weights packed once) then ", rows_->describe(), ", bands of ", band_,
-                       " rows", pool_ ? ", then its global average pool from each band" : "",
-                       ")");
+  bool depthwiseChainInRegisters() const { return rows_->chainInRegisters(); }
+
+  void describeAs(const std::string &expandSummary, const std::string &projectSummary) {
+    std::string text;
+    if (expand_) {
+      const PackedSgemm &e = expand_->gemm();
+      text = cat(expandWhat_, expandSummary, " (AVX-512 ", e.tileRows(), "x", e.panelWidth(),
+                 " register tiles into a ring of ", ring_, " rows per thread, never stored",
+                 ringEpilogue_.empty() ? "" : ", chain per run of rows",
+                 ", weights packed once) then ");
+    }
+    text += cat(rows_->describe(), ", bands of ", band_, " rows",
+                pool_ ? ", then its global average pool from each band" : "", ")");
+    if (project_) {
+      const PackedSgemm &p = project_->gemm();
+      text += cat(" then ", projectWhat_, projectSummary, " (AVX-512 ", p.tileRows(), "x",
+                  p.panelWidth(), " register tiles on each ", projection_.rows,
+                  " depthwise rows, which are never stored, weights packed ",
+                  project_->constantWeights() ? "once" : "each run", ")");
+    }
+    description_ = text;
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
-    Scratch unused; // constant weights: packed once per address
-    std::vector<const float *> operands;
-    const PackedSgemm::Args product = product_.bind(args, unused, operands);
+    // Constant expansion weights: packed once per address.
+    Scratch unusedExpand, projectPacked;
+    std::vector<const float *> expandOperands, projectOperands;
+    PackedSgemm::Args expandArgs, projectArgs;
+    if (expand_)
+      expandArgs = expand_->bind(args, unusedExpand, expandOperands);
+    std::vector<const void *> projectInputs;
+    if (project_) {
+      // The projection's inputs as its own kernel would see them (x is the
+      // depthwise rows, set per call).
+      const Projection &p = projection_;
+      projectInputs.assign(p.inputs + p.extras, nullptr);
+      for (size_t i = 1; i < projectInputs.size(); ++i)
+        projectInputs[i] = args.inputs[p.firstInput + i - 1];
+      KernelArgs own;
+      own.inputs = projectInputs.data();
+      projectArgs = project_->bind(own, projectPacked, projectOperands);
+      projectArgs.c = static_cast<float *>(args.outputs[0]);
+    }
     Scratch paramScratch;
     const float *params = rows_->prepare(
         static_cast<const float *>(args.inputs[firstDepthwise_]),
@@ -92,69 +160,120 @@ public:
                         pool_ ? &means : nullptr,
                         [&](int64_t begin, int64_t end, float *y,
                             const DepthwiseRows::BandDone *done) {
-                          piece(args, product, params, y, begin, end, done);
+                          piece(args, expandArgs, projectArgs, params, y, begin, end, done);
                         });
   }
 
 private:
-  /// Depthwise output rows [begin, end) into `y`, their expanded input rows
-  /// made in this thread's ring.
-  void piece(const KernelArgs &args, const PackedSgemm::Args &product, const float *params,
-             float *y, int64_t begin, int64_t end, const DepthwiseRows::BandDone *done) const {
+  /// Depthwise output rows [begin, end): their input rows made in this
+  /// thread's ring (with an expansion) or read in place, their result into
+  /// `y` or, with a projection, into a block of rows that the projection
+  /// reads.
+  void piece(const KernelArgs &args, const PackedSgemm::Args &expandArgs,
+             const PackedSgemm::Args &projectArgs, const float *params, float *y, int64_t begin,
+             int64_t end, const DepthwiseRows::BandDone *done) const {
     const DepthwiseGeometry &g = g_;
-    const int64_t rowFloats = g.inW * midC_;
+    const int64_t rowFloats = g.inW * g.channels;
     Scratch ring(size_t(ring_ * rowFloats) * sizeof(float));
     float *base = ring.as<float>();
     const float *x = static_cast<const float *>(args.inputs[0]);
-    const void *const *expandExtra = args.inputs + firstExtra_;
+    const void *const *expandExtra = args.inputs + firstExpandExtra_;
     const void *const *extra = args.inputs + firstDepthwiseExtra_;
-    PackedSgemm::Args a = product; // A and C per run of ring rows
-    auto row = [&](int64_t, int64_t ih) -> const float * {
+    PackedSgemm::Args a = expandArgs; // A and C per run of ring rows
+    auto ringRow = [&](int64_t, int64_t ih) -> const float * {
       return base + (ih % ring_) * rowFloats;
     };
-    const DepthwiseInput in{row, midC_};
+    auto inputRow = [&](int64_t n, int64_t ih) -> const float * {
+      return x + n * xStrides_[0] + ih * xStrides_[2];
+    };
+    const DepthwiseInput in = expand_ ? DepthwiseInput{ringRow, g.channels}
+                                      : DepthwiseInput{inputRow, xStrides_[3]};
+
+    // With a projection: the depthwise rows [held, have) in `block`.
+    const int64_t outRowFloats = g.outW * g.channels;
+    Scratch block(project_ ? size_t((projection_.rows + band_) * outRowFloats) * sizeof(float)
+                           : 0);
+    int64_t held = begin, have = begin;
+    auto project = [&]() {
+      if (have == held)
+        return;
+      const Projection &p = projection_;
+      const int64_t position = held * g.outW;
+      PackedSgemm::Args c = projectArgs;
+      std::array<const float *, 8> operands;
+      std::vector<const float *> more;
+      const float **ops = operands.data();
+      if (p.operandRowStrides.size() > operands.size()) {
+        more.resize(p.operandRowStrides.size());
+        ops = more.data();
+      }
+      for (size_t i = 0; i < p.operandRowStrides.size(); ++i)
+        ops[i] = projectArgs.operands[i]
+                     ? projectArgs.operands[i] + position * p.operandRowStrides[i]
+                     : nullptr;
+      c.operands = ops;
+      c.a = block.as<float>();
+      c.c = projectArgs.c + position * p.outC;
+      project_->gemm().run(c, 0, (have - held) * g.outW, 0, project_->gemm().panels());
+      held = have;
+    };
+
+    // Expanded rows [.., made) of image `image` are in the ring.
+    int64_t image = -1, made = 0;
     const int64_t extent = g.dilationH * (g.kernelH - 1) + 1;
-    // Rows [.., have) of image `image` are in the ring.
-    int64_t image = -1, have = 0;
     for (int64_t b0 = begin, b1; b0 < end; b0 = b1) {
       const int64_t n = b0 / g.outH;
       b1 = std::min({end, b0 + band_, (n + 1) * g.outH});
-      const int64_t oh0 = b0 - n * g.outH, oh1 = b1 - n * g.outH;
-      // The expanded rows [lo, hi) the band reads.
-      const int64_t lo = std::clamp<int64_t>(oh0 * g.strideH - g.padTop, 0, g.inH);
-      const int64_t hi =
-          std::clamp<int64_t>((oh1 - 1) * g.strideH - g.padTop + extent, 0, g.inH);
-      if (n != image || have < lo)
-        image = n, have = lo;
-      for (int64_t p = have; p < hi;) {
-        const int64_t slot = p % ring_, count = std::min(hi - p, ring_ - slot);
-        a.a = x + n * imageStride_ + p * g.inW * inC_;
-        a.c = base + slot * rowFloats;
-        product_.gemm().run(a, 0, count * g.inW, 0, product_.gemm().panels());
-        if (!ringEpilogue_.empty())
-          ringEpilogue_.apply(reinterpret_cast<char *>(base), expandExtra, slot * rowFloats,
-                              (slot + count) * rowFloats);
-        p += count;
+      if (expand_) {
+        const int64_t oh0 = b0 - n * g.outH, oh1 = b1 - n * g.outH;
+        // The expanded rows [lo, hi) the band reads.
+        const int64_t lo = std::clamp<int64_t>(oh0 * g.strideH - g.padTop, 0, g.inH);
+        const int64_t hi =
+            std::clamp<int64_t>((oh1 - 1) * g.strideH - g.padTop + extent, 0, g.inH);
+        if (n != image || made < lo)
+          image = n, made = lo;
+        for (int64_t p = made; p < hi;) {
+          const int64_t slot = p % ring_, count = std::min(hi - p, ring_ - slot);
+          a.a = x + n * xStrides_[0] + p * g.inW * inC_;
+          a.c = base + slot * rowFloats;
+          expand_->gemm().run(a, 0, count * g.inW, 0, expand_->gemm().panels());
+          if (!ringEpilogue_.empty())
+            ringEpilogue_.apply(reinterpret_cast<char *>(base), expandExtra, slot * rowFloats,
+                                (slot + count) * rowFloats);
+          p += count;
+        }
+        made = std::max(made, hi);
       }
-      have = std::max(have, hi);
-      rows_->computeRows(in, params, y, extra, b0, b1, done);
+      if (!project_) {
+        rows_->computeRows(in, params, y, extra, b0, b1, done);
+        continue;
+      }
+      rows_->computeRows(in, params, block.as<float>(), extra, b0, b1, nullptr, held);
+      have = b1;
+      if (have - held >= projection_.rows)
+        project();
     }
+    project();
   }
 
   DepthwiseGeometry g_;
-  int64_t inC_, midC_, imageStride_;
-  size_t firstExtra_;
+  int64_t inC_;
+  std::vector<int64_t> xStrides_; // input 0's (N, C, H, W)
   size_t firstDepthwise_;
   bool depthwiseBias_;
   size_t firstDepthwiseExtra_;
-  int64_t band_, ring_;
+  int64_t band_, ring_ = 0;
   int64_t macs_ = 0;
-  PointwiseProduct product_;
   std::unique_ptr<DepthwiseRows> rows_;
+  std::optional<PointwiseProduct> expand_;
+  size_t firstExpandExtra_ = 0;
   Epilogue ringEpilogue_;
+  std::string expandWhat_;
+  std::optional<PointwiseProduct> project_;
+  Projection projection_;
+  std::string projectWhat_;
   bool pool_ = false;
   int64_t pN_ = 0, pC_ = 0; // the pool's strides along N and C
-  std::string expandWhat_;
 };
 
 /// `chain` (running value: the expanded value) rewritten to run on `ring`
@@ -190,95 +309,172 @@ bool fusionEnabled() {
   return enabled;
 }
 
+bool projectionEnabled() {
+  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_DEPTHWISE_PROJECT");
+  return enabled;
+}
+
 } // namespace
 
-std::unique_ptr<Kernel> makeExpandDepthwise(const KernelDesc &expand,
-                                            const std::vector<KernelDesc> &expandChain,
-                                            const DepthwiseGeometry &g,
-                                            const KernelDesc &depthwise,
-                                            const std::vector<KernelDesc> &depthwiseChain,
-                                            const KernelOptions &options,
-                                            const std::string &expandWhat,
-                                            const std::string &depthwiseWhat,
-                                            const KernelDesc *pool, std::string &reason) {
-  if (!fusionEnabled()) {
+std::unique_ptr<Kernel> makeDepthwiseBlock(const DepthwiseBlock &block,
+                                           const DepthwiseGeometry &g,
+                                           const KernelOptions &options,
+                                           const DepthwiseBlockNames &names,
+                                           const KernelDesc *pool, std::string &reason) {
+  const KernelDesc &depthwise = *block.depthwise;
+  const KernelDesc *expand = block.expand, *project = block.project;
+  if (expand && !fusionEnabled()) {
     reason = "CGC_REFERENCE_EXPAND_DEPTHWISE=0";
     return nullptr;
   }
-  reason = pointwiseMismatch(expand, expandChain);
-  if (!reason.empty())
-    return nullptr;
-  if (!options.isConstant(1)) {
-    reason = "the expansion's weights are not constant weights (packed once per address)";
+  if (project && !projectionEnabled()) {
+    reason = "CGC_REFERENCE_DEPTHWISE_PROJECT=0";
     return nullptr;
   }
-  const int64_t expandedBytes = g.batch * g.inH * g.inW * g.channels * int64_t(sizeof(float));
-  if (expandedBytes < kMinExpandedBytes) {
-    reason = cat("the expanded value (", expandedBytes, " bytes) stays in L2 unfused");
+  if (!expand && !project) {
+    reason = "neither an expansion nor a projection to fuse with the depthwise convolution";
+    return nullptr;
+  }
+  if (project && pool) {
+    reason = "a projection and a pool of the depthwise result do not fuse together";
     return nullptr;
   }
   size_t expandExtras = 0;
-  for (const KernelDesc &op : expandChain)
+  for (const KernelDesc &op : block.expandChain)
     expandExtras += op.inputs.size() - 1;
-  const size_t firstDepthwise = expand.inputs.size() + expandExtras;
-  const bool depthwiseBias = depthwise.inputs.size() > 2 && depthwise.inputs[2];
-  const bool constantParams = options.isConstant(firstDepthwise) &&
-                              (!depthwiseBias || options.isConstant(firstDepthwise + 1));
-
-  // Bands of output rows whose expanded rows (with the kernel's reach) fill
-  // about kRingBytes.
-  const int64_t rowBytes = g.inW * g.channels * int64_t(sizeof(float));
-  const int64_t extent = g.dilationH * (g.kernelH - 1) + 1;
-  const int64_t budget = std::max(extent, kRingBytes / std::max<int64_t>(1, rowBytes));
-  const int64_t band = std::clamp<int64_t>((budget - extent) / g.strideH + 1, 1, g.outH);
-  const int64_t ring = (band - 1) * g.strideH + extent;
-
-  PointwiseEpilogue ops = pointwiseEpilogue(expand, expandChain);
-  // The GEMM computes runs of ring rows: an operand must not depend on the
-  // row (only the bias and per-channel operands qualify).
-  bool chainInGemm = ops.chainInGemm;
-  for (const SgemmOp &op : ops.ops)
-    chainInGemm = chainInGemm && (!op.binary() || op.rowStride == 0);
-  Epilogue ringEpilogue;
-  if (!chainInGemm) {
-    ops.ops.resize(expand.inputs.size() > 2 && expand.inputs[2] ? 1 : 0); // the bias
-    std::vector<KernelDesc> chain;
-    if (!ringChain(expandChain, g.channels, ring * g.inW, chain, reason))
+  if (expand) {
+    reason = pointwiseMismatch(*expand, block.expandChain);
+    if (!reason.empty())
       return nullptr;
-    const int64_t positions = ring * g.inW;
-    try {
-      ringEpilogue = Epilogue({1, g.channels, 1, positions}, CGC_DTYPE_FLOAT32, chain,
-                              {positions * g.channels, 1, positions * g.channels, g.channels},
-                              {0, 2, 3, 1});
-    } catch (const DescError &e) {
-      reason = e.message;
+    if (!options.isConstant(1)) {
+      reason = "the expansion's weights are not constant weights (packed once per address)";
+      return nullptr;
+    }
+    const int64_t expandedBytes = g.batch * g.inH * g.inW * g.channels * int64_t(sizeof(float));
+    if (expandedBytes < kMinExpandedBytes) {
+      reason = cat("the expanded value (", expandedBytes, " bytes) stays in L2 unfused");
       return nullptr;
     }
   }
+  // KernelArgs order: [the expansion's inputs and its chain's extras,] the
+  // depthwise convolution's inputs (after the first with an expansion), its
+  // chain's extras[, the projection's inputs after the first and its
+  // chain's extras].
+  const size_t firstDepthwise = expand ? expand->inputs.size() + expandExtras : 0;
+  const size_t depthwiseParams = depthwise.inputs.size() - 1;
+  const size_t firstWeights = expand ? firstDepthwise : 1;
+  const bool depthwiseBias = depthwise.inputs.size() > 2 && depthwise.inputs[2];
+  const bool constantParams = options.isConstant(firstWeights) &&
+                              (!depthwiseBias || options.isConstant(firstWeights + 1));
+  size_t depthwiseExtras = 0;
+  for (const KernelDesc &op : block.depthwiseChain)
+    depthwiseExtras += op.inputs.size() - 1;
+  const KernelOperand &result = block.depthwiseChain.empty()
+                                    ? depthwise.outputs[0]
+                                    : block.depthwiseChain.back().outputs.at(0);
+
   std::unique_ptr<DepthwiseRows> rows;
   try {
-    rows = makeChannelsLastDepthwiseRows(g, depthwise, depthwiseChain, constantParams,
-                                         depthwiseWhat);
+    rows = makeChannelsLastDepthwiseRows(g, depthwise, block.depthwiseChain, constantParams,
+                                         names.depthwise);
   } catch (const DescError &e) {
     reason = e.message;
     return nullptr;
   }
-  auto kernel = std::make_unique<ExpandDepthwiseKernel>(expand, std::move(ops.ops), ops.extras, g,
-                                                        std::move(rows), firstDepthwise,
-                                                        depthwise.inputs.size() - 1, depthwiseBias,
-                                                        band, ring, expandWhat);
-  kernel->setRingEpilogue(std::move(ringEpilogue));
+
+  // Output rows per band. With an expansion: bands whose expanded rows
+  // (with the kernel's reach) fill about kRingBytes. Without: blocks of
+  // about kBlockBytes of depthwise result for the projection.
+  const int64_t extent = g.dilationH * (g.kernelH - 1) + 1;
+  const int64_t outRowBytes = g.outW * g.channels * int64_t(sizeof(float));
+  const int64_t blockRows =
+      std::clamp<int64_t>(kBlockBytes / std::max<int64_t>(1, outRowBytes), 1, g.outH);
+  int64_t band = blockRows, ring = 0;
+  if (expand) {
+    const int64_t rowBytes = g.inW * g.channels * int64_t(sizeof(float));
+    const int64_t budget = std::max(extent, kRingBytes / std::max<int64_t>(1, rowBytes));
+    band = std::clamp<int64_t>((budget - extent) / g.strideH + 1, 1, g.outH);
+    ring = (band - 1) * g.strideH + extent;
+  }
+  auto kernel = std::make_unique<DepthwiseBlockKernel>(
+      g, expand ? *expand->inputs[0] : *depthwise.inputs[0], std::move(rows), firstWeights,
+      depthwiseParams, depthwiseBias, band);
+
+  if (expand) {
+    PointwiseEpilogue ops = pointwiseEpilogue(*expand, block.expandChain);
+    // The GEMM computes runs of ring rows: an operand must not depend on
+    // the row (only the bias and per-channel operands qualify).
+    bool chainInGemm = ops.chainInGemm;
+    for (const SgemmOp &op : ops.ops)
+      chainInGemm = chainInGemm && (!op.binary() || op.rowStride == 0);
+    Epilogue ringEpilogue;
+    if (!chainInGemm) {
+      ops.ops.resize(expand->inputs.size() > 2 && expand->inputs[2] ? 1 : 0); // the bias
+      std::vector<KernelDesc> chain;
+      if (!ringChain(block.expandChain, g.channels, ring * g.inW, chain, reason))
+        return nullptr;
+      const int64_t positions = ring * g.inW;
+      try {
+        ringEpilogue = Epilogue({1, g.channels, 1, positions}, CGC_DTYPE_FLOAT32, chain,
+                                {positions * g.channels, 1, positions * g.channels, g.channels},
+                                {0, 2, 3, 1});
+      } catch (const DescError &e) {
+        reason = e.message;
+        return nullptr;
+      }
+    }
+    kernel->setExpansion(*expand, std::move(ops.ops), ops.extras, ring, std::move(ringEpilogue),
+                         names.expand);
+  }
+
+  if (project) {
+    const int64_t resultBytes = g.batch * g.outH * outRowBytes;
+    if (resultBytes < kMinDepthwiseResultBytes) {
+      reason = cat("the depthwise result (", resultBytes, " bytes) stays in L2 unfused");
+      return nullptr;
+    }
+    if (!project->inputs[0] || !(*project->inputs[0] == result)) {
+      reason = cat(project->op, ": its input is not the depthwise result");
+      return nullptr;
+    }
+    if (!channelsLast(result) || !kernel->depthwiseChainInRegisters()) {
+      reason = "the depthwise chain is more than a clip or relu before the store, or its result "
+               "is not dense channels-last";
+      return nullptr;
+    }
+    reason = pointwiseMismatch(*project, block.projectChain);
+    if (!reason.empty())
+      return nullptr;
+    PointwiseEpilogue ops = pointwiseEpilogue(*project, block.projectChain);
+    if (!ops.chainInGemm) {
+      reason = cat(project->op, ": its chain", chainSummary(block.projectChain),
+                   " is not all in the packed GEMM's epilogue");
+      return nullptr;
+    }
+    Projection p;
+    p.firstInput = firstWeights + depthwiseParams + depthwiseExtras;
+    p.inputs = project->inputs.size();
+    p.extras = ops.extras;
+    p.outC = project->outputs[0].shape[1];
+    // Whole bands of at least blockRows rows.
+    p.rows = (std::max(blockRows, band) + band - 1) / band * band;
+    p.operandRowStrides.assign(ops.extras + 1, 0);
+    for (const SgemmOp &op : ops.ops)
+      if (op.binary())
+        p.operandRowStrides[size_t(op.operand)] = op.rowStride;
+    const bool constantWeights = options.isConstant(p.firstInput);
+    kernel->setProjection(*project, std::move(ops.ops), std::move(p), constantWeights,
+                          names.project);
+  }
+
   if (pool) {
-    const KernelOperand &out =
-        depthwiseChain.empty() ? depthwise.outputs[0] : depthwiseChain.back().outputs.at(0);
-    reason = wholePoolMismatch(*pool, out);
+    reason = wholePoolMismatch(*pool, result);
     if (!reason.empty())
       return nullptr;
     const std::vector<int64_t> ps = pool->outputs[0].effectiveStrides();
     kernel->setPool(ps[0], ps[1]);
   }
-  const std::string summary = chainSummary(expandChain);
-  kernel->describeAs(summary);
+  kernel->describeAs(chainSummary(block.expandChain), chainSummary(block.projectChain));
   return kernel;
 }
 

@@ -10,7 +10,14 @@
 // expansion's chain), and the depthwise kernel (depthwise.h) reads them
 // there: the expanded value is never stored. Rows that two bands share are
 // computed once; only where two threads' pieces meet are a few rows
-// computed twice. Private to cgc_ref_kernels.
+// computed twice.
+//
+// The block then projects the depthwise result back to fewer channels with
+// another 1x1 convolution (144 -> 24 on 56x56, plus the residual). Fused,
+// the depthwise rows go to a per-thread block of about 64 KB, and the
+// projection's GEMM reads them from there: the depthwise result (1.8 MB) is
+// not stored either. The kernel fuses an expansion, a projection or both
+// with the depthwise convolution. Private to cgc_ref_kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,32 +25,43 @@
 #define CGC_REFERENCE_KERNELS_EXPAND_DEPTHWISE_H
 
 #include "depthwise.h"
+#include "kernels.h"
+
+#include <string>
 
 namespace cgc::ref {
 
-/// The kernel computing `expand` (a 1x1 channels-last convolution that
-/// pointwiseMismatch accepts) and its `expandChain`, then the depthwise
-/// convolution `depthwise` (geometry `g`, which the direct channels-last
-/// kernel runs) on that result and its `depthwiseChain`. Inputs in
-/// KernelArgs order: the expansion's inputs, the expansion chain's extra
-/// operands, the depthwise convolution's inputs after the first, the
-/// depthwise chain's extra operands. Null, with `reason`, if the pair does
-/// not fuse: an extra operand of the expansion chain varies across
-/// positions, the depthwise parameters are not constant, the expanded
-/// value fits in L2 anyway (fusing then only costs). `expandWhat` and
-/// `depthwiseWhat` name the two convolutions in the description. With
-/// `pool` (a global_avg_pool of the depthwise chain's whole result), the
-/// kernel writes the pool's result too (output 1), from each band of rows
-/// while it is in cache.
-std::unique_ptr<Kernel> makeExpandDepthwise(const KernelDesc &expand,
-                                            const std::vector<KernelDesc> &expandChain,
-                                            const DepthwiseGeometry &g,
-                                            const KernelDesc &depthwise,
-                                            const std::vector<KernelDesc> &depthwiseChain,
-                                            const KernelOptions &options,
-                                            const std::string &expandWhat,
-                                            const std::string &depthwiseWhat,
-                                            const KernelDesc *pool, std::string &reason);
+/// How the description names the block's convolutions ("convolution 16->96
+/// 1x1 s1x1 on [112, 112]").
+struct DepthwiseBlockNames {
+  std::string expand, depthwise, project;
+};
+
+/// The kernel computing `block` (kernels.h; `g`: the depthwise geometry,
+/// which the direct channels-last kernel runs):
+///   - an expansion (a 1x1 channels-last convolution that pointwiseMismatch
+///     accepts, with constant weights) is computed into a ring of rows per
+///     thread: its result is never stored. Not when the expanded value fits
+///     in L2 anyway (fusing then only costs), or an extra operand of its
+///     chain varies across positions;
+///   - a projection (a 1x1 channels-last convolution whose chain is all in
+///     the packed GEMM's epilogue: bias, residual add, clip) runs on each
+///     block of depthwise output rows right after they are computed: the
+///     depthwise result is never stored. Not when that result fits in L2
+///     anyway, or the depthwise chain is more than a clip or relu;
+///   - with `pool` (a global_avg_pool of the depthwise chain's whole
+///     result; not with a projection), the kernel writes the pool's result
+///     too (output 1), from each band of rows while it is in cache.
+/// Inputs in KernelArgs order: [the expansion's inputs, its chain's extra
+/// operands,] the depthwise convolution's inputs (after the first with an
+/// expansion), its chain's extra operands[, the projection's inputs after
+/// the first, its chain's extra operands]. Null, with `reason`, if the
+/// block does not fuse.
+std::unique_ptr<Kernel> makeDepthwiseBlock(const DepthwiseBlock &block,
+                                           const DepthwiseGeometry &g,
+                                           const KernelOptions &options,
+                                           const DepthwiseBlockNames &names,
+                                           const KernelDesc *pool, std::string &reason);
 
 } // namespace cgc::ref
 

@@ -216,9 +216,25 @@ std::unique_ptr<Kernel> createExpandDepthwise(const KernelDesc &expand,
                                               const KernelDesc *pool) {
   return fusedGuarded(expand, {pool, &expand, &depthwise}, {&expandChain, &depthwiseChain}, reason,
                       [&] {
-                        return createFusedExpandDepthwise(expand, expandChain, depthwise,
-                                                          depthwiseChain, options, pool, reason);
+                        DepthwiseBlock block;
+                        block.expand = &expand;
+                        block.expandChain = expandChain;
+                        block.depthwise = &depthwise;
+                        block.depthwiseChain = depthwiseChain;
+                        return createFusedDepthwiseBlock(block, options, pool, reason);
                       });
+}
+
+std::unique_ptr<Kernel> createDepthwiseBlock(const DepthwiseBlock &block,
+                                             const KernelOptions &options,
+                                             std::string &reason) {
+  if (!block.depthwise) {
+    reason = "a depthwise block needs its depthwise convolution";
+    return nullptr;
+  }
+  return fusedGuarded(*block.depthwise, {block.expand, block.depthwise, block.project},
+                      {&block.expandChain, &block.depthwiseChain, &block.projectChain}, reason,
+                      [&] { return createFusedDepthwiseBlock(block, options, nullptr, reason); });
 }
 
 std::unique_ptr<Kernel> createDepthwisePool(const KernelDesc &anchor,

@@ -100,6 +100,32 @@ std::unique_ptr<Kernel> createExpandDepthwise(const KernelDesc &expand,
                                               const KernelOptions &options, std::string &reason,
                                               const KernelDesc *pool = nullptr);
 
+/// The convolutions of an inverted residual block (MobileNetV2's) that one
+/// kernel may compute: a depthwise convolution with its elementwise chain,
+/// after an optional expansion (a 1x1 convolution and its chain, whose
+/// result only the depthwise convolution reads) and before an optional
+/// projection (a 1x1 convolution, and its chain, that alone reads the
+/// depthwise chain's result).
+struct DepthwiseBlock {
+  const KernelDesc *expand = nullptr;
+  std::vector<KernelDesc> expandChain;
+  const KernelDesc *depthwise = nullptr;
+  std::vector<KernelDesc> depthwiseChain;
+  const KernelDesc *project = nullptr;
+  std::vector<KernelDesc> projectChain;
+};
+
+/// Creates one kernel computing `block`, which has an expansion, a
+/// projection or both: neither the expanded value nor the depthwise result
+/// is stored (expand_depthwise.h). KernelArgs::inputs: [the expansion's
+/// inputs, its chain's extra operands,] the depthwise convolution's inputs
+/// (after the first with an expansion), its chain's extra operands[, the
+/// projection's inputs after the first, its chain's extra operands]. Only
+/// the last op's output is written. Returns nullptr with a reason if the
+/// ops do not fuse (the caller then runs them as separate kernels).
+std::unique_ptr<Kernel> createDepthwiseBlock(const DepthwiseBlock &block,
+                                             const KernelOptions &options, std::string &reason);
+
 /// Creates one kernel computing the depthwise convolution `anchor` followed
 /// by the elementwise `chain` and `pool`, a global average pool of the
 /// chain's result (which others read too): outputs the chain's result, then
