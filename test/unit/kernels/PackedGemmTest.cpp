@@ -13,6 +13,7 @@
 #include "sgemm.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 using namespace cgc;
@@ -117,9 +118,11 @@ TEST(PackedGemm, EveryTileTailAndLayoutOfB) {
   std::mt19937 rng(90);
   // N picks the panel width (16: 24x16 tiles, 32: 12x32, 48: 8x48, 64: 6x64)
   // and tails in it; M covers full tiles and tails of each.
+  // N of 8, 16, 24, 40 and 56 run with K in pairs (kPairs): odd K ends on
+  // a lone k.
   for (int64_t m : {1, 5, 8, 9, 13, 25, 37})
-    for (int64_t n : {1, 15, 16, 17, 24, 32, 47, 48, 49, 64, 100, 130})
-      for (int64_t k : {1, 3, 70})
+    for (int64_t n : {1, 8, 15, 16, 17, 24, 32, 40, 47, 48, 49, 56, 64, 100, 130})
+      for (int64_t k : {1, 2, 3, 70})
         for (bool t : {false, true})
           check({m, k, n, t}, {}, {}, {}, pool1(), rng, "plain");
 }
@@ -154,6 +157,40 @@ TEST(PackedGemm, EpilogueOpsWithEveryOperandPattern) {
   check(p, {scale, bias, relu}, {b}, {}, pool1(), rng, "scale+bias+leaky relu");
   check(p, {bias, clip}, {b}, {}, pool1(), rng, "bias+clip");
   check(p, {lin, relu, clip}, {b}, {}, pool1(), rng, "linear+relu+clip");
+}
+
+TEST(PackedGemm, KInPairsWhereItFillsTheTiles) {
+  if (!PackedSgemm::available())
+    GTEST_SKIP() << "no AVX-512";
+  const char *off = std::getenv("CGC_REFERENCE_GEMM_K_PAIRS");
+  const bool on = !(off && std::string(off) == "0");
+  for (int64_t n : {8, 16, 24, 40, 56}) {
+    PackedSgemm gemm(3136, 144, n, {});
+    EXPECT_EQ(gemm.kPairs(), on) << n;
+    EXPECT_EQ(gemm.panels(), on ? 1 : (n + gemm.panelWidth() - 1) / gemm.panelWidth()) << n;
+  }
+  for (int64_t n : {1, 15, 32, 48, 64, 72, 100})
+    EXPECT_FALSE(PackedSgemm(3136, 144, n, {}).kPairs()) << n;
+  // Callers that pack B themselves, and Strassen, keep 16-column panels.
+  EXPECT_FALSE(PackedSgemm(3136, 144, 24, {}, PackedSgemm::Algorithm::Classic,
+                           PackedSgemm::Layout::Columns)
+                   .kPairs());
+  // MobileNetV2's projections with their bias and residual, split across
+  // threads by rows; a residual that is the result itself.
+  std::mt19937 rng(96);
+  SgemmOp bias{Kind::Add}, residual{Kind::Add}, clip{Kind::Clip, 0.0f, 6.0f};
+  bias.operand = 0;
+  bias.colStride = 1;
+  residual.operand = 1;
+  residual.colStride = 1;
+  for (int64_t n : {16, 24, 40}) {
+    const Product p{301, 95, n, false};
+    residual.rowStride = n;
+    std::vector<float> b = randomFloats(size_t(n), rng, -1, 1);
+    std::vector<float> r = randomFloats(size_t(p.m * n), rng, -1, 1);
+    check(p, {bias, residual, clip}, {b, r}, {}, pool3(), rng, "bias+residual+clip");
+    check(p, {bias, residual}, {b, {}}, r, pool1(), rng, "residual in place");
+  }
 }
 
 // One level of Strassen-Winograd: odd and even row counts (the bottom half

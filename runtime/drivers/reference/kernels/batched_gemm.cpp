@@ -100,11 +100,11 @@ public:
   BatchedPackedKernel(const BatchedGeometry &g, std::vector<SgemmOp> ops,
                       std::vector<OperandView> views, bool softmax, size_t firstExtra,
                       const std::string &what, const std::string &summary)
-      : g_(g), gemm_(g.m, g.k, g.n, std::move(ops)), views_(std::move(views)), softmax_(softmax),
+      : g_(g), gemm_(g.m, g.k, g.n, std::move(ops), PackedSgemm::Algorithm::Classic,
+              PackedSgemm::Layout::Columns), views_(std::move(views)), softmax_(softmax),
         firstExtra_(firstExtra) {
     description_ = cat(what, " ", shapeStr(g.batch), "x", g.m, "x", g.k, "x", g.n, summary,
-                       " (AVX-512 ", gemm_.tileRows(), "x", gemm_.panelWidth(),
-                       " register tiles, B packed per batch",
+                       " (AVX-512 ", gemm_.tileText(), ", B packed per batch",
                        softmax ? ", softmax on each block of rows in cache" : "", ")");
   }
 

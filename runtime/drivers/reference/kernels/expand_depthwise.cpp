@@ -111,8 +111,7 @@ public:
     std::string text;
     if (expand_) {
       const PackedSgemm &e = expand_->gemm();
-      text = cat(expandWhat_, expandSummary, " (AVX-512 ", e.tileRows(), "x", e.panelWidth(),
-                 " register tiles into a ring of ", ring_, " rows per thread, never stored",
+      text = cat(expandWhat_, expandSummary, " (AVX-512 ", e.tileText(), " into a ring of ", ring_, " rows per thread, never stored",
                  ringEpilogue_.empty() ? "" : ", chain per run of rows",
                  ", weights packed once) then ");
     }
@@ -120,8 +119,7 @@ public:
                 pool_ ? ", then its global average pool from each band" : "", ")");
     if (project_) {
       const PackedSgemm &p = project_->gemm();
-      text += cat(" then ", projectWhat_, projectSummary, " (AVX-512 ", p.tileRows(), "x",
-                  p.panelWidth(), " register tiles on each ", projection_.rows,
+      text += cat(" then ", projectWhat_, projectSummary, " (AVX-512 ", p.tileText(), " on each ", projection_.rows,
                   " depthwise rows, which are never stored, weights packed ",
                   project_->constantWeights() ? "once" : "each run", ")");
     }

@@ -184,8 +184,7 @@ public:
         strassenB_.emplace(b_, true);
       }
       description_ = cat(what, " ", shapeStr(g.batch), "x", g.m, "x", g.k, "x", g.n,
-                         post_.summary, " (AVX-512 ", native_->tileRows(), "x",
-                         native_->panelWidth(), " register tiles, packed B",
+                         post_.summary, " (AVX-512 ", native_->tileText(), ", packed B",
                          strassen_ ? ", one level of Strassen-Winograd on 1 thread" : "",
                          collapsedRows_ ? cat(", as ", collapsedRows_, " rows") : std::string(),
                          ", split across the pool)");

@@ -68,8 +68,7 @@ public:
         product_(anchor, positions_, std::move(ops), extras, constantWeights),
         epilogue_(std::move(epilogue)) {
     const PackedSgemm &gemm = product_.gemm();
-    description_ = cat(what, " (AVX-512 ", gemm.tileRows(), "x", gemm.panelWidth(),
-                       " register tiles over ", positions_, " positions",
+    description_ = cat(what, " (AVX-512 ", gemm.tileText(), " over ", positions_, " positions",
                        epilogue_.empty() ? "" : ", epilogue per block of rows",
                        inPlace_ >= 0 ? ", residual may be in place" : "",
                        product_.constantWeights() ? ", weights packed once"

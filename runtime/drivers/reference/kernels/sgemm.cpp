@@ -23,36 +23,40 @@ using namespace tile_detail;
 /// floats apart (the last panel of a product may need fewer than
 /// width / 16 vectors); prefetches the `pfLines` cache lines from `pf` (a
 /// share of the next panel) on the way.
+/// Prefetches the lines of C that the next tile down (rows [row + MR, row +
+/// 2 MR) x NV vectors from `col`) writes, for writing: a result that is not
+/// in cache (most are: a model's activations and weights pass through L3
+/// between two uses) otherwise stalls the stores on their reads for
+/// ownership (MobileNetV2 24->144 @56 at 2 threads: 256 -> 178 us). And the
+/// rows of full operands (a residual) it will read. After the last tile
+/// these addresses lie past C: prefetches are hints and never fault.
 template <int MR, int NV>
-CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, int64_t k,
-                            int64_t row, int64_t col, const float *bp, int64_t width,
-                            int lastCols, const char *pf, int64_t pfLines) {
-  {
-    // The next tile's lines of C, for writing: a result that is not in
-    // cache (most are: a model's activations and weights pass through L3
-    // between two uses) otherwise stalls the stores on their reads for
-    // ownership (MobileNetV2 24->144 @56 at 2 threads: 256 -> 178 us).
-    // After the last tile these addresses lie past C: prefetches are hints
-    // and never fault.
-    const float *next = g.c + (row + MR) * g.ldc + col;
+CGC_SGEMM_INLINE void prefetchNextTile(const Args &g, const SgemmOp *ops, size_t opCount,
+                                       int64_t row, int64_t col) {
+  const float *next = g.c + (row + MR) * g.ldc + col;
+#pragma clang loop unroll(full)
+  for (int i = 0; i < MR; ++i)
+#pragma clang loop unroll(full)
+    for (int v = 0; v < NV; ++v)
+      __builtin_prefetch(next + i * g.ldc + 16 * v, 1, 3);
+  for (size_t o = 0; o < opCount; ++o) {
+    const SgemmOp &op = ops[o];
+    if (!op.binary() || op.rowStride == 0 || op.colStride == 0)
+      continue;
+    const float *y = g.operands[op.operand] + (row + MR) * op.rowStride + col;
 #pragma clang loop unroll(full)
     for (int i = 0; i < MR; ++i)
 #pragma clang loop unroll(full)
       for (int v = 0; v < NV; ++v)
-        __builtin_prefetch(next + i * g.ldc + 16 * v, 1, 3);
-    // And the rows of full operands (a residual) it will read.
-    for (size_t o = 0; o < opCount; ++o) {
-      const SgemmOp &op = ops[o];
-      if (!op.binary() || op.rowStride == 0 || op.colStride == 0)
-        continue;
-      const float *y = g.operands[op.operand] + (row + MR) * op.rowStride + col;
-#pragma clang loop unroll(full)
-      for (int i = 0; i < MR; ++i)
-#pragma clang loop unroll(full)
-        for (int v = 0; v < NV; ++v)
-          __builtin_prefetch(y + i * op.rowStride + 16 * v, 0, 3);
-    }
+        __builtin_prefetch(y + i * op.rowStride + 16 * v, 0, 3);
   }
+}
+
+template <int MR, int NV>
+CGC_SGEMM_TARGET void tile(const Args &g, const SgemmOp *ops, size_t opCount, int64_t k,
+                            int64_t row, int64_t col, const float *bp, int64_t width,
+                            int lastCols, const char *pf, int64_t pfLines) {
+  prefetchNextTile<MR, NV>(g, ops, opCount, row, col);
   __m512 acc[MR][NV];
   accumulate<MR, NV>(acc, g.a + row * g.lda, g.lda, PackedRows{bp, width}, k, pf, pfLines);
   finishTile<MR, NV>(g, ops, opCount, acc, row, col, lastCols);
@@ -67,6 +71,113 @@ template <int MR, int NV> struct TilePick {
 };
 
 TileFn tileFn(int64_t rows, int64_t vectors) { return pickTile<TileFn, TilePick>(rows, vectors); }
+
+/// Rows [row, row + MR) of C, all N = 8 NV columns, from a panel packed
+/// with K in pairs (PackedSgemm::kPairs): accumulator v of a row holds
+/// columns [8 v, 8 v + 8), lane 2 j + e the sum over the k of parity e for
+/// column 8 v + j. A row of A feeds it by 64-bit broadcasts of (A(i, 2 p),
+/// A(i, 2 p + 1)); an odd K ends with a broadcast of the last A alone (the
+/// packed row pairs it with zeros). The lane pairs are then added into
+/// ceil(NV / 2) vectors of 16 columns for the epilogue and the store.
+/// Pair row `p` of the panel `bp` into the accumulators: each row's
+/// (A(i, 2 p), A(i, 2 p + 1)) broadcast as a 64-bit pair if `Both`, else
+/// A(i, 2 p) alone (the last row of an odd K).
+template <int MR, int NV, bool Both>
+CGC_SGEMM_INLINE void pairStep(__m512 (&acc)[MR][NV], const float *a, int64_t lda,
+                               const float *bp, int64_t p) {
+  __m512 b[NV];
+#pragma clang loop unroll(full)
+  for (int v = 0; v < NV; ++v)
+    b[v] = _mm512_load_ps(bp + (p * NV + v) * 16);
+#pragma clang loop unroll(full)
+  for (int i = 0; i < MR; ++i) {
+    const float *x = a + i * lda + 2 * p;
+    __m512 xs;
+    if constexpr (Both) {
+      double d;
+      __builtin_memcpy(&d, x, sizeof d);
+      xs = _mm512_castpd_ps(_mm512_set1_pd(d));
+    } else {
+      xs = _mm512_set1_ps(*x);
+    }
+#pragma clang loop unroll(full)
+    for (int v = 0; v < NV; ++v)
+      acc[i][v] = _mm512_fmadd_ps(xs, b[v], acc[i][v]);
+  }
+}
+
+template <int MR, int NV>
+CGC_SGEMM_TARGET void pairTile(const Args &g, const SgemmOp *ops, size_t opCount, int64_t k,
+                               int64_t row, const float *bp) {
+  constexpr int NO = (NV + 1) / 2;
+  prefetchNextTile<MR, NO>(g, ops, opCount, row, 0);
+  __m512 acc[MR][NV];
+#pragma clang loop unroll(full)
+  for (int i = 0; i < MR; ++i)
+#pragma clang loop unroll(full)
+    for (int v = 0; v < NV; ++v)
+      acc[i][v] = _mm512_setzero_ps();
+  const float *a = g.a + row * g.lda;
+  const int64_t pairs = k / 2;
+  for (int64_t p = 0; p < pairs; ++p)
+    pairStep<MR, NV, true>(acc, a, g.lda, bp, p);
+  if (k % 2)
+    pairStep<MR, NV, false>(acc, a, g.lda, bp, pairs);
+  // Even lanes of (x, y), then odd lanes: the two parities of 16 columns.
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
+                                         30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29,
+                                        31);
+  __m512 out[MR][NO];
+#pragma clang loop unroll(full)
+  for (int i = 0; i < MR; ++i)
+#pragma clang loop unroll(full)
+    for (int w = 0; w < NO; ++w) {
+      const __m512 x = acc[i][2 * w], y = 2 * w + 1 < NV ? acc[i][2 * w + 1] : x;
+      out[i][w] = _mm512_add_ps(_mm512_permutex2var_ps(x, even, y),
+                                _mm512_permutex2var_ps(x, odd, y));
+    }
+  finishTile<MR, NO>(g, ops, opCount, out, row, 0, NV % 2 ? 8 : 16);
+}
+
+using PairTileFn = void (*)(const Args &, const SgemmOp *, size_t, int64_t, int64_t,
+                            const float *);
+
+/// pairTile<rows, vectors> for the tiles K in pairs uses: N / 8 vectors
+/// (1, 2, 3, 5 or 7), up to 24 / vectors rows.
+template <int NV, size_t... R>
+constexpr std::array<PairTileFn, sizeof...(R)> pairTileRow(std::index_sequence<R...>) {
+  return {&pairTile<int(R) + 1, NV>...};
+}
+PairTileFn pairTileFn(int64_t rows, int64_t vectors) {
+  static const auto t1 = pairTileRow<1>(std::make_index_sequence<24>());
+  static const auto t2 = pairTileRow<2>(std::make_index_sequence<12>());
+  static const auto t3 = pairTileRow<3>(std::make_index_sequence<8>());
+  static const auto t5 = pairTileRow<5>(std::make_index_sequence<4>());
+  static const auto t7 = pairTileRow<7>(std::make_index_sequence<3>());
+  const size_t r = size_t(rows - 1);
+  switch (vectors) {
+  case 1:
+    return t1[r];
+  case 2:
+    return t2[r];
+  case 3:
+    return t3[r];
+  case 5:
+    return t5[r];
+  default:
+    assert(vectors == 7 && "K in pairs for N of 8, 16, 24, 40 or 56");
+    return t7[r];
+  }
+}
+
+/// True for the N that K in pairs runs (one panel of all N) and fills
+/// better than 16-column vectors: 16 (half the A loads per FMA: 24x16
+/// tiles load 25 values per 24 FMAs) and odd multiples of 8 up to 56 (no
+/// half-empty last vector). Measured at 1 thread (M = 240, A in cache):
+/// N = 24 1.33x (176 -> 233 GFLOP/s), N = 16 1.06-1.09x; N = 32 and 48
+/// even.
+bool pairsSuit(int64_t n) { return n == 8 || n == 16 || n == 24 || n == 40 || n == 56; }
 
 /// The tile (in vectors of 16 columns; 24 / vectors rows) whose padding of
 /// the `m` x `n` result is least, the wider on a tie (a wider tile loads
@@ -106,7 +217,7 @@ PackedSgemm::Algorithm PackedSgemm::algorithmFor(int64_t m, int64_t k, int64_t n
 }
 
 PackedSgemm::PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> ops,
-                         Algorithm algorithm)
+                         Algorithm algorithm, Layout layout)
     : k_(k), n_(n),
       vectors_(algorithm == Algorithm::Classic
                    ? vectorsFor(m, k, n)
@@ -114,9 +225,20 @@ PackedSgemm::PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> o
       ops_(std::move(ops)), algorithm_(algorithm) {
   assert((algorithm == Algorithm::Classic || (k % 2 == 0 && n % 2 == 0)) &&
          "Strassen needs an even K and N");
+  static const bool pairsOn = kernelChoiceOn("CGC_REFERENCE_GEMM_K_PAIRS");
+  if (algorithm == Algorithm::Classic && layout == Layout::Any && pairsOn && pairsSuit(n)) {
+    pairs_ = true;
+    vectors_ = n / 8;
+  }
+}
+
+std::string PackedSgemm::tileText() const {
+  return cat(tileRows(), "x", panelWidth(), " register tiles", pairs_ ? " with K in pairs" : "");
 }
 
 int64_t PackedSgemm::panels() const {
+  if (pairs_)
+    return 1;
   const int64_t n = algorithm_ == Algorithm::Classic ? n_ : n_ / 2;
   return (n + panelWidth() - 1) / panelWidth();
 }
@@ -139,6 +261,19 @@ void PackedSgemm::packPanels(const float *b, int64_t bk, int64_t bn, int64_t k, 
 
 void PackedSgemm::pack(const float *b, int64_t bk, int64_t bn, float *dst) const {
   const int64_t width = panelWidth();
+  if (pairs_) {
+    // Row p of pairs: vector v, lane 2 j + e = B(2 p + e, 8 v + j) (zero
+    // past K).
+    for (int64_t p = 0; p < (k_ + 1) / 2; ++p)
+      for (int64_t v = 0; v < vectors_; ++v)
+        for (int64_t j = 0; j < 8; ++j)
+          for (int64_t e = 0; e < 2; ++e) {
+            const int64_t row = 2 * p + e;
+            dst[(p * vectors_ + v) * 16 + 2 * j + e] =
+                row < k_ ? b[row * bk + (8 * v + j) * bn] : 0.0f;
+          }
+    return;
+  }
   if (algorithm_ == Algorithm::Classic) {
     packPanels(b, bk, bn, k_, n_, dst, k_ * width);
     return;
@@ -165,9 +300,23 @@ void PackedSgemm::pack(const float *b, int64_t bk, int64_t bn, float *dst) const
                panelFloats());
 }
 
+void PackedSgemm::runPairs(const Args &args, int64_t row0, int64_t row1) const {
+  const int64_t rows = tileRows();
+  const PairTileFn full = pairTileFn(rows, vectors_);
+  for (int64_t row = row0; row < row1; row += rows) {
+    const PairTileFn fn = row + rows <= row1 ? full : pairTileFn(row1 - row, vectors_);
+    fn(args, ops_.data(), ops_.size(), k_, row, args.b);
+  }
+}
+
 void PackedSgemm::run(const Args &args, int64_t row0, int64_t row1, int64_t panel0,
                       int64_t panel1) const {
   assert(algorithm_ == Algorithm::Classic && "a Strassen product runs whole (runAll)");
+  if (pairs_) {
+    if (panel0 < panel1)
+      runPairs(args, row0, row1);
+    return;
+  }
   const int64_t width = panelWidth(), rows = tileRows();
   for (int64_t q = panel0; q < panel1; ++q) {
     const int64_t col = q * width, cols = std::min(width, n_ - col);

@@ -24,6 +24,7 @@
 #include "common.h"
 #include "thread_pool.h"
 
+#include <string>
 #include <vector>
 
 namespace cgc::ref {
@@ -73,16 +74,40 @@ public:
   /// about 64 rows or more (32-row halves).
   static Algorithm algorithmFor(int64_t m, int64_t k, int64_t n);
 
+  /// How B may be packed (Classic only).
+  enum class Layout {
+    /// Panels of 16-column vectors, or K in pairs where that fills the
+    /// register tiles better.
+    Any,
+    /// Panels of 16-column vectors, K rows each: for callers that pack B
+    /// themselves (batched_gemm.cpp).
+    Columns,
+  };
+
   /// A product with K = `k` and N = `n`, followed by `ops`, for results of
   /// about `m` rows (which picks the tile shape; any row count may run).
   PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> ops,
-              Algorithm algorithm = Algorithm::Classic);
+              Algorithm algorithm = Algorithm::Classic, Layout layout = Layout::Any);
 
   Algorithm algorithm() const { return algorithm_; }
 
-  /// Columns per packed panel (16 x vectors) and rows per register tile.
-  int64_t panelWidth() const { return 16 * vectors_; }
+  /// K in pairs: for N of 8, 16, 24, 40 or 56 (one panel of all N), each
+  /// zmm accumulator holds 8 columns for two consecutive k, even k in the
+  /// even lanes: one FMA does two k-steps of 8 columns, a 64-bit broadcast
+  /// of A feeds it, and the pairs are added when the tile is done. A 24-wide
+  /// product then fills every lane where 16-column vectors leave a quarter
+  /// of the tile empty (MobileNetV2's 144->24 projections), and a 16-wide
+  /// one loads half as many A values per FMA. B is packed as rows of K / 2
+  /// pairs (a zero row after an odd K).
+  bool kPairs() const { return pairs_; }
+
+  /// Columns per packed panel (16 x vectors; N with K in pairs) and rows per
+  /// register tile.
+  int64_t panelWidth() const { return pairs_ ? 8 * vectors_ : 16 * vectors_; }
   int64_t tileRows() const { return 24 / vectors_; }
+  /// "8x48 register tiles" (rows x columns), "8x24 register tiles with K in
+  /// pairs", for kernel descriptions.
+  std::string tileText() const;
   /// Panels of the packed B (Classic: of all N; Strassen: of N / 2, each
   /// panel holding the four quarters' columns).
   int64_t panels() const;
@@ -90,6 +115,8 @@ public:
   /// quarters (B11, B12, B21, B22) of its columns, K / 2 x panelWidth()
   /// each.
   int64_t panelFloats() const {
+    if (pairs_)
+      return (k_ + 1) / 2 * 16 * vectors_;
     return (algorithm_ == Algorithm::Classic ? k_ : 2 * k_) * panelWidth();
   }
   /// Bytes of the packed B: panels() panels, padded with zeros.
@@ -139,8 +166,11 @@ private:
                   int64_t panelStride) const;
   void runStrassen(const Args &args, int64_t rows, ThreadPool &pool, RowsDone done) const;
 
+  void runPairs(const Args &args, int64_t row0, int64_t row1) const;
+
   int64_t k_, n_;
-  int64_t vectors_; // zmm vectors per tile row: 1 to 4
+  int64_t vectors_; // zmm vectors per tile row: 1 to 4 (K in pairs: N / 8)
+  bool pairs_ = false;
   std::vector<SgemmOp> ops_;
   Algorithm algorithm_;
 };
