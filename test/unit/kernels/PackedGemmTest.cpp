@@ -159,6 +159,30 @@ TEST(PackedGemm, EpilogueOpsWithEveryOperandPattern) {
   check(p, {lin, relu, clip}, {b}, {}, pool1(), rng, "linear+relu+clip");
 }
 
+TEST(PackedGemm, TilesSpreadTheRowsEvenly) {
+  if (!PackedSgemm::available())
+    GTEST_SKIP() << "no AVX-512";
+  const char *off = std::getenv("CGC_REFERENCE_GEMM_BALANCED_ROWS");
+  if (off && std::string(off) == "0")
+    GTEST_SKIP() << "CGC_REFERENCE_GEMM_BALANCED_ROWS=0";
+  struct Shape {
+    int64_t m, k, n, rows, width;
+  } shapes[] = {
+      {49, 320, 1280, 7, 48},  // 7x7 plane: seven tiles of 7, not 6 x 9 = 54 rows
+      {49, 960, 160, 10, 32},  // 5 x 10 = 50 rows, not 5 x 12 = 60
+      {128, 768, 768, 8, 48},  // BERT: 16 x 8
+      {196, 96, 576, 6, 64},   // 33 x 6 = 198
+      {13, 64, 64, 7, 32},     // two 7x32 tiles (6x64: three of 5; 13x16 loads more)
+      {48, 64, 16, 24, 16},    // N = 16 without K in pairs: two tiles of 24
+  };
+  for (const Shape &s : shapes) {
+    PackedSgemm gemm(s.m, s.k, s.n, {}, PackedSgemm::Algorithm::Classic,
+                     PackedSgemm::Layout::Columns);
+    EXPECT_EQ(gemm.tileRows(), s.rows) << s.m << "x" << s.k << "x" << s.n;
+    EXPECT_EQ(gemm.panelWidth(), s.width) << s.m << "x" << s.k << "x" << s.n;
+  }
+}
+
 TEST(PackedGemm, KInPairsWhereItFillsTheTiles) {
   if (!PackedSgemm::available())
     GTEST_SKIP() << "no AVX-512";

@@ -179,24 +179,52 @@ PairTileFn pairTileFn(int64_t rows, int64_t vectors) {
 /// even.
 bool pairsSuit(int64_t n) { return n == 8 || n == 16 || n == 24 || n == 40 || n == 56; }
 
-/// The tile (in vectors of 16 columns; 24 / vectors rows) whose padding of
-/// the `m` x `n` result is least, the wider on a tie (a wider tile loads
-/// fewer A values per FMA: 6x64 10 loads per 24 FMAs, 24x16 25). BERT's
-/// 128 rows take 8x48 (6x64 would leave a 2-row tile); its N of 768 / 3072
-/// fits both. 24x16 only while its 24 rows of A fit in 32 KB (K <= 341):
-/// beyond, each of its many 16-column panels streams all of A from L2
-/// again, and EfficientNet-B0's 196-row 480->80, 480->112 and 672->112
-/// convolutions ran 9-12% faster on 8x48 / 6x64 despite their padding
-/// (alternating runs, per-step profile).
-int64_t vectorsFor(int64_t m, int64_t k, int64_t n) {
-  int64_t best = 4, bestArea = -1;
+/// Rows per tile for `m` rows on tiles of at most `maxRows`: the fewest
+/// tiles, the rows spread evenly over them (49 rows on tiles of up to 8:
+/// seven of 7, not six of 8 and one of 1).
+int64_t balancedRows(int64_t m, int64_t maxRows) {
+  const int64_t tiles = (std::max<int64_t>(1, m) + maxRows - 1) / maxRows;
+  return (std::max<int64_t>(1, m) + tiles - 1) / tiles;
+}
+
+/// Whether tiles take balancedRows (CGC_REFERENCE_GEMM_BALANCED_ROWS=0:
+/// always 24 / vectors rows, a tail tile for the rest).
+bool balancedRowsOn() {
+  static const bool on = kernelChoiceOn("CGC_REFERENCE_GEMM_BALANCED_ROWS");
+  return on;
+}
+
+struct TileShape {
+  int64_t vectors, rows;
+};
+
+/// The tile (vectors of 16 columns, up to 24 / vectors rows, balancedRows
+/// of `m`) whose padding of the `m` x `n` result is least, the wider on a
+/// tie (a wider tile loads fewer A values per FMA: 6x64 10 loads per 24
+/// FMAs, 24x16 25). BERT's 128 rows take 8x48 (6x64 would pad them to
+/// 132); its N of 768 / 3072 fits both. A 7x7 plane's 49 rows take 7x48
+/// (320->1280) or 10x32 (960->160) where the tiles of 24 accumulators
+/// padded them to 54 or 60. 24x16 only while its 24 rows of A fit in
+/// 32 KB (K <= 341): beyond, each of its many 16-column panels streams all
+/// of A from L2 again, and EfficientNet-B0's 196-row 480->80, 480->112 and
+/// 672->112 convolutions ran 9-12% faster on 8x48 / 6x64 despite their
+/// padding (alternating runs, per-step profile). In MobileNetV2's 7x7
+/// stage the balanced tiles measured within the noise of the padded ones.
+TileShape tileFor(int64_t m, int64_t k, int64_t n) {
+  TileShape best{4, 6};
+  int64_t bestArea = -1;
   for (int64_t v = 4; v >= 1; --v) {
-    const int64_t width = 16 * v, rows = 24 / v;
-    if (v == 1 && rows * k * int64_t(sizeof(float)) > (32 << 10))
+    const int64_t width = 16 * v, maxRows = 24 / v;
+    if (v == 1 && maxRows * k * int64_t(sizeof(float)) > (32 << 10))
       continue;
-    const int64_t area = (m + rows - 1) / rows * rows * ((n + width - 1) / width * width);
+    const int64_t rows = balancedRowsOn() ? balancedRows(m, maxRows) : maxRows;
+    int64_t area = (m + rows - 1) / rows * rows * ((n + width - 1) / width * width);
+    // A 16-wide tile loads about one A value per FMA: ~10% slower per FMA
+    // than the wider ones (N = 16 at 1 thread: 215 against 233 GFLOP/s).
+    if (v == 1)
+      area += area / 10;
     if (bestArea < 0 || area < bestArea) {
-      best = v;
+      best = {v, rows};
       bestArea = area;
     }
   }
@@ -218,17 +246,19 @@ PackedSgemm::Algorithm PackedSgemm::algorithmFor(int64_t m, int64_t k, int64_t n
 
 PackedSgemm::PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> ops,
                          Algorithm algorithm, Layout layout)
-    : k_(k), n_(n),
-      vectors_(algorithm == Algorithm::Classic
-                   ? vectorsFor(m, k, n)
-                   : vectorsFor((std::min(m, kStrassenRows) + 1) / 2, k / 2, n / 2)),
-      ops_(std::move(ops)), algorithm_(algorithm) {
+    : k_(k), n_(n), ops_(std::move(ops)), algorithm_(algorithm) {
   assert((algorithm == Algorithm::Classic || (k % 2 == 0 && n % 2 == 0)) &&
          "Strassen needs an even K and N");
+  const TileShape shape = algorithm == Algorithm::Classic
+                              ? tileFor(m, k, n)
+                              : tileFor((std::min(m, kStrassenRows) + 1) / 2, k / 2, n / 2);
+  vectors_ = shape.vectors;
+  rows_ = shape.rows;
   static const bool pairsOn = kernelChoiceOn("CGC_REFERENCE_GEMM_K_PAIRS");
   if (algorithm == Algorithm::Classic && layout == Layout::Any && pairsOn && pairsSuit(n)) {
     pairs_ = true;
     vectors_ = n / 8;
+    rows_ = balancedRowsOn() ? balancedRows(m, 24 / vectors_) : 24 / vectors_;
   }
 }
 

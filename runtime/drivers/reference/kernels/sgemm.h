@@ -102,9 +102,10 @@ public:
   bool kPairs() const { return pairs_; }
 
   /// Columns per packed panel (16 x vectors; N with K in pairs) and rows per
-  /// register tile.
+  /// register tile (at most 24 / vectors: fewer when that spreads the rows
+  /// of the product evenly over its tiles).
   int64_t panelWidth() const { return pairs_ ? 8 * vectors_ : 16 * vectors_; }
-  int64_t tileRows() const { return 24 / vectors_; }
+  int64_t tileRows() const { return rows_; }
   /// "8x48 register tiles" (rows x columns), "8x24 register tiles with K in
   /// pairs", for kernel descriptions.
   std::string tileText() const;
@@ -170,6 +171,7 @@ private:
 
   int64_t k_, n_;
   int64_t vectors_; // zmm vectors per tile row: 1 to 4 (K in pairs: N / 8)
+  int64_t rows_;    // rows per full tile: at most 24 / vectors_
   bool pairs_ = false;
   std::vector<SgemmOp> ops_;
   Algorithm algorithm_;
