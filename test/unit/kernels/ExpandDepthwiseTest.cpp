@@ -44,6 +44,9 @@ struct Case {
   int64_t outC = 0;
   bool projectBias = true;
   std::vector<Op> projectChain = {};
+  /// With `expand`: a 3x3 stride-2 stem convolution of an NCHW image of
+  /// inC channels (2H x 2W) instead of the 1x1 expansion.
+  bool stem = false;
 };
 
 Desc convolution(const Tensor &x, const Tensor &w, const Tensor *b, const Tensor &y,
@@ -98,7 +101,19 @@ Pair build(const Case &c, std::mt19937 &rng) {
     Tensor *result;
   };
   std::vector<Unfused> unfused;
-  if (c.expand) {
+  if (c.stem) {
+    // The image replaces x: NCHW, twice the plane.
+    p.tensors.pop_back();
+    Tensor &image = add({c.batch, c.inC, 2 * c.H, 2 * c.W}, Layout::Contiguous, -1, 1);
+    p.fusedInputs = {&image};
+    Tensor &w = add({c.midC, c.inC, 3, 3}, Layout::Contiguous, -0.5, 0.5);
+    Tensor &b = add({c.midC}, Layout::Contiguous, -0.5, 0.5);
+    value = &add(mid, Layout::ChannelsLast, 0, 0);
+    p.expand = convolution(image, w, &b, *value, 2, {1, 1}, {1, 1}, 1).get();
+    p.fusedInputs.insert(p.fusedInputs.end(), {&w, &b});
+    constant.insert(constant.end(), {true, true});
+    unfused.push_back({p.expand, {&image, &w, &b}, value});
+  } else if (c.expand) {
     Tensor &w = add({c.midC, c.inC, 1, 1}, Layout::Contiguous, -0.5, 0.5);
     Tensor &b = add({c.midC}, Layout::Contiguous, -0.5, 0.5);
     value = &add(mid, Layout::ChannelsLast, 0, 0);
@@ -179,8 +194,8 @@ bool fusionExpected() {
 }
 
 std::string name(const Case &c) {
-  std::string s = cat("k", c.k, " s", c.stride, " ", c.inC, "->", c.midC, " on ", c.H, "x", c.W,
-                      " batch ", c.batch, ":");
+  std::string s = cat(c.stem ? "stem, " : "", "k", c.k, " s", c.stride, " ", c.inC, "->",
+                      c.midC, " on ", c.H, "x", c.W, " batch ", c.batch, ":");
   for (const Op &op : c.expandChain)
     s += " " + op.name;
   s += " |";
@@ -450,6 +465,48 @@ TEST(DepthwiseBlock, RefusesAProjectionItDoesNotTakeWithAReason) {
     std::unique_ptr<Kernel> fused = fuseBlock(r.c, p, reason);
     EXPECT_FALSE(fused) << name(r.c) << ": " << (fused ? fused->describe() : "");
     EXPECT_NE(reason.find(r.reason), std::string::npos) << name(r.c) << ": " << reason;
+  }
+}
+
+TEST(DepthwiseBlock, StemRowsIntoTheRing) {
+  // A CNN's first convolution (3 channels of an NCHW image, 3x3 stride 2)
+  // making the ring's rows in place of an expansion: MobileNetV2's start
+  // (relu6, the depthwise convolution, its 32->16 projection; the stem's
+  // 112x112x32 result and the depthwise result never stored), EfficientNet's
+  // (swish after both: the stem's swish per run of ring rows), a stride-2
+  // depthwise convolution on batch 2. On 1 and 3 threads.
+  std::mt19937 rng(97);
+  const Op relu6{"cgc_op.clip", {{"min", F(0)}, {"max", F(6)}}};
+  const Op swish{"cgc_op.swish"};
+  std::vector<Case> cases = {
+      {1, 3, 32, 112, 112, 3, 1, {1, 1}, {1, 1}, {relu6}, {relu6}, 1, true, 16, true, {}, true},
+      {1, 3, 32, 112, 112, 3, 1, {1, 1}, {1, 1}, {swish}, {swish}, 1, true, 0, true, {}, true},
+      {2, 3, 96, 80, 80, 3, 2, {0, 0}, {1, 1}, {relu6}, {relu6}, 1, true, 24, false, {}, true},
+  };
+  for (const Case &c : cases) {
+    Pair p = build(c, rng);
+    ASSERT_FALSE(p.unfused.empty()) << name(c);
+    std::string reason;
+    std::unique_ptr<Kernel> fused = fuseBlock(c, p, reason);
+    const char *off = std::getenv("CGC_REFERENCE_STEM_DEPTHWISE");
+    if (!projectionExpected(c) || !fusionExpected() || (off && std::string(off) == "0")) {
+      EXPECT_FALSE(fused && fused->describe().find("input channels read in place") !=
+                                std::string::npos)
+          << name(c);
+      continue;
+    }
+    ASSERT_TRUE(fused) << name(c) << ": " << reason;
+    const std::string description = fused->describe();
+    EXPECT_NE(description.find("input channels read in place"), std::string::npos)
+        << description;
+    EXPECT_NE(description.find("into a ring"), std::string::npos) << description;
+    for (ThreadPool *pool : {&pool1(), &pool3()}) {
+      Tensor y(CGC_DTYPE_FLOAT32, p.y->shape(), Layout::ChannelsLast);
+      runKernel(*fused, p.fusedInputs, {&y}, *pool);
+      EXPECT_TRUE(closeTo(y, p.unfused, 1e-4, 1e-4,
+                          name(c) + (pool == &pool1() ? " 1 thread" : " 3 threads") + " [" +
+                              description + "]"));
+    }
   }
 }
 

@@ -1568,12 +1568,31 @@ std::unique_ptr<Kernel> createFusedDepthwiseBlock(const DepthwiseBlock &block,
     reason = cat(conv.op, ": not a 2-D 1x1 channels-last convolution (", name, ")");
     return false;
   };
+  std::unique_ptr<StemRows> stem;
   if (block.expand) {
-    if (!pointwise(*block.expand, names.expand))
-      return nullptr;
     const KernelOperand &mid = block.expandChain.empty()
                                    ? block.expand->outputs[0]
                                    : block.expandChain.back().outputs.at(0);
+    // A 1x1 expansion, or a CNN's stem (3 input channels: the image;
+    // CGC_REFERENCE_STEM_DEPTHWISE=0 keeps it a step of its own).
+    static const bool stemFuses = kernelChoiceOn("CGC_REFERENCE_STEM_DEPTHWISE");
+    const ConvGeom e = parseConv(*block.expand);
+    if (stemConvolution(e, *block.expand, mid)) {
+      if (!stemFuses) {
+        reason = "CGC_REFERENCE_STEM_DEPTHWISE=0";
+        return nullptr;
+      }
+      names.expand = geomText(e);
+      try {
+        stem = makeStemRows(stemGeometry(e), *block.expand, block.expandChain,
+                            constantParams(e, options), names.expand);
+      } catch (const DescError &err) {
+        reason = err.message;
+        return nullptr;
+      }
+    } else if (!pointwise(*block.expand, names.expand)) {
+      return nullptr;
+    }
     if (!(*depthwise.inputs[0] == mid)) {
       reason = cat(depthwise.op, ": its input is not the expanded value");
       return nullptr;
@@ -1587,14 +1606,16 @@ std::unique_ptr<Kernel> createFusedDepthwiseBlock(const DepthwiseBlock &block,
     return nullptr;
   const ConvGeom d = parseConv(depthwise);
   names.depthwise = geomText(d);
-  const KernelOperand &out =
-      block.depthwiseChain.empty() ? depthwise.outputs[0] : block.depthwiseChain.back().outputs.at(0);
+  const KernelOperand &out = block.depthwiseChain.empty()
+                                 ? depthwise.outputs[0]
+                                 : block.depthwiseChain.back().outputs.at(0);
   if (!directDepthwise(d, depthwise, out)) {
     reason = cat(depthwise.op, ": the direct channels-last depthwise kernel does not run ",
                  names.depthwise);
     return nullptr;
   }
-  return makeDepthwiseBlock(block, depthwiseGeometry(d), options, names, pool, reason);
+  return makeDepthwiseBlock(block, depthwiseGeometry(d), options, names, pool, std::move(stem),
+                            reason);
 }
 
 std::unique_ptr<Kernel> createFusedDepthwisePool(const KernelDesc &anchor,

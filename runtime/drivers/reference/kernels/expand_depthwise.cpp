@@ -23,6 +23,7 @@
 #include "onednn.h"
 #include "pointwise.h"
 #include "sgemm.h"
+#include "stem.h"
 
 #include <algorithm>
 
@@ -87,6 +88,20 @@ public:
     macs_ += g_.batch * g_.inH * g_.inW * inC_ * g_.channels;
   }
 
+  /// A stem convolution (a few input channels: the image) with the leading
+  /// clamp of its chain, computed row by row into a ring of `ring` rows;
+  /// its chain's other ops run as `ringEpilogue`.
+  void setStem(const KernelDesc &stem, std::unique_ptr<StemRows> rows, int64_t ring,
+               Epilogue ringEpilogue) {
+    stem_ = std::move(rows);
+    stemBias_ = stem.inputs.size() > 2 && stem.inputs[2];
+    firstExpandExtra_ = stem.inputs.size();
+    ring_ = ring;
+    ringEpilogue_ = std::move(ringEpilogue);
+    const std::vector<int64_t> &w = stem.inputs[1]->shape;
+    macs_ += g_.batch * g_.inH * g_.inW * g_.channels * w[1] * w[2] * w[3];
+  }
+
   /// The projection `project` of the depthwise result (inputs as
   /// `projection` says) into output 0.
   void setProjection(const KernelDesc &project, std::vector<SgemmOp> ops, Projection projection,
@@ -109,17 +124,20 @@ public:
 
   void describeAs(const std::string &expandSummary, const std::string &projectSummary) {
     std::string text;
-    if (expand_) {
-      const PackedSgemm &e = expand_->gemm();
-      text = cat(expandWhat_, expandSummary, " (AVX-512 ", e.tileText(), " into a ring of ", ring_, " rows per thread, never stored",
-                 ringEpilogue_.empty() ? "" : ", chain per run of rows",
+    const std::string ring =
+        cat(" into a ring of ", ring_, " rows per thread, never stored",
+            ringEpilogue_.empty() ? "" : ", chain per run of rows");
+    if (expand_)
+      text = cat(expandWhat_, expandSummary, " (AVX-512 ", expand_->gemm().tileText(), ring,
                  ", weights packed once) then ");
-    }
+    else if (stem_)
+      text = cat(stem_->describe(), ",", ring, ") then ");
     text += cat(rows_->describe(), ", bands of ", band_, " rows",
                 pool_ ? ", then its global average pool from each band" : "", ")");
     if (project_) {
       const PackedSgemm &p = project_->gemm();
-      text += cat(" then ", projectWhat_, projectSummary, " (AVX-512 ", p.tileText(), " on each ", projection_.rows,
+      text += cat(" then ", projectWhat_, projectSummary, " (AVX-512 ", p.tileText(),
+                  " on each ", projection_.rows,
                   " depthwise rows, which are never stored, weights packed ",
                   project_->constantWeights() ? "once" : "each run", ")");
     }
@@ -146,6 +164,12 @@ public:
       projectArgs = project_->bind(own, projectPacked, projectOperands);
       projectArgs.c = static_cast<float *>(args.outputs[0]);
     }
+    Scratch stemScratch;
+    const float *stemParams =
+        stem_ ? stem_->prepare(static_cast<const float *>(args.inputs[1]),
+                               stemBias_ ? static_cast<const float *>(args.inputs[2]) : nullptr,
+                               stemScratch)
+              : nullptr;
     Scratch paramScratch;
     const float *params = rows_->prepare(
         static_cast<const float *>(args.inputs[firstDepthwise_]),
@@ -158,7 +182,8 @@ public:
                         pool_ ? &means : nullptr,
                         [&](int64_t begin, int64_t end, float *y,
                             const DepthwiseRows::BandDone *done) {
-                          piece(args, expandArgs, projectArgs, params, y, begin, end, done);
+                          piece(args, expandArgs, stemParams, projectArgs, params, y, begin,
+                                end, done);
                         });
   }
 
@@ -168,8 +193,8 @@ private:
   /// `y` or, with a projection, into a block of rows that the projection
   /// reads.
   void piece(const KernelArgs &args, const PackedSgemm::Args &expandArgs,
-             const PackedSgemm::Args &projectArgs, const float *params, float *y, int64_t begin,
-             int64_t end, const DepthwiseRows::BandDone *done) const {
+             const float *stemParams, const PackedSgemm::Args &projectArgs, const float *params,
+             float *y, int64_t begin, int64_t end, const DepthwiseRows::BandDone *done) const {
     const DepthwiseGeometry &g = g_;
     const int64_t rowFloats = g.inW * g.channels;
     Scratch ring(size_t(ring_ * rowFloats) * sizeof(float));
@@ -184,8 +209,8 @@ private:
     auto inputRow = [&](int64_t n, int64_t ih) -> const float * {
       return x + n * xStrides_[0] + ih * xStrides_[2];
     };
-    const DepthwiseInput in = expand_ ? DepthwiseInput{ringRow, g.channels}
-                                      : DepthwiseInput{inputRow, xStrides_[3]};
+    const DepthwiseInput in = ring_ ? DepthwiseInput{ringRow, g.channels}
+                                    : DepthwiseInput{inputRow, xStrides_[3]};
 
     // With a projection: the depthwise rows [held, have) in `block`.
     const int64_t outRowFloats = g.outW * g.channels;
@@ -222,7 +247,7 @@ private:
     for (int64_t b0 = begin, b1; b0 < end; b0 = b1) {
       const int64_t n = b0 / g.outH;
       b1 = std::min({end, b0 + band_, (n + 1) * g.outH});
-      if (expand_) {
+      if (ring_) {
         const int64_t oh0 = b0 - n * g.outH, oh1 = b1 - n * g.outH;
         // The expanded rows [lo, hi) the band reads.
         const int64_t lo = std::clamp<int64_t>(oh0 * g.strideH - g.padTop, 0, g.inH);
@@ -232,9 +257,15 @@ private:
           image = n, made = lo;
         for (int64_t p = made; p < hi;) {
           const int64_t slot = p % ring_, count = std::min(hi - p, ring_ - slot);
-          a.a = x + n * xStrides_[0] + p * g.inW * inC_;
-          a.c = base + slot * rowFloats;
-          expand_->gemm().run(a, 0, count * g.inW, 0, expand_->gemm().panels());
+          if (expand_) {
+            a.a = x + n * xStrides_[0] + p * g.inW * inC_;
+            a.c = base + slot * rowFloats;
+            expand_->gemm().run(a, 0, count * g.inW, 0, expand_->gemm().panels());
+          } else {
+            for (int64_t q = 0; q < count; ++q)
+              stem_->computeRow(x, stemParams, base + (slot + q) * rowFloats,
+                                n * g.inH + p + q);
+          }
           if (!ringEpilogue_.empty())
             ringEpilogue_.apply(reinterpret_cast<char *>(base), expandExtra, slot * rowFloats,
                                 (slot + count) * rowFloats);
@@ -264,6 +295,8 @@ private:
   int64_t macs_ = 0;
   std::unique_ptr<DepthwiseRows> rows_;
   std::optional<PointwiseProduct> expand_;
+  std::unique_ptr<StemRows> stem_; // instead of an expansion
+  bool stemBias_ = false;
   size_t firstExpandExtra_ = 0;
   Epilogue ringEpilogue_;
   std::string expandWhat_;
@@ -318,7 +351,8 @@ std::unique_ptr<Kernel> makeDepthwiseBlock(const DepthwiseBlock &block,
                                            const DepthwiseGeometry &g,
                                            const KernelOptions &options,
                                            const DepthwiseBlockNames &names,
-                                           const KernelDesc *pool, std::string &reason) {
+                                           const KernelDesc *pool, std::unique_ptr<StemRows> stem,
+                                           std::string &reason) {
   const KernelDesc &depthwise = *block.depthwise;
   const KernelDesc *expand = block.expand, *project = block.project;
   if (expand && !fusionEnabled()) {
@@ -341,9 +375,11 @@ std::unique_ptr<Kernel> makeDepthwiseBlock(const DepthwiseBlock &block,
   for (const KernelDesc &op : block.expandChain)
     expandExtras += op.inputs.size() - 1;
   if (expand) {
-    reason = pointwiseMismatch(*expand, block.expandChain);
-    if (!reason.empty())
-      return nullptr;
+    if (!stem) {
+      reason = pointwiseMismatch(*expand, block.expandChain);
+      if (!reason.empty())
+        return nullptr;
+    }
     if (!options.isConstant(1)) {
       reason = "the expansion's weights are not constant weights (packed once per address)";
       return nullptr;
@@ -398,30 +434,44 @@ std::unique_ptr<Kernel> makeDepthwiseBlock(const DepthwiseBlock &block,
       g, expand ? *expand->inputs[0] : *depthwise.inputs[0], std::move(rows), firstWeights,
       depthwiseParams, depthwiseBias, band);
 
-  if (expand) {
+  // The chain of the ring's producer that runs per run of ring rows,
+  // rewritten to their shape.
+  auto ringEpilogue = [&](const std::vector<KernelDesc> &chain, Epilogue &epilogue) {
+    std::vector<KernelDesc> rewritten;
+    if (!ringChain(chain, g.channels, ring * g.inW, rewritten, reason))
+      return false;
+    const int64_t positions = ring * g.inW;
+    try {
+      epilogue = Epilogue({1, g.channels, 1, positions}, CGC_DTYPE_FLOAT32, rewritten,
+                          {positions * g.channels, 1, positions * g.channels, g.channels},
+                          {0, 2, 3, 1});
+    } catch (const DescError &e) {
+      reason = e.message;
+      return false;
+    }
+    return true;
+  };
+  if (stem) {
+    const std::vector<KernelDesc> rest(block.expandChain.begin() + int64_t(stem->clampOps()),
+                                       block.expandChain.end());
+    Epilogue epilogue;
+    if (!rest.empty() && !ringEpilogue(rest, epilogue))
+      return nullptr;
+    kernel->setStem(*expand, std::move(stem), ring, std::move(epilogue));
+  } else if (expand) {
     PointwiseEpilogue ops = pointwiseEpilogue(*expand, block.expandChain);
     // The GEMM computes runs of ring rows: an operand must not depend on
     // the row (only the bias and per-channel operands qualify).
     bool chainInGemm = ops.chainInGemm;
     for (const SgemmOp &op : ops.ops)
       chainInGemm = chainInGemm && (!op.binary() || op.rowStride == 0);
-    Epilogue ringEpilogue;
+    Epilogue epilogue;
     if (!chainInGemm) {
       ops.ops.resize(expand->inputs.size() > 2 && expand->inputs[2] ? 1 : 0); // the bias
-      std::vector<KernelDesc> chain;
-      if (!ringChain(block.expandChain, g.channels, ring * g.inW, chain, reason))
+      if (!ringEpilogue(block.expandChain, epilogue))
         return nullptr;
-      const int64_t positions = ring * g.inW;
-      try {
-        ringEpilogue = Epilogue({1, g.channels, 1, positions}, CGC_DTYPE_FLOAT32, chain,
-                                {positions * g.channels, 1, positions * g.channels, g.channels},
-                                {0, 2, 3, 1});
-      } catch (const DescError &e) {
-        reason = e.message;
-        return nullptr;
-      }
     }
-    kernel->setExpansion(*expand, std::move(ops.ops), ops.extras, ring, std::move(ringEpilogue),
+    kernel->setExpansion(*expand, std::move(ops.ops), ops.extras, ring, std::move(epilogue),
                          names.expand);
   }
 

@@ -26,6 +26,7 @@
 
 #include "depthwise.h"
 #include "kernels.h"
+#include "stem.h"
 
 #include <string>
 
@@ -43,7 +44,9 @@ struct DepthwiseBlockNames {
 ///     accepts, with constant weights) is computed into a ring of rows per
 ///     thread: its result is never stored. Not when the expanded value fits
 ///     in L2 anyway (fusing then only costs), or an extra operand of its
-///     chain varies across positions;
+///     chain varies across positions. With `stem` (the rows of the block's
+///     `expand`, a CNN's first convolution that stem.h runs), that
+///     convolution makes the ring's rows instead, row by row;
 ///   - a projection (a 1x1 channels-last convolution whose chain is all in
 ///     the packed GEMM's epilogue: bias, residual add, clip) runs on each
 ///     block of depthwise output rows right after they are computed: the
@@ -61,7 +64,8 @@ std::unique_ptr<Kernel> makeDepthwiseBlock(const DepthwiseBlock &block,
                                            const DepthwiseGeometry &g,
                                            const KernelOptions &options,
                                            const DepthwiseBlockNames &names,
-                                           const KernelDesc *pool, std::string &reason);
+                                           const KernelDesc *pool, std::unique_ptr<StemRows> stem,
+                                           std::string &reason);
 
 } // namespace cgc::ref
 

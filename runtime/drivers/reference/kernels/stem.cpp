@@ -124,89 +124,42 @@ std::pair<int64_t, int64_t> validTaps(int64_t start, int64_t k, int64_t d, int64
 /// Output rows per run of the fused chain (112 x 32 floats a row: 14 KB).
 constexpr int64_t kEpilogueRows = 4;
 
-class StemKernel final : public KernelBase {
+/// The kernel's work on output rows, without the chain after a leading
+/// clamp (the kernel applies it per block of rows).
+class ChannelsLastStemRows final : public StemRows {
 public:
-  StemKernel(const StemGeometry &g, const KernelDesc &anchor, const std::vector<KernelDesc> &chain,
-             bool constantParams, const std::string &what)
-      : g_(g), params_(*anchor.inputs[1], constantParams), firstExtra_(anchor.inputs.size()) {
+  ChannelsLastStemRows(const StemGeometry &g, const KernelDesc &anchor,
+                       const std::vector<KernelDesc> &chain, bool constantParams,
+                       const std::string &what)
+      : g_(g), params_(*anchor.inputs[1], constantParams) {
     const std::vector<int64_t> xs = anchor.inputs[0]->effectiveStrides();
     xN_ = xs[0], xC_ = xs[1], xH_ = xs[2], xW_ = xs[3];
-    const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
-    const std::vector<int64_t> ys = out.effectiveStrides();
-    yN_ = ys[0], yH_ = ys[2];
-    const KernelOperand &w = *anchor.inputs[1];
-    wStrides_ = w.effectiveStrides();
+    wStrides_ = anchor.inputs[1]->effectiveStrides();
     if (g.hasBias)
       bStride_ = anchor.inputs[2]->effectiveStrides()[0];
     clamp_ = leadingClamp(chain, anchor.outputs[0].shape);
-    const std::vector<KernelDesc> rest(chain.begin() + clamp_.ops, chain.end());
-    epilogue_ = Epilogue(anchor.outputs[0].shape, CGC_DTYPE_FLOAT32, rest, ys, {0, 2, 3, 1});
     // Interior columns: every tap inside the input.
     const int64_t extW = g.dilationW * (g.kernelW - 1);
     owLo_ = std::min(g.outW, (g.padLeft + g.strideW - 1) / g.strideW);
     const int64_t last = g.inW - 1 - extW + g.padLeft; // last start column + padLeft
     owHi_ = std::max(owLo_, last < 0 ? 0 : std::min(g.outW, last / g.strideW + 1));
-    const std::string summary = chainSummary(chain);
     const int64_t vectors = std::min<int64_t>(4, g.outC / 16);
-    description_ = cat(what, summary, " (direct, ", g.inC,
-                       " input channels read in place, AVX-512 ",
-                       24 / vectors, "x", 16 * vectors, " register tiles",
+    description_ = cat(what, chainSummary(chain), " (direct, ", g.inC,
+                       " input channels read in place, AVX-512 ", 24 / vectors, "x",
+                       16 * vectors, " register tiles",
                        clamp_.name.empty() ? "" : ", " + clamp_.name + " before the store",
-                       params_.constant() ? ", weights prepared once" : "",
-                       ", split across the pool)");
+                       params_.constant() ? ", weights prepared once" : "");
   }
 
-  void run(const KernelArgs &args, ThreadPool &pool) const override {
-    const float *x = static_cast<const float *>(args.inputs[0]);
-    float *y = static_cast<float *>(args.outputs[0]);
-    Scratch scratch;
-    const float *params = prepare(args, scratch);
-    const void *const *extra = args.inputs + firstExtra_;
-    const int64_t rows = g_.batch * g_.outH;
-    const int64_t pieces = std::min<int64_t>(rows, pool.size());
-    const int64_t rowElems = g_.outW * g_.outC;
-    pool.run(size_t(pieces), [&](size_t p) {
-      int64_t begin, end;
-      evenSplit(rows, pieces, int64_t(p), begin, end);
-      // The chain over blocks of rows while they are in cache.
-      for (int64_t b0 = begin; b0 < end; b0 += kEpilogueRows) {
-        const int64_t b1 = std::min(end, b0 + kEpilogueRows);
-        for (int64_t r = b0; r < b1; ++r)
-          computeRow(x, params, y, r);
-        if (!epilogue_.empty())
-          epilogue_.apply(reinterpret_cast<char *>(y), extra, b0 * rowElems, b1 * rowElems);
-      }
-    });
-  }
+  std::string describe() const override { return description_; }
+  size_t clampOps() const override { return size_t(clamp_.ops); }
 
-private:
-  size_t paramFloats() const {
-    return size_t((g_.inC * g_.kernelH * g_.kernelW + 1) * g_.outC);
-  }
-
-  /// Weights [C][KH][KW][O], then the bias [O] (zeros without one).
-  void fill(const float *w, const float *b, float *p) const {
-    const int64_t O = g_.outC;
-    for (int64_t c = 0; c < g_.inC; ++c)
-      for (int64_t i = 0; i < g_.kernelH; ++i)
-        for (int64_t j = 0; j < g_.kernelW; ++j)
-          for (int64_t o = 0; o < O; ++o)
-            p[((c * g_.kernelH + i) * g_.kernelW + j) * O + o] =
-                w[o * wStrides_[0] + c * wStrides_[1] + i * wStrides_[2] + j * wStrides_[3]];
-    float *bias = p + g_.inC * g_.kernelH * g_.kernelW * O;
-    for (int64_t o = 0; o < O; ++o)
-      bias[o] = b ? b[o * bStride_] : 0.0f;
-  }
-
-  const float *prepare(const KernelArgs &args, Scratch &scratch) const {
-    const float *w = static_cast<const float *>(args.inputs[1]);
-    const float *b = g_.hasBias ? static_cast<const float *>(args.inputs[2]) : nullptr;
-    const size_t bytes = paramFloats() * sizeof(float);
+  const float *prepare(const float *w, const float *b, Scratch &scratch) const override {
+    const size_t bytes = size_t((g_.inC * g_.kernelH * g_.kernelW + 1) * g_.outC) * sizeof(float);
     return params_.get(w, b, bytes, scratch, [&](float *p) { fill(w, b, p); });
   }
 
-  /// Output row r (n * outH + oh), every channel.
-  void computeRow(const float *x, const float *params, float *y, int64_t r) const {
+  void computeRow(const float *x, const float *params, float *row, int64_t r) const override {
     const StemGeometry &g = g_;
     const int64_t n = r / g.outH, oh = r % g.outH;
     const int64_t ih0 = oh * g.strideH - g.padTop;
@@ -224,7 +177,6 @@ private:
     a.clamp = clamp_.ops != 0;
     a.addZero = clamp_.ops != 0 && !std::signbit(clamp_.zero);
     const float *bias = params + g.inC * g.kernelH * g.kernelW * g.outC;
-    float *row = y + n * yN_ + oh * yH_;
     for (int64_t c0 = 0; c0 < g.outC; c0 += 64) {
       const int64_t vectors = std::min<int64_t>(4, (g.outC - c0) / 16);
       const int64_t tileRows = 24 / vectors;
@@ -251,14 +203,75 @@ private:
     }
   }
 
+private:
+  /// Weights [C][KH][KW][O], then the bias [O] (zeros without one).
+  void fill(const float *w, const float *b, float *p) const {
+    const int64_t O = g_.outC;
+    for (int64_t c = 0; c < g_.inC; ++c)
+      for (int64_t i = 0; i < g_.kernelH; ++i)
+        for (int64_t j = 0; j < g_.kernelW; ++j)
+          for (int64_t o = 0; o < O; ++o)
+            p[((c * g_.kernelH + i) * g_.kernelW + j) * O + o] =
+                w[o * wStrides_[0] + c * wStrides_[1] + i * wStrides_[2] + j * wStrides_[3]];
+    float *bias = p + g_.inC * g_.kernelH * g_.kernelW * O;
+    for (int64_t o = 0; o < O; ++o)
+      bias[o] = b ? b[o * bStride_] : 0.0f;
+  }
+
   StemGeometry g_;
   onednn::PreparedWeights params_;
-  size_t firstExtra_;
-  int64_t xN_ = 0, xC_ = 0, xH_ = 0, xW_ = 0, yN_ = 0, yH_ = 0;
+  int64_t xN_ = 0, xC_ = 0, xH_ = 0, xW_ = 0;
   std::vector<int64_t> wStrides_;
   int64_t bStride_ = 0;
   int64_t owLo_ = 0, owHi_ = 0;
   LeadingClamp clamp_;
+  std::string description_;
+};
+
+class StemKernel final : public KernelBase {
+public:
+  StemKernel(const StemGeometry &g, const KernelDesc &anchor, const std::vector<KernelDesc> &chain,
+             bool constantParams, const std::string &what)
+      : g_(g), rows_(g, anchor, chain, constantParams, what),
+        firstExtra_(anchor.inputs.size()) {
+    const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
+    const std::vector<int64_t> ys = out.effectiveStrides();
+    yN_ = ys[0], yH_ = ys[2];
+    const std::vector<KernelDesc> rest(chain.begin() + int64_t(rows_.clampOps()), chain.end());
+    epilogue_ = Epilogue(anchor.outputs[0].shape, CGC_DTYPE_FLOAT32, rest, ys, {0, 2, 3, 1});
+    description_ = rows_.describe() + ", split across the pool)";
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    const float *x = static_cast<const float *>(args.inputs[0]);
+    float *y = static_cast<float *>(args.outputs[0]);
+    Scratch scratch;
+    const float *params =
+        rows_.prepare(static_cast<const float *>(args.inputs[1]),
+                      g_.hasBias ? static_cast<const float *>(args.inputs[2]) : nullptr, scratch);
+    const void *const *extra = args.inputs + firstExtra_;
+    const int64_t rows = g_.batch * g_.outH;
+    const int64_t pieces = std::min<int64_t>(rows, pool.size());
+    const int64_t rowElems = g_.outW * g_.outC;
+    pool.run(size_t(pieces), [&](size_t p) {
+      int64_t begin, end;
+      evenSplit(rows, pieces, int64_t(p), begin, end);
+      // The chain over blocks of rows while they are in cache.
+      for (int64_t b0 = begin; b0 < end; b0 += kEpilogueRows) {
+        const int64_t b1 = std::min(end, b0 + kEpilogueRows);
+        for (int64_t r = b0; r < b1; ++r)
+          rows_.computeRow(x, params, y + (r / g_.outH) * yN_ + (r % g_.outH) * yH_, r);
+        if (!epilogue_.empty())
+          epilogue_.apply(reinterpret_cast<char *>(y), extra, b0 * rowElems, b1 * rowElems);
+      }
+    });
+  }
+
+private:
+  StemGeometry g_;
+  ChannelsLastStemRows rows_;
+  size_t firstExtra_;
+  int64_t yN_ = 0, yH_ = 0;
   Epilogue epilogue_;
 };
 
@@ -286,6 +299,12 @@ std::unique_ptr<Kernel> makeStemConvolution(const StemGeometry &g, const KernelD
                                             const std::vector<KernelDesc> &chain,
                                             bool constantParams, const std::string &what) {
   return std::make_unique<StemKernel>(g, anchor, chain, constantParams, what);
+}
+
+std::unique_ptr<StemRows> makeStemRows(const StemGeometry &g, const KernelDesc &anchor,
+                                       const std::vector<KernelDesc> &chain, bool constantParams,
+                                       const std::string &what) {
+  return std::make_unique<ChannelsLastStemRows>(g, anchor, chain, constantParams, what);
 }
 
 } // namespace cgc::ref

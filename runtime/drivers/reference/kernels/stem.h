@@ -49,6 +49,33 @@ std::unique_ptr<Kernel> makeStemConvolution(const StemGeometry &g, const KernelD
                                             const std::vector<KernelDesc> &chain,
                                             bool constantParams, const std::string &what);
 
+/// The kernel's work on output rows, for a kernel that consumes the rows
+/// as they are made (expand_depthwise.h): the convolution and the leading
+/// clip or relu of its chain, applied before the store; the rest of the
+/// chain is the caller's.
+class StemRows {
+public:
+  virtual ~StemRows() = default;
+  /// "what+chain (direct, ..." without the closing parenthesis.
+  virtual std::string describe() const = 0;
+  /// How many ops at the front of the chain the rows apply (0 or 1).
+  virtual size_t clampOps() const = 0;
+  /// The weights `w` and bias `b` (may be null) as the rows read them:
+  /// prepared once per address when the parameters are constant, else into
+  /// `scratch` on every call.
+  virtual const float *prepare(const float *w, const float *b, Scratch &scratch) const = 0;
+  /// Output row r (n * outH + oh) of the image `x`, every channel, into
+  /// `row`: outW pixels of outC channels, channels innermost.
+  virtual void computeRow(const float *x, const float *params, float *row,
+                          int64_t r) const = 0;
+};
+
+/// The rows of `anchor` followed by `chain`, as makeStemConvolution computes
+/// them (stemConvolutionMismatch must be empty for `anchor`).
+std::unique_ptr<StemRows> makeStemRows(const StemGeometry &g, const KernelDesc &anchor,
+                                       const std::vector<KernelDesc> &chain, bool constantParams,
+                                       const std::string &what);
+
 } // namespace cgc::ref
 
 #endif // CGC_REFERENCE_KERNELS_STEM_H
