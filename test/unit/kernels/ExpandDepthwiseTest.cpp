@@ -187,6 +187,18 @@ Pair build(const Case &c, std::mt19937 &rng) {
   return p;
 }
 
+/// The fused kernel on 1 and on 3 threads (pieces of rows meeting inside an
+/// image and across images) against the ops run one by one.
+void expectMatchesRunApart(const Kernel &fused, const Pair &p, const std::string &what) {
+  for (ThreadPool *pool : {&pool1(), &pool3()}) {
+    Tensor y(CGC_DTYPE_FLOAT32, p.y->shape(), Layout::ChannelsLast);
+    runKernel(fused, p.fusedInputs, {&y}, *pool);
+    EXPECT_TRUE(closeTo(y, p.unfused, 1e-4, 1e-4,
+                        what + (pool == &pool1() ? " 1 thread" : " 3 threads") + " [" +
+                            fused.describe() + "]"));
+  }
+}
+
 /// The kernel is on: AVX-512, the packed GEMM, not turned off.
 bool fusionExpected() {
   const char *off = std::getenv("CGC_REFERENCE_EXPAND_DEPTHWISE");
@@ -278,13 +290,7 @@ TEST(ExpandDepthwise, MatchesTheTwoKernelsRunApart) {
     const std::string description = fused->describe();
     EXPECT_NE(description.find("never stored"), std::string::npos) << description;
     EXPECT_NE(description.find("direct depthwise"), std::string::npos) << description;
-    for (ThreadPool *pool : {&pool1(), &pool3()}) {
-      Tensor y(CGC_DTYPE_FLOAT32, p.y->shape(), Layout::ChannelsLast);
-      runKernel(*fused, p.fusedInputs, {&y}, *pool);
-      EXPECT_TRUE(closeTo(y, p.unfused, 1e-4, 1e-4,
-                          name(c) + (pool == &pool1() ? " 1 thread" : " 3 threads") + " [" +
-                              description + "]"));
-    }
+    expectMatchesRunApart(*fused, p, name(c));
   }
 }
 
@@ -423,13 +429,7 @@ TEST(DepthwiseBlock, ProjectionMatchesTheKernelsRunApart) {
     EXPECT_NE(description.find("depthwise rows, which are never stored"), std::string::npos)
         << description;
     EXPECT_EQ(description.find("ring") != std::string::npos, c.expand) << description;
-    for (ThreadPool *pool : {&pool1(), &pool3()}) {
-      Tensor y(CGC_DTYPE_FLOAT32, p.y->shape(), Layout::ChannelsLast);
-      runKernel(*fused, p.fusedInputs, {&y}, *pool);
-      EXPECT_TRUE(closeTo(y, p.unfused, 1e-4, 1e-4,
-                          name(c) + (pool == &pool1() ? " 1 thread" : " 3 threads") + " [" +
-                              description + "]"));
-    }
+    expectMatchesRunApart(*fused, p, name(c));
   }
 }
 
@@ -500,13 +500,7 @@ TEST(DepthwiseBlock, StemRowsIntoTheRing) {
     EXPECT_NE(description.find("input channels read in place"), std::string::npos)
         << description;
     EXPECT_NE(description.find("into a ring"), std::string::npos) << description;
-    for (ThreadPool *pool : {&pool1(), &pool3()}) {
-      Tensor y(CGC_DTYPE_FLOAT32, p.y->shape(), Layout::ChannelsLast);
-      runKernel(*fused, p.fusedInputs, {&y}, *pool);
-      EXPECT_TRUE(closeTo(y, p.unfused, 1e-4, 1e-4,
-                          name(c) + (pool == &pool1() ? " 1 thread" : " 3 threads") + " [" +
-                              description + "]"));
-    }
+    expectMatchesRunApart(*fused, p, name(c));
   }
 }
 

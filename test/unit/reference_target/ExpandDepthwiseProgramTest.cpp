@@ -40,6 +40,26 @@ KernelOperand channelsLast(S storage, uint32_t index, int64_t channels, int64_t 
   return o;
 }
 
+/// A depthwise 3x3 convolution of `channels` channels.
+KernelDesc depthwise3x3(KernelOperand in, KernelOperand w, KernelOperand b, KernelOperand out,
+                        int64_t stride, std::vector<int64_t> padBegin,
+                        std::vector<int64_t> padEnd, int64_t channels) {
+  KernelDesc dw = layer("cgc_op.convolution", {std::move(in), std::move(w), std::move(b)},
+                        std::move(out));
+  dw.setAttr("strides", AttrValue::ofInts({stride, stride}));
+  dw.setAttr("dilations", AttrValue::ofInts({1, 1}));
+  dw.setAttr("start_padding", AttrValue::ofInts(std::move(padBegin)));
+  dw.setAttr("end_padding", AttrValue::ofInts(std::move(padEnd)));
+  dw.setAttr("groups", AttrValue::ofInt(channels));
+  return dw;
+}
+
+/// The packed GEMM runs and the kernel choice `env` is not turned off.
+bool fusionOn(const char *env) {
+  const char *off = std::getenv(env);
+  return ref::PackedSgemm::available() && !(off && std::string(off) == "0");
+}
+
 KernelDesc relu6(KernelOperand in, KernelOperand out) {
   KernelDesc d = layer("cgc_op.clip", {std::move(in)}, std::move(out));
   d.setAttr("min", AttrValue::ofFloat(0));
@@ -72,15 +92,9 @@ KernelProgram blockProgram(bool expandedReadLater) {
                                                  f32(S::Binding, 1, {kMid, kIn, 1, 1}),
                                                  f32(S::Binding, 2, {kMid}), expanded));
   p.kernels.push_back(relu6(expanded, clipped));
-  KernelDesc dw = layer("cgc_op.convolution",
-                        {clipped, f32(S::Binding, 3, {kMid, 1, 3, 3}), f32(S::Binding, 4, {kMid})},
-                        filtered);
-  dw.setAttr("strides", AttrValue::ofInts({2, 2}));
-  dw.setAttr("dilations", AttrValue::ofInts({1, 1}));
-  dw.setAttr("start_padding", AttrValue::ofInts({0, 0}));
-  dw.setAttr("end_padding", AttrValue::ofInts({1, 1}));
-  dw.setAttr("groups", AttrValue::ofInt(kMid));
-  p.kernels.push_back(dw);
+  p.kernels.push_back(depthwise3x3(clipped, f32(S::Binding, 3, {kMid, 1, 3, 3}),
+                                   f32(S::Binding, 4, {kMid}), filtered, 2, {0, 0}, {1, 1},
+                                   kMid));
   p.kernels.push_back(relu6(filtered, channelsLast(S::Binding, 5, kMid, kOH, kOW)));
   p.kernels.push_back(layer("cgc_op.global_avg_pool",
                             {channelsLast(S::Binding, 5, kMid, kOH, kOW)},
@@ -96,8 +110,7 @@ KernelProgram blockProgram(bool expandedReadLater) {
 TEST(ReferenceExpandDepthwise, OneStepAndNoExpandedTemporary) {
   if (!reference::haveKernelLibrary())
     GTEST_SKIP() << "the kernel library has no kernels in this build";
-  const char *off = std::getenv("CGC_REFERENCE_EXPAND_DEPTHWISE");
-  const bool fuses = ref::PackedSgemm::available() && !(off && std::string(off) == "0");
+  const bool fuses = fusionOn("CGC_REFERENCE_EXPAND_DEPTHWISE");
   for (bool later : {false, true}) {
     SCOPED_TRACE(later ? "expanded value read later" : "only the depthwise reads it");
     std::string error;
@@ -188,16 +201,9 @@ KernelProgram depthwiseProjectProgram() {
   p.temporaries.push_back({uint64_t(c * h * w * 4), 64});
   const KernelOperand filtered = channelsLast(S::Temporary, 0, c, h, w);
   const KernelOperand clipped = channelsLast(S::Temporary, 1, c, h, w);
-  KernelDesc dw = layer("cgc_op.convolution",
-                        {channelsLast(S::Binding, 0, c, h, w), f32(S::Binding, 1, {c, 1, 3, 3}),
-                         f32(S::Binding, 2, {c})},
-                        filtered);
-  dw.setAttr("strides", AttrValue::ofInts({1, 1}));
-  dw.setAttr("dilations", AttrValue::ofInts({1, 1}));
-  dw.setAttr("start_padding", AttrValue::ofInts({1, 1}));
-  dw.setAttr("end_padding", AttrValue::ofInts({1, 1}));
-  dw.setAttr("groups", AttrValue::ofInt(c));
-  p.kernels.push_back(dw);
+  p.kernels.push_back(depthwise3x3(channelsLast(S::Binding, 0, c, h, w),
+                                   f32(S::Binding, 1, {c, 1, 3, 3}), f32(S::Binding, 2, {c}),
+                                   filtered, 1, {1, 1}, {1, 1}, c));
   p.kernels.push_back(relu6(filtered, clipped));
   p.kernels.push_back(test::pointwiseConvolution(clipped, f32(S::Binding, 3, {o, c, 1, 1}),
                                                  f32(S::Binding, 4, {o}),
@@ -210,8 +216,7 @@ KernelProgram depthwiseProjectProgram() {
 TEST(ReferenceDepthwiseProject, OneStepAndNoDepthwiseTemporary) {
   if (!reference::haveKernelLibrary())
     GTEST_SKIP() << "the kernel library has no kernels in this build";
-  const char *off = std::getenv("CGC_REFERENCE_DEPTHWISE_PROJECT");
-  const bool fuses = ref::PackedSgemm::available() && !(off && std::string(off) == "0");
+  const bool fuses = fusionOn("CGC_REFERENCE_DEPTHWISE_PROJECT");
   std::string error;
   auto compiled = ref::CompiledProgram::create(depthwiseProjectProgram(), error);
   ASSERT_TRUE(compiled) << error;
