@@ -1,4 +1,7 @@
-//===- expand_depthwise.cpp - A 1x1 expansion fused into a depthwise ------===//
+//===- expand_depthwise.cpp - A depthwise convolution and its neighbours --===//
+//
+// (The expansion, or the stem, before a depthwise convolution and the
+// projection after it: expand_depthwise.h.)
 //
 // Work: the depthwise convolution's output rows split into one contiguous
 // piece per thread (DepthwiseRows::forEachPiece, as the unfused kernel
@@ -60,10 +63,11 @@ struct Projection {
 };
 
 /// An inverted residual block's convolutions, or the part of it that fuses:
-/// [a 1x1 expansion and its chain, computed into a ring of rows ->] the
-/// depthwise convolution and its chain [-> a 1x1 projection and its chain,
-/// computed from each block of depthwise rows]. Neither the expanded value
-/// nor the depthwise result is stored when the kernel makes or consumes it.
+/// [a 1x1 expansion, or a CNN's stem, and its chain, computed into a ring
+/// of rows ->] the depthwise convolution and its chain [-> a 1x1
+/// projection and its chain, computed from each block of depthwise rows].
+/// Neither the ring's rows nor the depthwise result is stored when the
+/// kernel makes or consumes it.
 class DepthwiseBlockKernel final : public KernelBase {
 public:
   DepthwiseBlockKernel(const DepthwiseGeometry &g, const KernelOperand &x,
