@@ -897,8 +897,11 @@ LogicalResult convertUnique(NodeContext &ctx) {
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
   if (sorted)
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      return compare(firsts[a], firsts[b]) < 0;
+    // Equal values keep their order of first appearance (the index breaks
+    // ties: std::sort, as std::stable_sort would).
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      const int c = compare(firsts[a], firsts[b]);
+      return c != 0 ? c < 0 : a < b;
     });
   SmallVector<int64_t> rank(order.size());
   for (size_t i = 0; i < order.size(); ++i)

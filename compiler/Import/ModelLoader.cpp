@@ -625,9 +625,11 @@ LogicalResult ModelLoader::checkGraph() {
       nodes += entry.second.first;
     std::vector<std::pair<std::string, std::pair<int, std::vector<std::string>>>>
         ranked(unsupported.begin(), unsupported.end());
-    std::stable_sort(ranked.begin(), ranked.end(), [](const auto &a,
-                                                      const auto &b) {
-      return a.second.first > b.second.first;
+    // Most nodes first, then by name (the map's order).
+    std::sort(ranked.begin(), ranked.end(), [](const auto &a, const auto &b) {
+      if (a.second.first != b.second.first)
+        return a.second.first > b.second.first;
+      return a.first < b.first;
     });
     InFlightDiagnostic diag = error();
     diag << "the model uses " << ranked.size() << " op type"

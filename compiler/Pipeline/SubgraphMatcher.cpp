@@ -447,8 +447,9 @@ LogicalResult SubgraphMatcher::matchAndOutline(ModuleOp module,
   }
 
   // Priority, then size, then target order, then declaration order, then
-  // position: a total order, so the selection is deterministic.
-  llvm::stable_sort(candidates, [&](const Candidate &a, const Candidate &b) {
+  // position: a total order (one candidate per pattern and root), so the
+  // selection is deterministic.
+  llvm::sort(candidates, [&](const Candidate &a, const Candidate &b) {
     const Pattern &pa = patterns[a.pattern], &pb = patterns[b.pattern];
     if (pa.priority != pb.priority)
       return pa.priority > pb.priority;

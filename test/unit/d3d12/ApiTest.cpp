@@ -116,7 +116,8 @@ TEST(Memory, CommittedBuffersMapAndAddresses) {
   EXPECT_EQ(upload->Map(0, nullptr, &p), S_OK);
   EXPECT_EQ(upload->Map(1, nullptr, &p), E_INVALIDARG);
   // Textures are out of scope.
-  D3D12_HEAP_PROPERTIES props = {D3D12_HEAP_TYPE_DEFAULT};
+  D3D12_HEAP_PROPERTIES props = {};
+  props.Type = D3D12_HEAP_TYPE_DEFAULT;
   D3D12_RESOURCE_DESC tex = CD3DX12_RESOURCE_DESC::Tex2D(DXGI_FORMAT_R8G8B8A8_UNORM, 4, 4);
   ComPtr<ID3D12Resource> t;
   EXPECT_EQ(device->CreateCommittedResource(&props, D3D12_HEAP_FLAG_NONE, &tex,
@@ -223,7 +224,9 @@ TEST(Queue, CommandListErrors) {
   // Out-of-scope device methods return E_NOTIMPL.
   ComPtr<ID3D12RootSignature> rs;
   EXPECT_EQ(device->CreateRootSignature(0, "x", 1, IID_PPV_ARGS(&rs)), E_NOTIMPL);
-  D3D12_DESCRIPTOR_HEAP_DESC dh = {D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV, 4};
+  D3D12_DESCRIPTOR_HEAP_DESC dh = {};
+  dh.Type = D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV;
+  dh.NumDescriptors = 4;
   ComPtr<ID3D12DescriptorHeap> heap;
   EXPECT_EQ(device->CreateDescriptorHeap(&dh, IID_PPV_ARGS(&heap)), E_NOTIMPL);
   // Sharing needs D3D12_HEAP_FLAG_SHARED (SharedHandleTest.cpp).

@@ -26,10 +26,13 @@ LoopPlan::LoopPlan(const std::vector<int64_t> &shape,
       dims.push_back(d);
   if (total_ == 0)
     dims.clear();
-  // Order by the output's (operand 0's) stride magnitude, outermost first.
+  // Order by the output's (operand 0's) stride magnitude, outermost first;
+  // equal magnitudes keep their order (std::sort with the index as the
+  // tie-break: std::stable_sort's buffer is deprecated in this libstdc++).
   if (reorder && numOperands_ > 0)
-    std::stable_sort(dims.begin(), dims.end(), [&](size_t a, size_t b) {
-      return std::llabs(strides[0][a]) > std::llabs(strides[0][b]);
+    std::sort(dims.begin(), dims.end(), [&](size_t a, size_t b) {
+      const int64_t sa = std::llabs(strides[0][a]), sb = std::llabs(strides[0][b]);
+      return sa != sb ? sa > sb : a < b;
     });
   for (size_t d : dims) {
     std::array<int64_t, kMaxOperands> s{};
