@@ -60,6 +60,41 @@ bool fusionOn(const char *env) {
   return ref::PackedSgemm::available() && !(off && std::string(off) == "0");
 }
 
+/// Output (oh, ow) of channel ch of a 3x3 depthwise convolution in double:
+/// input x [h][w][c], weights [c][3][3], bias [c], stride `stride`, `pad`
+/// rows and columns of zeros before the first.
+template <class Values>
+double depthwise3x3At(const Values &x, int64_t h, int64_t w, int64_t c,
+                      const std::vector<float> &weights, const std::vector<float> &bias,
+                      int64_t stride, int64_t pad, int64_t oh, int64_t ow, int64_t ch) {
+  double acc = bias[size_t(ch)];
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 3; ++j) {
+      const int64_t ih = oh * stride + i - pad, iw = ow * stride + j - pad;
+      if (ih >= 0 && ih < h && iw >= 0 && iw < w)
+        acc += double(weights[size_t(ch * 9 + i * 3 + j)]) *
+               double(x[size_t((ih * w + iw) * c + ch)]);
+    }
+  return acc;
+}
+
+/// Runs `compiled` on `threads` threads with `buffers` as its bindings.
+void runOn(const ref::CompiledProgram &compiled, std::vector<std::vector<float>> &buffers,
+           int threads) {
+  ref::ThreadPool pool(threads);
+  std::vector<uint8_t *> bindings;
+  for (auto &b : buffers)
+    bindings.push_back(reinterpret_cast<uint8_t *>(b.data()));
+  compiled.run(bindings, pool);
+}
+
+/// `p`, after checking that it validates.
+KernelProgram validated(KernelProgram p) {
+  std::string error;
+  EXPECT_TRUE(p.validate(error)) << error;
+  return p;
+}
+
 KernelDesc relu6(KernelOperand in, KernelOperand out) {
   KernelDesc d = layer("cgc_op.clip", {std::move(in)}, std::move(out));
   d.setAttr("min", AttrValue::ofFloat(0));
@@ -102,9 +137,7 @@ KernelProgram blockProgram(bool expandedReadLater) {
   if (expandedReadLater)
     p.kernels.push_back(
         layer("cgc_op.relu", {clipped}, channelsLast(S::Binding, 6, kMid, kH, kW)));
-  std::string error;
-  EXPECT_TRUE(p.validate(error)) << error;
-  return p;
+  return validated(std::move(p));
 }
 
 TEST(ReferenceExpandDepthwise, OneStepAndNoExpandedTemporary) {
@@ -150,23 +183,13 @@ TEST(ReferenceExpandDepthwise, OneStepAndNoExpandedTemporary) {
         mid[size_t(q * kMid + o)] = std::clamp(acc, 0.0, 6.0);
       }
     for (int threads : {1, 2}) {
-      ref::ThreadPool pool(threads);
-      std::vector<uint8_t *> bindings;
-      for (auto &b : buffers)
-        bindings.push_back(reinterpret_cast<uint8_t *>(b.data()));
-      compiled->run(bindings, pool);
+      runOn(*compiled, buffers, threads);
       for (int64_t oh = 0; oh < kOH; ++oh)
         for (int64_t ow = 0; ow < kOW; ++ow)
           for (int64_t c = 0; c < kMid; ++c) {
-            double acc = buffers[4][size_t(c)];
-            for (int64_t i = 0; i < 3; ++i)
-              for (int64_t j = 0; j < 3; ++j) {
-                const int64_t ih = oh * 2 + i, iw = ow * 2 + j;
-                if (ih < kH && iw < kW)
-                  acc += double(buffers[3][size_t(c * 9 + i * 3 + j)]) *
-                         mid[size_t((ih * kW + iw) * kMid + c)];
-              }
-            const double e = std::clamp(acc, 0.0, 6.0);
+            const double e = std::clamp(
+                depthwise3x3At(mid, kH, kW, kMid, buffers[3], buffers[4], 2, 0, oh, ow, c), 0.0,
+                6.0);
             ASSERT_NEAR(buffers[5][size_t((oh * kOW + ow) * kMid + c)], e, 1e-4 * (1 + e))
                 << threads << " threads, (" << oh << ", " << ow << ") channel " << c;
           }
@@ -208,9 +231,7 @@ KernelProgram depthwiseProjectProgram() {
   p.kernels.push_back(test::pointwiseConvolution(clipped, f32(S::Binding, 3, {o, c, 1, 1}),
                                                  f32(S::Binding, 4, {o}),
                                                  channelsLast(S::Binding, 5, o, h, w)));
-  std::string error;
-  EXPECT_TRUE(p.validate(error)) << error;
-  return p;
+  return validated(std::move(p));
 }
 
 TEST(ReferenceDepthwiseProject, OneStepAndNoDepthwiseTemporary) {
@@ -238,23 +259,12 @@ TEST(ReferenceDepthwiseProject, OneStepAndNoDepthwiseTemporary) {
   std::vector<double> mid(size_t(h * w * c));
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x)
-      for (int64_t ch = 0; ch < c; ++ch) {
-        double acc = buffers[2][size_t(ch)];
-        for (int64_t i = 0; i < 3; ++i)
-          for (int64_t j = 0; j < 3; ++j) {
-            const int64_t ih = y + i - 1, iw = x + j - 1;
-            if (ih >= 0 && ih < h && iw >= 0 && iw < w)
-              acc += double(buffers[1][size_t(ch * 9 + i * 3 + j)]) *
-                     buffers[0][size_t((ih * w + iw) * c + ch)];
-          }
-        mid[size_t((y * w + x) * c + ch)] = std::clamp(acc, 0.0, 6.0);
-      }
+      for (int64_t ch = 0; ch < c; ++ch)
+        mid[size_t((y * w + x) * c + ch)] = std::clamp(
+            depthwise3x3At(buffers[0], h, w, c, buffers[1], buffers[2], 1, 1, y, x, ch), 0.0,
+            6.0);
   for (int threads : {1, 2}) {
-    ref::ThreadPool pool(threads);
-    std::vector<uint8_t *> bindings;
-    for (auto &b : buffers)
-      bindings.push_back(reinterpret_cast<uint8_t *>(b.data()));
-    compiled->run(bindings, pool);
+    runOn(*compiled, buffers, threads);
     for (int64_t q = 0; q < h * w; ++q)
       for (int64_t n = 0; n < o; ++n) {
         double e = buffers[4][size_t(n)];
