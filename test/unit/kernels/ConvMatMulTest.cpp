@@ -685,7 +685,8 @@ TEST(MatMul, PerBatchBOnThePackedGemm) {
 // both agree with the oracle, and their rounding differs (so each path
 // really ran), including back on one thread after B was packed for both.
 TEST(MatMul, StrassenOnOneThreadClassicOnMore) {
-  if (PackedSgemm::algorithmFor(64, 512, 512) != PackedSgemm::Algorithm::Strassen)
+  if (!PackedSgemm::available() ||
+      PackedSgemm::algorithmFor(64, 512, 512) != PackedSgemm::Algorithm::Strassen)
     GTEST_SKIP() << "Strassen is off (CGC_REFERENCE_STRASSEN=0) or the packed GEMM is";
   std::mt19937 rng(54);
   const int64_t m = 66, k = 512, n = 514;
