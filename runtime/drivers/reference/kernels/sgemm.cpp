@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <array>
 #include <string>
 #include <utility>
 
@@ -72,13 +71,6 @@ template <int MR, int NV> struct TilePick {
 
 TileFn tileFn(int64_t rows, int64_t vectors) { return pickTile<TileFn, TilePick>(rows, vectors); }
 
-/// Rows [row, row + MR) of C, all N = 8 NV columns, from a panel packed
-/// with K in pairs (PackedSgemm::kPairs): accumulator v of a row holds
-/// columns [8 v, 8 v + 8), lane 2 j + e the sum over the k of parity e for
-/// column 8 v + j. A row of A feeds it by 64-bit broadcasts of (A(i, 2 p),
-/// A(i, 2 p + 1)); an odd K ends with a broadcast of the last A alone (the
-/// packed row pairs it with zeros). The lane pairs are then added into
-/// ceil(NV / 2) vectors of 16 columns for the epilogue and the store.
 /// Pair row `p` of the panel `bp` into the accumulators: each row's
 /// (A(i, 2 p), A(i, 2 p + 1)) broadcast as a 64-bit pair if `Both`, else
 /// A(i, 2 p) alone (the last row of an odd K).
@@ -106,6 +98,13 @@ CGC_SGEMM_INLINE void pairStep(__m512 (&acc)[MR][NV], const float *a, int64_t ld
   }
 }
 
+/// Rows [row, row + MR) of C, all N = 8 NV columns, from a panel packed
+/// with K in pairs (PackedSgemm::kPairs): accumulator v of a row holds
+/// columns [8 v, 8 v + 8), lane 2 j + e the sum over the k of parity e for
+/// column 8 v + j. A row of A feeds it by 64-bit broadcasts of (A(i, 2 p),
+/// A(i, 2 p + 1)); an odd K ends with a broadcast of the last A alone (the
+/// packed row pairs it with zeros). The lane pairs are then added into
+/// ceil(NV / 2) vectors of 16 columns for the epilogue and the store.
 template <int MR, int NV>
 CGC_SGEMM_TARGET void pairTile(const Args &g, const SgemmOp *ops, size_t opCount, int64_t k,
                                int64_t row, const float *bp) {
@@ -143,32 +142,17 @@ CGC_SGEMM_TARGET void pairTile(const Args &g, const SgemmOp *ops, size_t opCount
 using PairTileFn = void (*)(const Args &, const SgemmOp *, size_t, int64_t, int64_t,
                             const float *);
 
-/// pairTile<rows, vectors> for the tiles K in pairs uses: N / 8 vectors
-/// (1, 2, 3, 5 or 7), up to 24 / vectors rows.
-template <int NV, size_t... R>
-constexpr std::array<PairTileFn, sizeof...(R)> pairTileRow(std::index_sequence<R...>) {
-  return {&pairTile<int(R) + 1, NV>...};
-}
+/// pairTile<MR, NV>, for pickTileOf.
+template <int MR, int NV> struct PairTilePick {
+  static constexpr PairTileFn value = &pairTile<MR, NV>;
+};
+
+/// The tiles K in pairs uses: N / 8 vectors (1, 2, 3, 5 or 7), up to
+/// 24 / vectors rows.
 PairTileFn pairTileFn(int64_t rows, int64_t vectors) {
-  static const auto t1 = pairTileRow<1>(std::make_index_sequence<24>());
-  static const auto t2 = pairTileRow<2>(std::make_index_sequence<12>());
-  static const auto t3 = pairTileRow<3>(std::make_index_sequence<8>());
-  static const auto t5 = pairTileRow<5>(std::make_index_sequence<4>());
-  static const auto t7 = pairTileRow<7>(std::make_index_sequence<3>());
-  const size_t r = size_t(rows - 1);
-  switch (vectors) {
-  case 1:
-    return t1[r];
-  case 2:
-    return t2[r];
-  case 3:
-    return t3[r];
-  case 5:
-    return t5[r];
-  default:
-    assert(vectors == 7 && "K in pairs for N of 8, 16, 24, 40 or 56");
-    return t7[r];
-  }
+  const PairTileFn fn = pickTileOf<PairTileFn, PairTilePick, 1, 2, 3, 5, 7>(rows, vectors);
+  assert(fn && "K in pairs for N of 8, 16, 24, 40 or 56");
+  return fn;
 }
 
 /// True for the N that K in pairs runs (one panel of all N) and fills
@@ -181,24 +165,21 @@ bool pairsSuit(int64_t n) { return n == 8 || n == 16 || n == 24 || n == 40 || n 
 
 /// Rows per tile for `m` rows on tiles of at most `maxRows`: the fewest
 /// tiles, the rows spread evenly over them (49 rows on tiles of up to 8:
-/// seven of 7, not six of 8 and one of 1).
-int64_t balancedRows(int64_t m, int64_t maxRows) {
+/// seven of 7, not six of 8 and one of 1). With
+/// CGC_REFERENCE_GEMM_BALANCED_ROWS=0, `maxRows` (a tail tile for the rest).
+int64_t rowsPerTile(int64_t m, int64_t maxRows) {
+  static const bool balanced = kernelChoiceOn("CGC_REFERENCE_GEMM_BALANCED_ROWS");
+  if (!balanced)
+    return maxRows;
   const int64_t tiles = (std::max<int64_t>(1, m) + maxRows - 1) / maxRows;
   return (std::max<int64_t>(1, m) + tiles - 1) / tiles;
-}
-
-/// Whether tiles take balancedRows (CGC_REFERENCE_GEMM_BALANCED_ROWS=0:
-/// always 24 / vectors rows, a tail tile for the rest).
-bool balancedRowsOn() {
-  static const bool on = kernelChoiceOn("CGC_REFERENCE_GEMM_BALANCED_ROWS");
-  return on;
 }
 
 struct TileShape {
   int64_t vectors, rows;
 };
 
-/// The tile (vectors of 16 columns, up to 24 / vectors rows, balancedRows
+/// The tile (vectors of 16 columns, up to 24 / vectors rows, rowsPerTile
 /// of `m`) whose padding of the `m` x `n` result is least, the wider on a
 /// tie (a wider tile loads fewer A values per FMA: 6x64 10 loads per 24
 /// FMAs, 24x16 25). BERT's 128 rows take 8x48 (6x64 would pad them to
@@ -217,7 +198,7 @@ TileShape tileFor(int64_t m, int64_t k, int64_t n) {
     const int64_t width = 16 * v, maxRows = 24 / v;
     if (v == 1 && maxRows * k * int64_t(sizeof(float)) > (32 << 10))
       continue;
-    const int64_t rows = balancedRowsOn() ? balancedRows(m, maxRows) : maxRows;
+    const int64_t rows = rowsPerTile(m, maxRows);
     int64_t area = (m + rows - 1) / rows * rows * ((n + width - 1) / width * width);
     // A 16-wide tile loads about one A value per FMA: ~10% slower per FMA
     // than the wider ones (N = 16 at 1 thread: 215 against 233 GFLOP/s).
@@ -258,7 +239,7 @@ PackedSgemm::PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> o
   if (algorithm == Algorithm::Classic && layout == Layout::Any && pairsOn && pairsSuit(n)) {
     pairs_ = true;
     vectors_ = n / 8;
-    rows_ = balancedRowsOn() ? balancedRows(m, 24 / vectors_) : 24 / vectors_;
+    rows_ = rowsPerTile(m, 24 / vectors_);
   }
 }
 

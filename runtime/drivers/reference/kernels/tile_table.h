@@ -22,26 +22,27 @@ template <class Fn, template <int, int> class Pick, int V, size_t... R>
 constexpr std::array<Fn, sizeof...(R)> tileRow(std::index_sequence<R...>) {
   return {Pick<int(R) + 1, V>::value...};
 }
+
+/// Pick<rows, V>::value for rows in [1, 24 / V], built once.
+template <class Fn, template <int, int> class Pick, int V> const Fn *tileRowOf() {
+  static const auto row = tileRow<Fn, Pick, V>(std::make_index_sequence<24 / V>());
+  return row.data();
+}
 } // namespace detail
 
 /// Pick<rows, vectors>::value (a function pointer of type Fn) for rows in
-/// [1, 24 / vectors], vectors in [1, 4].
+/// [1, 24 / vectors], vectors one of `Vectors` (null for another count).
+template <class Fn, template <int, int> class Pick, int... Vectors>
+Fn pickTileOf(int64_t rows, int64_t vectors) {
+  Fn fn = nullptr;
+  ((vectors == Vectors ? (fn = detail::tileRowOf<Fn, Pick, Vectors>()[rows - 1]) : fn), ...);
+  return fn;
+}
+
+/// pickTileOf for vectors in [1, 4]: the 16-column tiles.
 template <class Fn, template <int, int> class Pick>
 Fn pickTile(int64_t rows, int64_t vectors) {
-  static const auto t1 = detail::tileRow<Fn, Pick, 1>(std::make_index_sequence<24>());
-  static const auto t2 = detail::tileRow<Fn, Pick, 2>(std::make_index_sequence<12>());
-  static const auto t3 = detail::tileRow<Fn, Pick, 3>(std::make_index_sequence<8>());
-  static const auto t4 = detail::tileRow<Fn, Pick, 4>(std::make_index_sequence<6>());
-  switch (vectors) {
-  case 1:
-    return t1[size_t(rows - 1)];
-  case 2:
-    return t2[size_t(rows - 1)];
-  case 3:
-    return t3[size_t(rows - 1)];
-  default:
-    return t4[size_t(rows - 1)];
-  }
+  return pickTileOf<Fn, Pick, 1, 2, 3, 4>(rows, vectors);
 }
 
 } // namespace cgc::ref
