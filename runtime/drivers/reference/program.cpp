@@ -619,10 +619,6 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       return true;
     }
   };
-  // Convolution `expand` (kernel e) with its chain, whose result only the
-  // convolution after the chain reads, as one step with that convolution
-  // and its chain when the kernel library fuses the pair (a 1x1 expansion
-  // into a depthwise convolution: createExpandDepthwise).
   // chainAfter(desc, a) up to its first convolution (a stride-1 depthwise
   // or a 1x1 convolution that keeps the shape is not an epilogue).
   auto chainToConv = [&](const KernelDesc &desc, size_t a) {
@@ -632,31 +628,38 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
                 chain.end());
     return chain;
   };
-  // Kernel j when it is a convolution that alone reads `value` (a
-  // temporary), as its input 0: a projection of a depthwise result.
-  auto projectionOf = [&](const KernelOperand &value, size_t j) -> const KernelDesc * {
+  // Sets `block`'s projection: the convolution after its depthwise
+  // convolution (kernel d) and chain when it alone reads their result (a
+  // temporary), as its input 0, with its own chain. False if there is none.
+  auto addProjection = [&](DepthwiseBlock &block, size_t d) {
+    const size_t j = d + 1 + block.depthwiseChain.size();
+    const KernelOperand &value = block.depthwiseChain.empty()
+                                     ? block.depthwise->outputs[0]
+                                     : block.depthwiseChain.back().outputs[0];
     if (j >= kp.kernels.size())
-      return nullptr;
+      return false;
     const KernelDesc &conv = kp.kernels[j];
     if (conv.op != "cgc_op.convolution" || conv.outputs.size() != 1 || conv.inputs.empty() ||
         !conv.inputs[0] || !(*conv.inputs[0] == value) ||
         value.storage != KernelOperand::Storage::Temporary || readElsewhere(kp, value, j))
-      return nullptr;
-    return &conv;
+      return false;
+    block.project = &conv;
+    block.projectChain = chainAfter(conv, j);
+    return true;
   };
-  // The step of `block`, whose kernels are [first, last], when the kernel
-  // library fuses it.
-  auto blockStep = [&](DepthwiseBlock &block, size_t first, size_t last) {
+  // The step of `block`, whose first kernel is `first` and depthwise
+  // convolution kernel d, when the kernel library fuses it.
+  auto blockStep = [&](const DepthwiseBlock &block, size_t first, size_t d) {
     Step step;
     step.inputs = blockInputs(block);
     std::string reason;
     step.kernel = makeDepthwiseBlockKernel(block, optionsFor(kp, step.inputs), reason);
     if (!step.kernel)
       return false;
-    const std::vector<KernelDesc> &tail = block.project ? block.projectChain : block.depthwiseChain;
-    const KernelDesc &lastOp = tail.empty() ? (block.project ? *block.project : *block.depthwise)
-                                            : tail.back();
-    step.outputs = lastOp.outputs;
+    size_t last = d + block.depthwiseChain.size();
+    if (block.project)
+      last += 1 + block.projectChain.size();
+    step.outputs = kp.kernels[last].outputs;
     for (size_t i = first; i <= last; ++i)
       step.kernels.push_back(i);
     p.steps_.push_back(std::move(step));
@@ -672,16 +675,13 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
     DepthwiseBlock block;
     block.depthwise = &depthwise;
     block.depthwiseChain = chainToConv(depthwise, d);
-    const size_t j = d + 1 + block.depthwiseChain.size();
-    const KernelOperand &result = block.depthwiseChain.empty()
-                                      ? depthwise.outputs[0]
-                                      : block.depthwiseChain.back().outputs[0];
-    block.project = projectionOf(result, j);
-    if (!block.project)
-      return false;
-    block.projectChain = chainAfter(*block.project, j);
-    return blockStep(block, d, j + block.projectChain.size());
+    return addProjection(block, d) && blockStep(block, d, d);
   };
+  // Convolution `expand` (kernel e) with its chain, whose result only the
+  // convolution after the chain reads, as one step with that convolution
+  // and its chain (and the projection after them, when that fuses too)
+  // when the kernel library fuses them (a 1x1 expansion or a CNN's stem
+  // into a depthwise convolution: createDepthwiseBlock).
   auto expandDepthwiseStep = [&](const KernelDesc &expand, size_t e) {
     if (expand.op != "cgc_op.convolution" || expand.outputs.size() != 1)
       return false;
@@ -701,33 +701,16 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
         depthwise.inputs.empty() || !depthwise.inputs[0] || !(*depthwise.inputs[0] == mid) ||
         mid.storage != KernelOperand::Storage::Temporary || readElsewhere(kp, mid, d))
       return false;
-    std::vector<KernelDesc> second = chainToConv(depthwise, d);
-    // With the projection after it, if that fuses too.
-    const size_t j = d + 1 + second.size();
-    const KernelOperand &result = second.empty() ? depthwise.outputs[0] : second.back().outputs[0];
-    if (const KernelDesc *project = projectionOf(result, j)) {
-      DepthwiseBlock block;
-      block.expand = &expand;
-      block.expandChain = first;
-      block.depthwise = &depthwise;
-      block.depthwiseChain = second;
-      block.project = project;
-      block.projectChain = chainAfter(*project, j);
-      if (blockStep(block, e, j + block.projectChain.size()))
-        return true;
-    }
-    Step step;
-    step.inputs = fusedInputs(expand, first, &depthwise, second);
-    std::string reason;
-    step.kernel = makeExpandDepthwiseKernel(expand, first, depthwise, second,
-                                            optionsFor(kp, step.inputs), reason);
-    if (!step.kernel)
-      return false;
-    step.outputs = second.empty() ? depthwise.outputs : second.back().outputs;
-    for (size_t i = e; i <= d + second.size(); ++i)
-      step.kernels.push_back(i);
-    p.steps_.push_back(std::move(step));
-    return true;
+    DepthwiseBlock block;
+    block.expand = &expand;
+    block.expandChain = std::move(first);
+    block.depthwise = &depthwise;
+    block.depthwiseChain = chainToConv(depthwise, d);
+    if (addProjection(block, d) && blockStep(block, e, d))
+      return true;
+    block.project = nullptr;
+    block.projectChain.clear();
+    return blockStep(block, e, d);
   };
   auto asIs = [](std::vector<std::optional<KernelOperand>> &, KernelOptions &) {};
   auto noWrap = [](std::unique_ptr<Kernel> kernel, std::vector<std::optional<KernelOperand>> &) {
