@@ -288,6 +288,13 @@ bool channelsLast(const KernelOperand &op) {
   return op.shape[0] == 1 || s[0] == expect;
 }
 
+size_t chainExtraOperands(const std::vector<KernelDesc> &chain) {
+  size_t extras = 0;
+  for (const KernelDesc &op : chain)
+    extras += op.inputs.size() - 1;
+  return extras;
+}
+
 std::string chainSummary(const std::vector<KernelDesc> &chain) {
   std::string summary;
   for (const KernelDesc &op : chain)

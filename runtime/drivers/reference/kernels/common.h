@@ -276,6 +276,9 @@ bool channelsLast(const KernelOperand &op);
 /// "+op1+op2..." for a fused chain (ops without their "cgc_op." prefix), as
 /// kernel descriptions name it.
 std::string chainSummary(const std::vector<KernelDesc> &chain);
+/// The extra operands of a fused chain: each op's inputs after its first
+/// (the running value), counted in KernelArgs order.
+size_t chainExtraOperands(const std::vector<KernelDesc> &chain);
 /// True unless environment variable `name` is "0": a kernel choice that can
 /// be turned off for comparisons (docs/runtime.md lists them). Callers read
 /// it once per process or per kernel creation.

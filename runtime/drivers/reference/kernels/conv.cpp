@@ -1532,11 +1532,8 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
     return nullptr;
   }
   try {
-    size_t numInputs = anchor.inputs.size();
-    for (const KernelDesc &op : epilogue)
-      numInputs += op.inputs.size() - 1;
     return makeDnnlConv(g, x, w, out, options.isConstant(1), post, anchor.inputs.size(),
-                        numInputs, &epilogue);
+                        anchor.inputs.size() + chainExtraOperands(epilogue), &epilogue);
   } catch (const dnnl::error &e) {
     reason = cat(anchor.op, ": oneDNN has no implementation of this fused convolution (",
                  e.what(), ")");

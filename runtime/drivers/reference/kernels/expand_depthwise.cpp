@@ -221,24 +221,19 @@ private:
     Scratch block(project_ ? size_t((projection_.rows + band_) * outRowFloats) * sizeof(float)
                            : 0);
     int64_t held = begin, have = begin;
+    // The projection's operands moved to the block's first position.
+    std::vector<const float *> operands(projection_.operandRowStrides.size());
     auto project = [&]() {
       if (have == held)
         return;
       const Projection &p = projection_;
       const int64_t position = held * g.outW;
       PackedSgemm::Args c = projectArgs;
-      std::array<const float *, 8> operands;
-      std::vector<const float *> more;
-      const float **ops = operands.data();
-      if (p.operandRowStrides.size() > operands.size()) {
-        more.resize(p.operandRowStrides.size());
-        ops = more.data();
-      }
-      for (size_t i = 0; i < p.operandRowStrides.size(); ++i)
-        ops[i] = projectArgs.operands[i]
-                     ? projectArgs.operands[i] + position * p.operandRowStrides[i]
-                     : nullptr;
-      c.operands = ops;
+      for (size_t i = 0; i < operands.size(); ++i)
+        operands[i] = projectArgs.operands[i]
+                          ? projectArgs.operands[i] + position * p.operandRowStrides[i]
+                          : nullptr;
+      c.operands = operands.data();
       c.a = block.as<float>();
       c.c = projectArgs.c + position * p.outC;
       project_->gemm().run(c, 0, (have - held) * g.outW, 0, project_->gemm().panels());
@@ -375,9 +370,7 @@ std::unique_ptr<Kernel> makeDepthwiseBlock(const DepthwiseBlock &block,
     reason = "a projection and a pool of the depthwise result do not fuse together";
     return nullptr;
   }
-  size_t expandExtras = 0;
-  for (const KernelDesc &op : block.expandChain)
-    expandExtras += op.inputs.size() - 1;
+  const size_t expandExtras = chainExtraOperands(block.expandChain);
   if (expand) {
     if (!stem) {
       reason = pointwiseMismatch(*expand, block.expandChain);
@@ -404,9 +397,7 @@ std::unique_ptr<Kernel> makeDepthwiseBlock(const DepthwiseBlock &block,
   const bool depthwiseBias = depthwise.inputs.size() > 2 && depthwise.inputs[2];
   const bool constantParams = options.isConstant(firstWeights) &&
                               (!depthwiseBias || options.isConstant(firstWeights + 1));
-  size_t depthwiseExtras = 0;
-  for (const KernelDesc &op : block.depthwiseChain)
-    depthwiseExtras += op.inputs.size() - 1;
+  const size_t depthwiseExtras = chainExtraOperands(block.depthwiseChain);
   const KernelOperand &result = block.depthwiseChain.empty()
                                     ? depthwise.outputs[0]
                                     : block.depthwiseChain.back().outputs.at(0);

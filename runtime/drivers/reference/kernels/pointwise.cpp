@@ -156,8 +156,7 @@ PointwiseEpilogue pointwiseEpilogue(const KernelDesc &anchor,
   const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
   const int64_t outC = out.shape[1];
   PointwiseEpilogue result;
-  for (const KernelDesc &op : chain)
-    result.extras += op.inputs.size() - 1;
+  result.extras = chainExtraOperands(chain);
   if (anchor.inputs.size() > 2 && anchor.inputs[2]) {
     SgemmOp bias{SgemmOp::Kind::Add};
     bias.operand = int(result.extras);
