@@ -331,6 +331,9 @@ LogicalResult convertConcat(NodeContext &ctx) {
                         rankOf(inputs.front()));
   if (failed(axis))
     return failure();
+  // One input is the input itself (DenseNet's first dense layer): no copy.
+  if (inputs.size() == 1)
+    return ctx.setOutput(inputs.front());
   return ctx.setOutput(
       ctx.create<op::ConcatOp>(inputs, {ctx.named("axis", ctx.i64(*axis))}));
 }
@@ -610,6 +613,10 @@ LogicalResult convertPad(NodeContext &ctx) {
   std::string mode = ctx.getString("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     return ctx.unsupported("Pad mode '" + mode + "'");
+  // No padding in any mode is the input itself (torchvision's DenseNet
+  // exports one before each transition's average pool): no copy.
+  if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+    return ctx.setOutput(input);
   return ctx.setOutput(ctx.create<op::PadOp>(
       input, {ctx.named("pads", ctx.i64s(pads)),
               ctx.named("mode", ctx.str(mode)),

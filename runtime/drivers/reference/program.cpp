@@ -84,7 +84,8 @@ static std::unique_ptr<Kernel> makeDepthwisePoolKernel(const KernelDesc &anchor,
 }
 
 static bool isAnchor(const std::string &op) {
-  return op == "cgc_op.convolution" || op == "cgc_op.matmul" || op == "cgc_op.gemm";
+  return op == "cgc_op.convolution" || op == "cgc_op.matmul" || op == "cgc_op.gemm" ||
+         op == "cgc_op.batch_norm";
 }
 
 /// Which of `inputs` live in constant bindings (weights, biases): kernels

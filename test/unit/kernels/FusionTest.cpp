@@ -983,4 +983,55 @@ TEST(Concurrency, KernelsInsidePoolTasks) {
   }
 }
 
+TEST(Fusion, BatchNormTakesALeadingReluOrClip) {
+  // DenseNet's pre-activation (batch_norm then relu on a concat): one pass,
+  // the clamp before the store, in any layout; the same values, NaN
+  // included, as the two kernels run apart.
+  std::mt19937 rng(41);
+  const std::vector<int64_t> shape = {2, 16, 5, 7};
+  std::vector<std::vector<Step>> clamps = {
+      {{"cgc_op.relu"}},
+      {{"cgc_op.clip", {{"min", F(0)}, {"max", F(6)}}}},
+      {{"cgc_op.clip", {{"max", F(-0.25)}}}},
+  };
+  for (Layout layout : {Layout::Contiguous, Layout::ChannelsLast})
+    for (const std::vector<Step> &chain : clamps) {
+      Tensor x(CGC_DTYPE_FLOAT32, shape, layout);
+      fillRandom(x, rng, -3, 3);
+      x.set(5, std::numeric_limits<double>::quiet_NaN());
+      Tensor s(CGC_DTYPE_FLOAT32, {16}), b(CGC_DTYPE_FLOAT32, {16}), m(CGC_DTYPE_FLOAT32, {16}),
+          v(CGC_DTYPE_FLOAT32, {16});
+      fillRandom(s, rng, -2, 2);
+      fillRandom(b, rng, -1, 1);
+      fillRandom(m, rng, -1, 1);
+      fillRandom(v, rng, 0.1, 3);
+      Tensor y(CGC_DTYPE_FLOAT32, shape, layout);
+      Desc bn = Desc("cgc_op.batch_norm").in(x).in(s).in(b).in(m).in(v).out(y).f("epsilon", 1e-3);
+      FusedRun r = runChain(bn, {&x, &s, &b, &m, &v}, shape, chain, rng, {}, layout);
+      const std::string what = chainName(chain) + " " + layoutName(layout);
+      ASSERT_FALSE(r.fused.empty()) << what << ": " << r.reason;
+      EXPECT_NE(r.description.find(" before the store)"), std::string::npos) << r.description;
+      EXPECT_TRUE(std::isnan(r.fused[5])) << what;
+      for (const std::vector<double> *fused : {&r.fused, &r.fusedOnOneThread}) {
+        Tensor t(CGC_DTYPE_FLOAT32, shape);
+        t.setValues(*fused);
+        EXPECT_TRUE(closeTo(t, r.unfused, 1e-6, 1e-6, "batch_norm" + what));
+      }
+    }
+  // Anything after the clamp, or another op, is refused with the reason
+  // (the driver then runs a shorter chain).
+  Tensor x(CGC_DTYPE_FLOAT32, shape), p(CGC_DTYPE_FLOAT32, {16}), y(CGC_DTYPE_FLOAT32, shape);
+  KernelDesc bn = Desc("cgc_op.batch_norm").in(x).in(p).in(p).in(p).in(p).out(y).get();
+  KernelDesc relu = Desc("cgc_op.relu").in(y).out(y).get();
+  KernelDesc add = Desc("cgc_op.add").in(y).in(x).out(y).get();
+  KernelDesc sigmoid = Desc("cgc_op.sigmoid").in(y).out(y).get();
+  for (const std::vector<KernelDesc> &chain :
+       {std::vector<KernelDesc>{relu, add}, std::vector<KernelDesc>{sigmoid}}) {
+    std::string reason;
+    std::unique_ptr<Kernel> fused = createFusedKernel(bn, chain, reason);
+    EXPECT_FALSE(fused) << fused->describe();
+    EXPECT_NE(reason.find("batch_norm fuses a relu or clip, not"), std::string::npos) << reason;
+  }
+}
+
 } // namespace

@@ -408,7 +408,7 @@ std::unique_ptr<Kernel> makeDenseAdapted(
     const KernelDesc &desc,
     const std::function<std::unique_ptr<Kernel>(const KernelDesc &dense)> &make);
 
-/// Fused kernels of the anchors (conv.cpp, matmul.cpp): nullptr with
+/// Fused kernels of the anchors (conv.cpp, matmul.cpp, norm.cpp): nullptr with
 /// `reason` when the chain cannot be fused. May throw DescError for a bad
 /// anchor descriptor.
 std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
@@ -418,6 +418,11 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
 std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
                                           const std::vector<KernelDesc> &epilogue,
                                           const KernelOptions &options, std::string &reason);
+/// batch_norm with a chain of one relu or clip (norm.cpp), applied before
+/// the store into the chain's result. Throws DescError for another chain.
+std::unique_ptr<Kernel> createFusedBatchNorm(const KernelDesc &anchor,
+                                             const std::vector<KernelDesc> &epilogue,
+                                             std::string &reason);
 /// The kernel of createDepthwisePool (conv.cpp checks the geometry).
 std::unique_ptr<Kernel> createFusedDepthwisePool(const KernelDesc &anchor,
                                                  const std::vector<KernelDesc> &chain,

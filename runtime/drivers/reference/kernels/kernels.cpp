@@ -203,7 +203,9 @@ std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
       return createFusedConvolution(anchor, epilogue, options, reason);
     if (anchor.op == "cgc_op.matmul" || anchor.op == "cgc_op.gemm")
       return createFusedMatMul(anchor, epilogue, options, reason);
-    reason = anchor.op + " is not a fusion anchor (convolution, matmul, gemm)";
+    if (anchor.op == "cgc_op.batch_norm")
+      return createFusedBatchNorm(anchor, epilogue, reason);
+    reason = anchor.op + " is not a fusion anchor (convolution, matmul, gemm, batch_norm)";
     return nullptr;
   });
 }

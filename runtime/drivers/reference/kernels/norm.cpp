@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "elementwise.h"
 #include "math.h"
 #include "strided.h"
 
@@ -21,45 +22,72 @@ namespace {
 // batch_norm
 //===----------------------------------------------------------------------===//
 
-/// out = x * a + b, with a, b in double for float64 and float otherwise.
-template <class T>
-CGC_INLINE void scaleShiftBody(char *const *p, const int64_t *s, int64_t n) {
+/// The relu or clip a fused batch_norm applies before the store:
+/// min(hi, max(lo, v)) + zero, as the elementwise kernels compute it (a NaN
+/// stays NaN; relu(-0) is +0).
+template <class P> struct ScaleShiftClamp {
+  P lo, hi, zero;
+};
+
+/// out = x * a + b, with a, b in double for float64 and float otherwise;
+/// then the clamp at `ctx` when `Clamped`.
+template <class T, bool Clamped>
+CGC_INLINE void scaleShiftBody(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
   using P = std::conditional_t<std::is_same_v<T, double>, double, float>;
   T *out = reinterpret_cast<T *>(p[0]);
   const T *x = reinterpret_cast<const T *>(p[1]);
   const P *a = reinterpret_cast<const P *>(p[2]);
   const P *b = reinterpret_cast<const P *>(p[3]);
   const int64_t st = sizeof(T), sp = sizeof(P);
+  ScaleShiftClamp<P> c{};
+  if constexpr (Clamped)
+    c = *static_cast<const ScaleShiftClamp<P> *>(ctx);
+  // The operand order of vmaxps / vminps: the second one when either is NaN.
+  auto finish = [&](P v) {
+    if constexpr (Clamped) {
+      v = c.lo > v ? c.lo : v;
+      v = c.hi < v ? c.hi : v;
+      v = v + c.zero;
+    }
+    return v;
+  };
   if (s[0] == st && s[1] == st && s[2] == 0 && s[3] == 0) {
     P av = a[0], bv = b[0];
     for (int64_t i = 0; i < n; ++i)
-      out[i] = store<T>(load(x[i]) * av + bv);
+      out[i] = store<T>(finish(load(x[i]) * av + bv));
   } else if (s[0] == st && s[1] == st && s[2] == sp && s[3] == sp) {
     for (int64_t i = 0; i < n; ++i)
-      out[i] = store<T>(load(x[i]) * a[i] + b[i]);
+      out[i] = store<T>(finish(load(x[i]) * a[i] + b[i]));
   } else {
     char *o = p[0];
     const char *xx = p[1], *aa = p[2], *bb = p[3];
     for (int64_t i = 0; i < n; ++i, o += s[0], xx += s[1], aa += s[2], bb += s[3])
       *reinterpret_cast<T *>(o) =
-          store<T>(load(*reinterpret_cast<const T *>(xx)) * *reinterpret_cast<const P *>(aa) +
-                   *reinterpret_cast<const P *>(bb));
+          store<T>(finish(load(*reinterpret_cast<const T *>(xx)) *
+                              *reinterpret_cast<const P *>(aa) +
+                          *reinterpret_cast<const P *>(bb)));
   }
 }
-template <class T>
-CGC_TARGET_AVX512 void scaleShiftAvx512(const void *, char *const *p, const int64_t *s, int64_t n) {
-  scaleShiftBody<T>(p, s, n);
+template <class T, bool Clamped>
+CGC_TARGET_AVX512 void scaleShiftAvx512(const void *ctx, char *const *p, const int64_t *s,
+                                        int64_t n) {
+  scaleShiftBody<T, Clamped>(ctx, p, s, n);
 }
-template <class T> void scaleShiftBase(const void *, char *const *p, const int64_t *s, int64_t n) {
-  scaleShiftBody<T>(p, s, n);
+template <class T, bool Clamped>
+void scaleShiftBase(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
+  scaleShiftBody<T, Clamped>(ctx, p, s, n);
 }
 
+/// batch_norm, and with `chain` (at most a leading relu or clip) that op
+/// applied before the store into the chain's result.
 template <class T> class BatchNormKernel final : public KernelBase {
   using P = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 public:
-  BatchNormKernel(const KernelDesc &desc, double epsilon) : epsilon_(epsilon) {
-    const KernelOperand &x = *desc.inputs[0], &out = desc.outputs[0];
+  BatchNormKernel(const KernelDesc &desc, double epsilon, const std::vector<KernelDesc> &chain = {})
+      : epsilon_(epsilon) {
+    const KernelOperand &x = *desc.inputs[0];
+    const KernelOperand &out = chain.empty() ? desc.outputs[0] : chain.back().outputs[0];
     channels_ = x.shape[1];
     std::vector<int64_t> perChannel(x.shape.size(), 0);
     perChannel[1] = 1;
@@ -68,8 +96,17 @@ public:
                      {sizeof(T), sizeof(T), sizeof(P), sizeof(P)});
     for (int i = 1; i < 5; ++i)
       paramStride_[i] = desc.inputs[size_t(i)]->effectiveStrides()[0];
-    row_ = cpuHasAvx512() ? &scaleShiftAvx512<T> : &scaleShiftBase<T>;
     description_ = cat("batch_norm ", dtypeName(x.dtype), " ", shapeStr(x.shape));
+    if (chain.empty()) {
+      row_ = cpuHasAvx512() ? &scaleShiftAvx512<T, false> : &scaleShiftBase<T, false>;
+      return;
+    }
+    const LeadingClamp clamp = leadingClamp(chain, x.shape);
+    if (clamp.ops != chain.size())
+      fail(cat("batch_norm fuses a relu or clip, not ", chainSummary(chain)));
+    clamp_ = {P(clamp.lo), P(clamp.hi), P(clamp.zero)};
+    row_ = cpuHasAvx512() ? &scaleShiftAvx512<T, true> : &scaleShiftBase<T, true>;
+    description_ += cat(chainSummary(chain), " (", clamp.name, " before the store)");
   }
 
   void run(const KernelArgs &args, ThreadPool &pool) const override {
@@ -91,7 +128,7 @@ public:
     char *bases[4] = {static_cast<char *>(args.outputs[0]),
                       const_cast<char *>(static_cast<const char *>(args.inputs[0])),
                       reinterpret_cast<char *>(a), reinterpret_cast<char *>(b)};
-    plan_.run(pool, bases, row_, nullptr, 32768);
+    plan_.run(pool, bases, row_, &clamp_, 32768);
   }
 
 private:
@@ -100,9 +137,11 @@ private:
   int64_t paramStride_[5] = {};
   LoopPlan plan_;
   RowFn row_ = nullptr;
+  ScaleShiftClamp<P> clamp_{};
 };
 
-std::unique_ptr<Kernel> makeBatchNorm(const KernelDesc &desc, const KernelOptions &) {
+/// Checks a batch_norm descriptor; its epsilon.
+double checkBatchNorm(const KernelDesc &desc) {
   DescReader r(desc);
   r.expectInputs(5, 5);
   r.expectOutputs(1, 1);
@@ -118,9 +157,13 @@ std::unique_ptr<Kernel> makeBatchNorm(const KernelDesc &desc, const KernelOption
   }
   r.expectSameDType(x, "input", r.output(0), "output");
   r.expectShape(r.output(0), "output", x.shape);
-  double eps = r.getFloat("epsilon", 1e-5);
+  return r.getFloat("epsilon", 1e-5);
+}
+
+std::unique_ptr<Kernel> makeBatchNorm(const KernelDesc &desc, const KernelOptions &) {
+  const double eps = checkBatchNorm(desc);
   std::unique_ptr<Kernel> kernel;
-  visitDType(x.dtype, [&](auto tag) {
+  visitDType(desc.inputs[0]->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (isFloatType<T>())
       kernel = std::make_unique<BatchNormKernel<T>>(desc, eps);
@@ -442,6 +485,17 @@ std::unique_ptr<Kernel> makeLrn(const KernelDesc &desc, const KernelOptions &) {
 }
 
 } // namespace
+
+std::unique_ptr<Kernel> createFusedBatchNorm(const KernelDesc &anchor,
+                                             const std::vector<KernelDesc> &epilogue,
+                                             std::string &reason) {
+  const double eps = checkBatchNorm(anchor);
+  if (anchor.inputs[0]->dtype != CGC_DTYPE_FLOAT32) {
+    reason = "a fused batch_norm is float32";
+    return nullptr;
+  }
+  return std::make_unique<BatchNormKernel<float>>(anchor, eps, epilogue);
+}
 
 void registerNormalizationOps(std::vector<OpEntry> &ops) {
   ops.push_back({"cgc_op.batch_norm", makeBatchNorm, true});
