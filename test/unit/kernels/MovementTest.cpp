@@ -129,6 +129,59 @@ TEST(Movement, ConcatSplit) {
     }
 }
 
+TEST(Movement, ChannelsLastConcatAndSplitOfShortRows) {
+  // Channels-last concats and splits copy each input's run of a pixel's
+  // channels: short rows (a few bytes to 1 KB, whole 64-byte pieces and a
+  // tail) copied a block of rows at a time, over batches and row blocks;
+  // a longer run takes the general copy.
+  std::mt19937 rng(68);
+  for (cgc_dtype_t dt : {CGC_DTYPE_UINT8, CGC_DTYPE_FLOAT16, CGC_DTYPE_FLOAT32, CGC_DTYPE_INT64}) {
+    const std::vector<int64_t> channels = {3, 16, 32, 17, 69, 300};
+    int64_t total = 0;
+    std::vector<Tensor> parts;
+    Desc d("cgc_op.concat");
+    for (int64_t c : channels) {
+      parts.emplace_back(dt, std::vector<int64_t>{2, c, 7, 70}, Layout::ChannelsLast);
+      fillRandom(parts.back(), rng, 0, 100);
+      d.in(parts.back());
+      total += c;
+    }
+    Tensor y(dt, {2, total, 7, 70}, Layout::ChannelsLast);
+    d.out(y).i("axis", 1);
+    std::vector<const Tensor *> ins;
+    for (const Tensor &p : parts)
+      ins.push_back(&p);
+    std::vector<double> e;
+    for (int64_t i = 0; i < y.size(); ++i) {
+      std::vector<int64_t> c = coords(i, y.shape());
+      size_t part = 0;
+      while (c[1] >= channels[part])
+        c[1] -= channels[part++];
+      e.push_back(parts[part].get(linear(c, parts[part].shape())));
+    }
+    for (ThreadPool *pool : {&pool1(), &pool3()}) {
+      auto k = make(d);
+      runKernel(*k, ins, {&y}, *pool);
+      EXPECT_TRUE(closeTo(y, e, 0, 0, "channels-last concat " + dtypeStr(dt)));
+      Desc split("cgc_op.split");
+      split.in(y).i("axis", 1).ints("sizes", channels);
+      std::vector<Tensor> outs;
+      for (const Tensor &p : parts)
+        outs.emplace_back(dt, p.shape(), Layout::ChannelsLast);
+      for (const Tensor &o : outs)
+        split.out(o);
+      std::vector<Tensor *> outPtrs;
+      for (Tensor &o : outs)
+        outPtrs.push_back(&o);
+      auto ks = make(split);
+      runKernel(*ks, {&y}, outPtrs, *pool);
+      for (size_t i = 0; i < outs.size(); ++i)
+        EXPECT_TRUE(closeTo(outs[i], parts[i].values(), 0, 0,
+                            "channels-last split " + dtypeStr(dt) + " part " + std::to_string(i)));
+    }
+  }
+}
+
 TEST(Movement, SliceForwardAndReverse) {
   std::mt19937 rng(63);
   struct S {

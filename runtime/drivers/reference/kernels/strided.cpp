@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <numeric>
 
 namespace cgc::ref {
@@ -121,6 +122,33 @@ RowFn copyRowFor(size_t elemSize) {
 
 constexpr int64_t kTile = 16;
 
+/// Rows of at most this many bytes are short (CopyPlan::runRows).
+constexpr int64_t kShortRowBytes = 1024;
+/// Rows per work item of runRows.
+constexpr int64_t kRowBlock = 64;
+
+namespace {
+/// `count` rows of `bytes` (at most kShortRowBytes) from s to d, each row
+/// `sRow` / `dRow` bytes after the last: whole 64-byte pieces, then the
+/// rest (one masked move on AVX-512).
+CGC_TARGET_AVX512 void copyRowsAvx512(char *d, const char *s, int64_t dRow, int64_t sRow,
+                                      int64_t count, int64_t bytes) {
+  const int64_t whole = bytes / 64 * 64;
+  const __mmask64 tail = _cvtu64_mask64(whole == bytes ? 0 : ~0ull >> (64 - (bytes - whole)));
+  for (int64_t r = 0; r < count; ++r, d += dRow, s += sRow) {
+    for (int64_t i = 0; i < whole; i += 64)
+      _mm512_storeu_si512(d + i, _mm512_loadu_si512(s + i));
+    if (tail)
+      _mm512_mask_storeu_epi8(d + whole, tail, _mm512_maskz_loadu_epi8(tail, s + whole));
+  }
+}
+void copyRowsBase(char *d, const char *s, int64_t dRow, int64_t sRow, int64_t count,
+                  int64_t bytes) {
+  for (int64_t r = 0; r < count; ++r, d += dRow, s += sRow)
+    std::memcpy(d, s, size_t(bytes));
+}
+} // namespace
+
 CopyPlan::CopyPlan(const std::vector<int64_t> &shape, size_t elemSize,
                    const std::vector<int64_t> &dstStrides,
                    const std::vector<int64_t> &srcStrides)
@@ -144,6 +172,12 @@ CopyPlan::CopyPlan(const std::vector<int64_t> &shape, size_t elemSize,
       const int64_t sB = plan_.stride(inner_, 1);
       gather32_ = elemSize == 4 && cpuHasAvx512() && sB > 0 && sB <= INT_MAX / kTile;
     }
+  }
+  if (!tiled_ && rank >= 2 && plan_.stride(rank - 1, 0) == e && plan_.stride(rank - 1, 1) == e &&
+      plan_.shape()[rank - 1] * e <= kShortRowBytes) {
+    shortRows_ = true;
+    copyRows_ = cpuHasAvx512() ? &copyRowsAvx512 : &copyRowsBase;
+    rowBlocks_ = (plan_.shape()[rank - 2] + kRowBlock - 1) / kRowBlock;
   }
 }
 
@@ -212,7 +246,40 @@ void CopyPlan::runTiles(void *dst, const void *src, int64_t begin, int64_t end) 
   }
 }
 
+void CopyPlan::runRows(void *dst, const void *src, int64_t begin, int64_t end) const {
+  // Work items: (position over the outer dims, block of rows along the
+  // second-innermost one); each row is `bytes` contiguous on both sides.
+  const size_t rank = plan_.rank(), mid = rank - 2;
+  const int64_t rows = plan_.shape()[mid];
+  const int64_t bytes = plan_.shape()[rank - 1] * int64_t(elemSize_);
+  const int64_t dRow = plan_.stride(mid, 0), sRow = plan_.stride(mid, 1);
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t rest = item / rowBlocks_;
+    const int64_t r0 = item % rowBlocks_ * kRowBlock, r1 = std::min(rows, r0 + kRowBlock);
+    char *d = static_cast<char *>(dst);
+    const char *s = static_cast<const char *>(src);
+    for (size_t k = mid; k-- > 0;) {
+      const int64_t idx = rest % plan_.shape()[k];
+      rest /= plan_.shape()[k];
+      d += idx * plan_.stride(k, 0);
+      s += idx * plan_.stride(k, 1);
+    }
+    d += r0 * dRow;
+    s += r0 * sRow;
+    copyRows_(d, s, dRow, sRow, r1 - r0, bytes);
+  }
+}
+
 void CopyPlan::run(ThreadPool &pool, void *dst, const void *src) const {
+  if (shortRows_) {
+    const int64_t items = plan_.total() / (plan_.shape()[plan_.rank() - 2] *
+                                           plan_.shape()[plan_.rank() - 1]) * rowBlocks_;
+    const int64_t itemBytes =
+        kRowBlock * plan_.shape()[plan_.rank() - 1] * int64_t(elemSize_);
+    pool.parallelFor(items, std::max<int64_t>(1, 65536 * 4 / itemBytes),
+                     [&](int64_t b, int64_t e) { runRows(dst, src, b, e); });
+    return;
+  }
   if (tiled_) {
     int64_t items = plan_.total() / (plan_.shape()[across_] * plan_.shape()[inner_]) * tilesAcross_;
     int64_t perItem = kTile * plan_.shape()[inner_];

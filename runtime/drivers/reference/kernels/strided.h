@@ -80,6 +80,7 @@ public:
 
 private:
   void runTiles(void *dst, const void *src, int64_t begin, int64_t end) const;
+  void runRows(void *dst, const void *src, int64_t begin, int64_t end) const;
 
   LoopPlan plan_;
   RowFn row_ = nullptr;
@@ -91,6 +92,12 @@ private:
   bool gather32_ = false; // whole tiles of 4-byte elements gather on AVX-512
   size_t inner_ = 0, across_ = 0;
   int64_t tilesAcross_ = 0, tilesInner_ = 0;
+  // Short rows contiguous on both sides (a channels-last concat's or
+  // split's piece: one pixel's channels of one input) are copied a block of
+  // rows per work item, without a call per row.
+  bool shortRows_ = false;
+  void (*copyRows_)(char *, const char *, int64_t, int64_t, int64_t, int64_t) = nullptr;
+  int64_t rowBlocks_ = 0; // blocks of rows along the second-innermost dimension
 };
 
 template <class Body>
