@@ -417,6 +417,9 @@ public:
 
 private:
   enum class Mode { User, Any };
+  /// How usableSplit cuts the problem: split(), split() in output-channel
+  /// blocks, or not at all.
+  enum class SplitForm { Split, Channels, Whole };
   /// One piece: a range along dimension `dim` of the output (0: batch,
   /// 1: channels, 2: first spatial; -1: everything) and, for row bands, the
   /// input rows it reads and its padding there.
@@ -536,35 +539,77 @@ private:
   /// split(threads) (with the residual as a sum post-op when `sum`), or
   /// the whole problem in one piece if oneDNN has only its reference
   /// implementation for some piece (decided once per count and form).
+  ///
+  /// A Winograd problem whose row bands oneDNN runs only directly (its
+  /// F(2x2,3x3) kernel takes no band: ResNet-50's 64->64 @56 ran as brgconv
+  /// bands at 2 threads, 0.61 ms as at 1 thread) takes output-channel
+  /// blocks, which keep Winograd, when its result is not channels-last
+  /// (each block is then dense): 0.36 ms at 2 threads (bench-kernels). On a
+  /// channels-last result the blocks measured no faster than the direct
+  /// bands (ResNet-50 at 2 threads: 64->64 steps 591-770 vs 571-733 us,
+  /// alternating runs), the block's result reordered into place or copied
+  /// from a dense temporary alike. CGC_REFERENCE_WINOGRAD_CHANNEL_BLOCKS=0
+  /// turns the blocks off.
   std::vector<Geometry> usableSplit(int threads, bool sum) const {
     auto withSum = [&](std::vector<Geometry> pieces) {
       for (Geometry &pg : pieces)
         pg.sum = sum;
       return pieces;
     };
+    auto form = [&](SplitForm f) {
+      switch (f) {
+      case SplitForm::Whole:
+        return withSum({wholePiece()});
+      case SplitForm::Channels:
+        return withSum(split(threads, /*channelBlocks=*/true));
+      case SplitForm::Split:
+        break;
+      }
+      return withSum(split(threads));
+    };
     const std::pair<int, bool> key(threads, sum);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      auto it = splitOk_.find(key);
-      if (it != splitOk_.end())
-        return withSum(it->second ? split(threads) : std::vector<Geometry>{wholePiece()});
+      auto it = splitForm_.find(key);
+      if (it != splitForm_.end())
+        return form(it->second);
     }
-    std::vector<Geometry> pieces = withSum(split(threads));
-    bool ok = true;
-    for (const Geometry &pg : pieces) {
-      try {
-        ok = ok && std::string(piece(pg).pd.impl_info_str()).rfind("ref", 0) != 0;
-      } catch (const dnnl::error &) {
-        ok = false;
+    // Whether every piece has a kernel other than oneDNN's reference one,
+    // and whether every piece is Winograd.
+    auto check = [&](const std::vector<Geometry> &pieces, bool &allWinograd) {
+      bool ok = true;
+      allWinograd = true;
+      for (const Geometry &pg : pieces) {
+        try {
+          const Piece &p = piece(pg);
+          ok = ok && std::string(p.pd.impl_info_str()).rfind("ref", 0) != 0;
+          allWinograd = allWinograd && p.winograd;
+        } catch (const dnnl::error &) {
+          ok = false;
+        }
       }
+      return ok;
+    };
+    SplitForm chosen = SplitForm::Whole;
+    bool winograd = false;
+    if (check(form(SplitForm::Split), winograd))
+      chosen = SplitForm::Split;
+    static const bool blocksOn = kernelChoiceOn("CGC_REFERENCE_WINOGRAD_CHANNEL_BLOCKS");
+    if (blocksOn && winograd_ && !channelsLast_ && !winograd && form(SplitForm::Split).size() > 1 &&
+        piece(wholePiece()).winograd) {
+      bool blocksWinograd = false;
+      if (check(form(SplitForm::Channels), blocksWinograd) && blocksWinograd &&
+          form(SplitForm::Channels).size() > 1)
+        chosen = SplitForm::Channels;
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    splitOk_[key] = ok;
-    return ok ? pieces : withSum({wholePiece()});
+    splitForm_[key] = chosen;
+    return form(chosen);
   }
 
-  /// Pieces for `threads` threads (one per thread).
-  std::vector<Geometry> split(int threads) const {
+  /// Pieces for `threads` threads (one per thread); output-channel blocks
+  /// (whole 16-channel blocks for Winograd) when `channelBlocks`.
+  std::vector<Geometry> split(int threads, bool channelBlocks = false) const {
     std::vector<Geometry> out;
     // One piece per thread: two per thread (for balance) measured slower in
     // every model at 2 threads (each piece re-reads the weights and runs a
@@ -602,6 +647,8 @@ private:
                          double(g_.kernelSize()) * double(numElements(g_.out));
     if (threads <= 1 || flops < kMinSplitFlops) {
       out.push_back(wholePiece());
+    } else if (channelBlocks) {
+      ranges(1, g_.outC, 16);
     } else if (g_.batch >= threads) {
       ranges(0, g_.batch, 1);
     } else if (winograd_ && g_.out[0] < kWinogradMinBandRows * threads) {
@@ -931,7 +978,7 @@ private:
   std::string implName_;
   mutable std::mutex mutex_;
   mutable std::map<Geometry, std::unique_ptr<Piece>> pieces_;
-  mutable std::map<std::pair<int, bool>, bool> splitOk_;
+  mutable std::map<std::pair<int, bool>, SplitForm> splitForm_;
   mutable std::mutex preparedMutex_;
   mutable std::vector<Prepared> prepared_;
   mutable onednn::SourcePageOut weightsPageOut_;
