@@ -123,19 +123,42 @@ public:
     CopyPlan plan;
     int64_t offsetBytes; // into the shared operand
     size_t index;        // the input (concat) or output (split)
+    int64_t elemSize;
   };
+  /// Bytes per thread below which the copies run on fewer threads.
+  static constexpr int64_t kMinShareBytes = 128 << 10;
   MultiCopyKernel(bool concat, std::vector<Piece> pieces, std::string description)
       : concat_(concat), pieces_(std::move(pieces)) {
     description_ = std::move(description);
   }
   void run(const KernelArgs &args, ThreadPool &pool) const override {
-    for (const Piece &p : pieces_) {
-      if (concat_)
-        p.plan.run(pool, static_cast<char *>(args.outputs[0]) + p.offsetBytes, args.inputs[p.index]);
-      else
-        p.plan.run(pool, args.outputs[p.index],
-                   static_cast<const char *>(args.inputs[0]) + p.offsetBytes);
-    }
+    auto ends = [&](const Piece &p, void *&dst, const void *&src) {
+      if (concat_) {
+        dst = static_cast<char *>(args.outputs[0]) + p.offsetBytes;
+        src = args.inputs[p.index];
+      } else {
+        dst = args.outputs[p.index];
+        src = static_cast<const char *>(args.inputs[0]) + p.offsetBytes;
+      }
+    };
+    // One parallel region for all the pieces, thread i copying share i of
+    // each: a region per piece cost a wake-up and a wait per piece
+    // (DenseNet-121's 62 concats of 2-32 inputs: 4.5 ms at 2 threads
+    // against 1.3 at one).
+    int64_t bytes = 0;
+    for (const Piece &p : pieces_)
+      bytes += p.plan.total() * p.elemSize;
+    const int64_t shares =
+        std::min<int64_t>(pool.size(), std::max<int64_t>(1, bytes / kMinShareBytes));
+    pool.parallelFor(shares, 1, [&](int64_t s0, int64_t s1) {
+      for (const Piece &p : pieces_) {
+        void *dst;
+        const void *src;
+        ends(p, dst, src);
+        const int64_t items = p.plan.workItems();
+        p.plan.runItems(dst, src, items * s0 / shares, items * s1 / shares);
+      }
+    });
   }
 
 private:
@@ -176,7 +199,7 @@ std::unique_ptr<Kernel> makeConcat(const KernelDesc &desc, const KernelOptions &
     const KernelOperand &in = *desc.inputs[i];
     if (in.numElements() > 0)
       pieces.push_back({CopyPlan(in.shape, elem, outStrides, in.effectiveStrides()),
-                        at * outStrides[size_t(axis)] * int64_t(elem), i});
+                        at * outStrides[size_t(axis)] * int64_t(elem), i, int64_t(elem)});
     at += in.shape[size_t(axis)];
   }
   return std::make_unique<MultiCopyKernel>(
@@ -215,7 +238,7 @@ std::unique_ptr<Kernel> makeSplit(const KernelDesc &desc, const KernelOptions &)
     expectOutputLike(r, in, i, shape);
     if (numElements(shape) > 0)
       pieces.push_back({CopyPlan(shape, elem, r.output(i).effectiveStrides(), inStrides),
-                        at * inStrides[size_t(axis)] * int64_t(elem), i});
+                        at * inStrides[size_t(axis)] * int64_t(elem), i, int64_t(elem)});
     at += sizes[i];
   }
   return std::make_unique<MultiCopyKernel>(false, std::move(pieces),

@@ -270,21 +270,38 @@ void CopyPlan::runRows(void *dst, const void *src, int64_t begin, int64_t end) c
   }
 }
 
+int64_t CopyPlan::workItems() const {
+  const size_t rank = plan_.rank();
+  if (shortRows_)
+    return plan_.total() / (plan_.shape()[rank - 2] * plan_.shape()[rank - 1]) * rowBlocks_;
+  if (tiled_)
+    return plan_.total() / (plan_.shape()[across_] * plan_.shape()[inner_]) * tilesAcross_;
+  return plan_.total();
+}
+
+int64_t CopyPlan::itemElements() const {
+  if (shortRows_)
+    return kRowBlock * plan_.shape()[plan_.rank() - 1];
+  if (tiled_)
+    return kTile * plan_.shape()[inner_];
+  return 1;
+}
+
+void CopyPlan::runItems(void *dst, const void *src, int64_t begin, int64_t end) const {
+  if (shortRows_)
+    runRows(dst, src, begin, end);
+  else if (tiled_)
+    runTiles(dst, src, begin, end);
+  else
+    runRange(dst, src, begin, end);
+}
+
 void CopyPlan::run(ThreadPool &pool, void *dst, const void *src) const {
-  if (shortRows_) {
-    const int64_t items = plan_.total() / (plan_.shape()[plan_.rank() - 2] *
-                                           plan_.shape()[plan_.rank() - 1]) * rowBlocks_;
-    const int64_t itemBytes =
-        kRowBlock * plan_.shape()[plan_.rank() - 1] * int64_t(elemSize_);
-    pool.parallelFor(items, std::max<int64_t>(1, 65536 * 4 / itemBytes),
-                     [&](int64_t b, int64_t e) { runRows(dst, src, b, e); });
-    return;
-  }
-  if (tiled_) {
-    int64_t items = plan_.total() / (plan_.shape()[across_] * plan_.shape()[inner_]) * tilesAcross_;
-    int64_t perItem = kTile * plan_.shape()[inner_];
-    pool.parallelFor(items, std::max<int64_t>(1, 65536 / perItem),
-                     [&](int64_t b, int64_t e) { runTiles(dst, src, b, e); });
+  if (shortRows_ || tiled_) {
+    const int64_t grainBytes = shortRows_ ? 4 * 65536 : 65536 * int64_t(elemSize_);
+    pool.parallelFor(workItems(),
+                     std::max<int64_t>(1, grainBytes / (itemElements() * int64_t(elemSize_))),
+                     [&](int64_t b, int64_t e) { runItems(dst, src, b, e); });
     return;
   }
   char *bases[2] = {static_cast<char *>(dst), const_cast<char *>(static_cast<const char *>(src))};

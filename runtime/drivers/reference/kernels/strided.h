@@ -77,6 +77,13 @@ public:
   void run(ThreadPool &pool, void *dst, const void *src) const;
   void runRange(void *dst, const void *src, int64_t begin, int64_t end) const;
   int64_t total() const { return plan_.total(); }
+  /// The copy as run() splits it across threads: work items (blocks of
+  /// short rows, tile rows of a transposing copy, else elements in the
+  /// plan's order) of itemElements() elements each (at most), items
+  /// [begin, end) of which runItems() copies on the calling thread.
+  int64_t workItems() const;
+  int64_t itemElements() const;
+  void runItems(void *dst, const void *src, int64_t begin, int64_t end) const;
 
 private:
   void runTiles(void *dst, const void *src, int64_t begin, int64_t end) const;
