@@ -234,12 +234,29 @@ constexpr int64_t kSmallPlane = 256;
 /// 384-423 us vs 503-618 us in bands of 14 rows, whose 4-row F(4x4,3x3)
 /// tiles overhang).
 constexpr int64_t kWinogradMinBandRows = 28;
+/// Winograd bands that read no padding (split() keeps the edge rows apart)
+/// are equal, so they share one primitive and one copy of the transformed
+/// weights: they need only enough rows for the F(2x2,3x3) tiles to fill
+/// them (ResNet-50's 64->64 @56 at 2 threads: 27 each).
+constexpr int64_t kWinogradMinInteriorRows = 16;
 /// Fewer channels than this and Winograd's transforms outweigh its savings
 /// (16 -> 16 @112: 1.2x; 32 -> 32 @56: 1.6x, measured with oneDNN 2.6).
 constexpr int64_t kWinogradMinChannels = 32;
 /// Fewer input or output channels than this: not oneDNN's F(4x4,3x3)
 /// kernel (see its use).
 constexpr int64_t kWinograd4x3MinChannels = 128;
+/// Less work than this (direct FLOPs) and Winograd's activation reorders
+/// outweigh its savings: DenseNet-121's 128->32 @7 (3.6 MFLOP) ran 40 us
+/// with it against 26 direct at 1 thread, its 128->32 @14 (14.5 MFLOP) 69
+/// against 73 (step times, CGC_REFERENCE_PROFILE).
+constexpr double kWinogradMinFlops = 10e6;
+/// Output-channel blocks of fewer channels than this do not split a
+/// Winograd convolution: every block transforms the whole input, which
+/// then outweighs its share of the products. DenseNet-121's 128->32 at 2
+/// threads in blocks of 16 against direct row bands: @28 176 vs 160 us,
+/// @14 59 vs 53 (1 thread, Winograd: 182 and 69); SqueezeNet's 32->128
+/// @27 in blocks of 64 139 vs 138.
+constexpr int64_t kWinogradMinBlockChannels = 32;
 
 /// The oneDNN convolution (or deconvolution), its work split across the
 /// ThreadPool. Every primitive is single-threaded (OpenMP never starts a
@@ -266,7 +283,10 @@ bool winogradApplies(const ConvGeom &g, dt type) {
   for (size_t i = 0; i < 2; ++i)
     if (g.kernel[i] != 3 || g.stride[i] != 1 || g.dilation[i] != 1)
       return false;
-  return g.inC >= kWinogradMinChannels && g.outC >= kWinogradMinChannels;
+  const double flops = 2.0 * double(g.batch) * double(g.outC) * double(g.inC) * 9.0 *
+                       double(numElements(g.out));
+  return g.inC >= kWinogradMinChannels && g.outC >= kWinogradMinChannels &&
+         flops >= kWinogradMinFlops;
 }
 
 class DnnlConvKernel final : public KernelBase {
@@ -431,9 +451,11 @@ private:
     /// Built with binaries_[sumBinary_] as oneDNN's sum post-op (the
     /// residual copied into the result first) instead of a binary add.
     bool sum = false;
+    /// The direct convolution even where the problem is Winograd's.
+    bool direct = false;
     bool operator<(const Geometry &o) const {
-      return std::tie(dim, len, inLen, padB, padE, sum) <
-             std::tie(o.dim, o.len, o.inLen, o.padB, o.padE, o.sum);
+      return std::tie(dim, len, inLen, padB, padE, sum, direct) <
+             std::tie(o.dim, o.len, o.inLen, o.padB, o.padE, o.sum, o.direct);
     }
   };
   struct Piece {
@@ -583,7 +605,7 @@ private:
         try {
           const Piece &p = piece(pg);
           ok = ok && std::string(p.pd.impl_info_str()).rfind("ref", 0) != 0;
-          allWinograd = allWinograd && p.winograd;
+          allWinograd = allWinograd && (p.winograd || pg.direct);
         } catch (const dnnl::error &) {
           ok = false;
         }
@@ -596,7 +618,7 @@ private:
       chosen = SplitForm::Split;
     static const bool blocksOn = kernelChoiceOn("CGC_REFERENCE_WINOGRAD_CHANNEL_BLOCKS");
     if (blocksOn && winograd_ && !channelsLast_ && !winograd && form(SplitForm::Split).size() > 1 &&
-        piece(wholePiece()).winograd) {
+        g_.outC >= kWinogradMinBlockChannels * threads && piece(wholePiece()).winograd) {
       bool blocksWinograd = false;
       if (check(form(SplitForm::Channels), blocksWinograd) && blocksWinograd &&
           form(SplitForm::Channels).size() > 1)
@@ -651,7 +673,8 @@ private:
       ranges(1, g_.outC, 16);
     } else if (g_.batch >= threads) {
       ranges(0, g_.batch, 1);
-    } else if (winograd_ && g_.out[0] < kWinogradMinBandRows * threads) {
+    } else if (winograd_ && g_.out[0] < kWinogradMinBandRows * threads &&
+               g_.outC >= kWinogradMinBlockChannels * threads) {
       // Small planes: one output-channel block per thread. oneDNN lays out a
       // Winograd piece's weights for its whole problem, so short row bands
       // would each get their own transformed copy (measured 512->512 @7:
@@ -684,9 +707,45 @@ private:
       // kernels for that measured 2x slower than dense row bands.)
       ranges(1, g_.outC, 16);
     } else if (!g_.transpose && !g_.out.empty() && g_.out[0] >= 2) {
-      ranges(2, g_.out[0], 1);
-      // Input rows of each band, with its share of the padding.
       const int64_t window = g_.dilation[0] * (g_.kernel[0] - 1) + 1;
+      // Output rows [lo, hi) read no padding rows.
+      int64_t lo = 0, hi = g_.out[0];
+      while (lo < hi && lo * g_.stride[0] < g_.padBegin[0])
+        ++lo;
+      while (hi > lo && (hi - 1) * g_.stride[0] - g_.padBegin[0] + window > g_.in[0])
+        --hi;
+      const bool interior = winograd_ && (lo > 0 || hi < g_.out[0]) &&
+                            (hi - lo) / want >= kWinogradMinInteriorRows;
+      if (interior) {
+        // oneDNN's F(2x2,3x3) kernel takes a band that reads no padding but
+        // not one with padding on one side only: the interior rows in one
+        // band per thread, which keep Winograd, and the edge rows (one each
+        // for a 3x3 with padding 1) as direct pieces of their own, claimed
+        // last. ResNet-50's 64->64 @56 at 2 threads: two Winograd bands of
+        // 27 rows; it had run as two direct bands of 28.
+        const int64_t count = want;
+        for (int64_t i = 0; i < count; ++i) {
+          Geometry pg;
+          pg.dim = 2;
+          int64_t begin, end;
+          evenSplit(hi - lo, count, i, begin, end);
+          pg.start = lo + begin;
+          pg.len = end - begin;
+          out.push_back(pg);
+        }
+        for (auto [start, len] : {std::pair{int64_t(0), lo}, std::pair{hi, g_.out[0] - hi}})
+          if (len > 0) {
+            Geometry pg;
+            pg.dim = 2;
+            pg.start = start;
+            pg.len = len;
+            pg.direct = true;
+            out.push_back(pg);
+          }
+      } else {
+        ranges(2, g_.out[0], 1);
+      }
+      // Input rows of each band, with its share of the padding.
       for (Geometry &pg : out) {
         BandInput band;
         if (!bandInput(pg.start, pg.len, g_.stride[0], window, g_.padBegin[0], g_.in[0], band))
@@ -696,6 +755,12 @@ private:
         pg.padB = band.padB;
         pg.padE = band.padE;
       }
+      // No Winograd on short bands (see kWinogradMinBandRows): a Winograd
+      // problem cut this way (its channel blocks would be too narrow) runs
+      // direct.
+      if (winograd_ && !interior && out.size() > 1 && out.front().len < kWinogradMinBandRows)
+        for (Geometry &pg : out)
+          pg.direct = true;
     } else if (g_.transpose && g_.groups == 1 && g_.outC >= 32) {
       ranges(1, g_.outC, 16);
     } else {
@@ -787,7 +852,7 @@ private:
                                                                dil, pl, pr);
         return dnnl::convolution_forward::primitive_desc(cd, attr, onednn::engine());
       };
-      if (winograd_) {
+      if (winograd_ && !pg.direct) {
         // Winograd runs on oneDNN's blocked layout: activations reordered
         // around it (cheap next to the 1.3-2.3x it saves, see the file
         // comment). Its F(2x2,3x3) kernel always; its F(4x4,3x3) one
