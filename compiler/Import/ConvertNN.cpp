@@ -297,11 +297,37 @@ LogicalResult convertPool(NodeContext &ctx) {
       resolveWindow(ctx, shapeOf(x).drop_front(2), kernel, true);
   if (failed(window))
     return failure();
+  bool countIncludePad = ctx.getInt("count_include_pad", 0);
+  if constexpr (std::is_same_v<OpTy, op::AvgPoolOp>) {
+    // A zero Pad of the spatial dimensions (torchvision's Inception-v3 pads
+    // before each 3x3 average pool) is the pool's own padding counted in
+    // the divisor: the pool reads the input unpadded, and the Pad, when
+    // nothing else reads it, is dropped with the other dead ops.
+    auto pad = x.getDefiningOp<op::PadOp>();
+    if (pad && pad.getMode() == "constant" &&
+        pad.getValue().convertToDouble() == 0.0 && !ctx.getInt("ceil_mode", 0) &&
+        (countIncludePad || llvm::all_of(window->start, [](int64_t v) { return v == 0; })) &&
+        (countIncludePad || llvm::all_of(window->end, [](int64_t v) { return v == 0; }))) {
+      SmallVector<int64_t> pads = op::getI64Array(pad.getPads());
+      const size_t rank = pads.size() / 2, spatial = window->start.size();
+      bool spatialOnly = rank == spatial + 2;
+      for (size_t d = 0; d < rank && spatialOnly; ++d)
+        spatialOnly = pads[d] >= 0 && pads[rank + d] >= 0 &&
+                      (d >= 2 || (pads[d] == 0 && pads[rank + d] == 0));
+      if (spatialOnly) {
+        for (size_t i = 0; i < spatial; ++i) {
+          window->start[i] += pads[2 + i];
+          window->end[i] += pads[rank + 2 + i];
+        }
+        x = pad.getInput();
+        countIncludePad = true;
+      }
+    }
+  }
   SmallVector<NamedAttribute> attrs = windowAttrs(ctx, *window, true);
   attrs.push_back(ctx.named("ceil_mode", ctx.boolean(ctx.getInt("ceil_mode", 0))));
   if constexpr (std::is_same_v<OpTy, op::AvgPoolOp>)
-    attrs.push_back(ctx.named("count_include_pad",
-                              ctx.boolean(ctx.getInt("count_include_pad", 0))));
+    attrs.push_back(ctx.named("count_include_pad", ctx.boolean(countIncludePad)));
   if constexpr (std::is_same_v<OpTy, op::LpPoolOp>) {
     const onnx::AttributeProto *p = ctx.getAttr("p");
     int64_t value = p && p->has_f() ? static_cast<int64_t>(p->f())
