@@ -152,11 +152,15 @@ TEST(Selection, TopKTiesNaNAndEveryAxis) {
               c[size_t(axis)] = j;
               items.push_back({x.get(linear(c, x.shape())), j});
             }
-            std::stable_sort(items.begin(), items.end(), [&](const auto &a, const auto &b) {
+            // Equal values keep index order (std::sort with the index as the
+            // tie-break: std::stable_sort's buffer is deprecated here).
+            std::sort(items.begin(), items.end(), [&](const auto &a, const auto &b) {
               bool na = std::isnan(a.first), nb = std::isnan(b.first);
-              if (na || nb)
-                return largest ? (na && !nb) : (!na && nb);
-              return largest ? a.first > b.first : a.first < b.first;
+              if (na != nb)
+                return largest ? na : nb;
+              if (!na && a.first != b.first)
+                return largest ? a.first > b.first : a.first < b.first;
+              return a.second < b.second;
             });
             std::vector<std::pair<double, double>> top;
             for (int64_t j = 0; j < k; ++j)
