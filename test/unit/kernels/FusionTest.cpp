@@ -1034,4 +1034,53 @@ TEST(Fusion, BatchNormTakesALeadingReluOrClip) {
   }
 }
 
+TEST(Fusion, ErfGeluInThePackedGemmEpilogue) {
+  // A transformer FFN's first product: matmul + bias + erf_gelu (k1..k3
+  // scalar bind points) in one kernel on the packed GEMM, the GELU on each
+  // tile in registers: the same bits as the three kernels run apart, on 1
+  // and 3 threads and with x * k1. A product the packed GEMM does not run
+  // (B not constant) refuses the GELU with the reason, and the driver then
+  // keeps it a step of its own.
+  if (!PackedSgemm::available())
+    GTEST_SKIP() << "no AVX-512 or CGC_REFERENCE_PACKED_GEMM=0";
+  std::mt19937 rng(43);
+  Tensor a(CGC_DTYPE_FLOAT32, {1, 70, 96}), w(CGC_DTYPE_FLOAT32, {96, 200}),
+      bias(CGC_DTYPE_FLOAT32, {200});
+  fillRandom(a, rng, -1, 1);
+  fillRandom(w, rng, -0.3, 0.3);
+  fillRandom(bias, rng, -1, 1);
+  Tensor k1(CGC_DTYPE_FLOAT32, {}), k2(CGC_DTYPE_FLOAT32, {}), k3(CGC_DTYPE_FLOAT32, {});
+  k2.set(0, 1.0);
+  k3.set(0, 0.5);
+  Tensor t(CGC_DTYPE_FLOAT32, {1, 70, 200}), u(CGC_DTYPE_FLOAT32, {1, 70, 200}),
+      y(CGC_DTYPE_FLOAT32, {1, 70, 200}), fused(CGC_DTYPE_FLOAT32, {1, 70, 200});
+  KernelOptions options;
+  options.constantInputs = {false, true};
+  KernelDesc mm = Desc("cgc_op.matmul").in(a).in(w).out(t).get();
+  KernelDesc add = Desc("cgc_op.add").in(t).in(bias).out(u).get();
+  for (bool multiply : {false, true}) {
+    k1.set(0, multiply ? 0.70710678 : 1.41421356);
+    KernelDesc gelu = Desc("cgc_op.erf_gelu").in(u).in(k1).in(k2).in(k3).out(y)
+                          .attr("multiply", AttrValue::ofBool(multiply)).get();
+    auto km = make(mm, options), ka = make(add), kg = make(gelu);
+    ASSERT_TRUE(km && ka && kg);
+    runKernel(*km, {&a, &w}, {&t}, pool1());
+    runKernel(*ka, {&t, &bias}, {&u}, pool1());
+    runKernel(*kg, {&u, &k1, &k2, &k3}, {&y}, pool1());
+    KernelDesc last = gelu;
+    last.outputs = {fused.operand()};
+    std::string reason;
+    std::unique_ptr<Kernel> k = createFusedKernel(mm, {add, last}, options, reason);
+    ASSERT_TRUE(k) << reason;
+    EXPECT_NE(k->describe().find("+add+erf_gelu (AVX-512"), std::string::npos) << k->describe();
+    for (ThreadPool *pool : {&pool1(), &pool3()}) {
+      runKernel(*k, {&a, &w, &bias, &k1, &k2, &k3}, {&fused}, *pool);
+      EXPECT_TRUE(closeTo(fused, y.values(), 0, 0, cat("fused erf_gelu, multiply ", multiply)));
+    }
+    std::unique_ptr<Kernel> notPacked = createFusedKernel(mm, {add, last}, KernelOptions{}, reason);
+    EXPECT_FALSE(notPacked) << notPacked->describe();
+    EXPECT_NE(reason.find("erf_gelu fuses only into the packed GEMM"), std::string::npos) << reason;
+  }
+}
+
 } // namespace

@@ -32,7 +32,8 @@ std::vector<float> randomFloats(size_t n, std::mt19937 &rng, float lo, float hi)
   return v;
 }
 
-double applyOp(const SgemmOp &op, double x, double y) {
+/// `op` on x; y is a binary op's operand value, k an ErfGelu's k1..k3.
+double applyOp(const SgemmOp &op, double x, double y, const double (&k)[3]) {
   switch (op.kind) {
   case Kind::Scale:
     return x * op.alpha;
@@ -42,6 +43,8 @@ double applyOp(const SgemmOp &op, double x, double y) {
     return std::min<double>(op.beta, std::max<double>(op.alpha, x));
   case Kind::Linear:
     return op.alpha * x + op.beta;
+  case Kind::ErfGelu:
+    return x * (std::erf(op.alpha != 0 ? x * k[0] : x / k[0]) + k[1]) * k[2];
   case Kind::Add:
     return x + y;
   case Kind::Sub:
@@ -84,10 +87,13 @@ void check(const Product &p, const std::vector<SgemmOp> &ops,
       for (int64_t q = 0; q < p.k; ++q)
         x += double(a[size_t(i * p.k + q)]) * double(b[size_t(q * bk + j * bn)]);
       for (const SgemmOp &op : ops) {
-        double y = 0;
+        double y = 0, k[3] = {0, 0, 0};
         if (op.binary())
           y = ptrs[size_t(op.operand)][i * op.rowStride + j * op.colStride];
-        x = applyOp(op, x, y);
+        if (op.kind == Kind::ErfGelu)
+          for (int q = 0; q < 3; ++q)
+            k[q] = *ptrs[size_t(op.operand + q)];
+        x = applyOp(op, x, y, k);
       }
       expected[size_t(i * p.n + j)] = x;
     }
@@ -157,6 +163,24 @@ TEST(PackedGemm, EpilogueOpsWithEveryOperandPattern) {
   check(p, {scale, bias, relu}, {b}, {}, pool1(), rng, "scale+bias+leaky relu");
   check(p, {bias, clip}, {b}, {}, pool1(), rng, "bias+clip");
   check(p, {lin, relu, clip}, {b}, {}, pool1(), rng, "linear+relu+clip");
+  // A transformer FFN's bias and erf GELU (k1..k3 operands 1-3), in the
+  // classic tiles, with K in pairs (N = 24) and in Strassen's epilogue.
+  const std::vector<std::vector<float>> geluOperands = {b, {1.41421356f}, {1.0f}, {0.5f}};
+  for (bool multiply : {false, true}) {
+    SgemmOp gelu{Kind::ErfGelu, multiply ? 0.70710678f : 0.0f};
+    gelu.operand = 1;
+    std::vector<std::vector<float>> operands = geluOperands;
+    if (multiply)
+      operands[1] = {0.70710678f};
+    check(p, {bias, gelu}, operands, {}, pool1(), rng, "bias+erf_gelu");
+    std::vector<std::vector<float>> narrow = operands;
+    narrow[0].resize(24);
+    check({37, 50, 24, false}, {bias, gelu}, narrow, {}, pool1(), rng, "bias+erf_gelu, K in pairs");
+    std::vector<std::vector<float>> wide = operands;
+    wide[0] = randomFloats(512, rng, -1, 1);
+    check({66, 512, 512, false, PackedSgemm::Algorithm::Strassen}, {bias, gelu}, wide, {},
+          pool1(), rng, "bias+erf_gelu, Strassen");
+  }
 }
 
 TEST(PackedGemm, TilesSpreadTheRowsEvenly) {

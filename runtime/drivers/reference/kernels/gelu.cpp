@@ -32,17 +32,10 @@ CGC_INLINE void erfGeluBody(const float *x, float *y, int64_t n, float k1, float
   }
 }
 
-/// The chain on 16 floats, erf by logistic.h's erf16: the erf layer's own
-/// kernel computes contiguous rows with it too, so the result stays the
-/// unfused chain's bit for bit. BERT's 12 GELUs of 128 x 3072: 2.76 ->
-/// 1.30 ms per run at 1 thread (0.58 -> 0.27 ns per element).
-template <bool Multiply>
-[[gnu::always_inline]] CGC_TARGET_AVX512 inline __m512 erfGelu16(__m512 v, __m512 k1, __m512 k2,
-                                                                 __m512 k3) {
-  const __m512 t = Multiply ? _mm512_mul_ps(v, k1) : _mm512_div_ps(v, k1);
-  const __m512 a = _mm512_add_ps(erf16(t), k2);
-  return _mm512_mul_ps(_mm512_mul_ps(v, a), k3);
-}
+// The chain on 16 floats is logistic.h's erfGelu16, erf by its erf16: the
+// erf layer's own kernel computes contiguous rows with it too, so the
+// result stays the unfused chain's bit for bit. BERT's 12 GELUs of 128 x
+// 3072: 2.76 -> 1.30 ms per run at 1 thread (0.58 -> 0.27 ns per element).
 
 template <bool Multiply>
 CGC_TARGET_AVX512 void erfGeluAvx512(const float *x, float *y, int64_t n, float k1, float k2,

@@ -95,6 +95,18 @@ namespace cgc::ref {
   return _mm512_max_ps(_mm512_set1_ps(-1.0f), _mm512_min_ps(_mm512_set1_ps(1.0f), e));
 }
 
+/// The erf GELU as exporters write it (gelu.cpp), on 16 floats: x * (erf(x
+/// / k1) + k2) * k3, or x * k1 when `Multiply`; one float32 operation per
+/// layer in the layers' order, erf by erf16. The erf_gelu kernel and the
+/// packed GEMM's epilogue both compute it so: the same bits either way.
+template <bool Multiply>
+[[gnu::always_inline]] CGC_TARGET_AVX512 inline __m512 erfGelu16(__m512 v, __m512 k1, __m512 k2,
+                                                                 __m512 k3) {
+  const __m512 t = Multiply ? _mm512_mul_ps(v, k1) : _mm512_div_ps(v, k1);
+  const __m512 a = _mm512_add_ps(erf16(t), k2);
+  return _mm512_mul_ps(_mm512_mul_ps(v, a), k3);
+}
+
 } // namespace cgc::ref
 
 #endif // CGC_REFERENCE_KERNELS_LOGISTIC_H

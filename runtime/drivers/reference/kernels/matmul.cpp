@@ -138,11 +138,15 @@ bool anyNegative(const std::vector<int64_t> &v) {
 /// piece reads and, for a constant B, packs only its columns), M.
 class DnnlMatMulKernel final : public KernelBase {
 public:
-  /// `post` holds gemm's C (see GemmC) and the fused chain's post-ops.
+  /// `post` holds gemm's C (see GemmC) and the fused chain's post-ops;
+  /// `erfGelu` (set: its `multiply`) an erf_gelu after them, whose k1, k2,
+  /// k3 are the chain's last three extra operands: only the packed GEMM
+  /// runs it (its epilogue), so without that this throws.
   DnnlMatMulKernel(const MatGeom &g, dt type, bool constantB, onednn::PostOps post,
-                   std::vector<GemmC> gemmC, float outputScale, std::string what)
+                   std::vector<GemmC> gemmC, float outputScale, std::string what,
+                   std::optional<bool> erfGelu = std::nullopt)
       : g_(g), constantB_(constantB), post_(std::move(post)), gemmC_(std::move(gemmC)),
-        outputScale_(outputScale) {
+        outputScale_(outputScale), erfGelu_(erfGelu) {
     std::vector<int64_t> ad = g.aBatch, bd = g.bBatch, cd = g.batch;
     std::vector<int64_t> as = g.aBatchStr, bs = g.bBatchStr, cs = g.cBatchStr;
     ad.insert(ad.end(), {g.m, g.k});
@@ -171,6 +175,10 @@ public:
     collapseBatchIntoRows();
     if (type == dt::f32 && constantB)
       native_ = nativeProduct(PackedSgemm::Algorithm::Classic);
+    if (erfGelu_ && !native_)
+      throw dnnl::error(dnnl_unimplemented,
+                        "erf_gelu fuses only into the packed GEMM (a float32 2-D product with "
+                        "a constant B)");
     if (native_) {
       nativeB_.emplace(b_, true);
       // Strassen where it suits the shape, run by a pool of one thread.
@@ -184,7 +192,8 @@ public:
         strassenB_.emplace(b_, true);
       }
       description_ = cat(what, " ", shapeStr(g.batch), "x", g.m, "x", g.k, "x", g.n,
-                         post_.summary, " (AVX-512 ", native_->tileText(), ", packed B",
+                         post_.summary, erfGelu_ ? "+erf_gelu" : "", " (AVX-512 ",
+                         native_->tileText(), ", packed B",
                          strassen_ ? ", one level of Strassen-Winograd on 1 thread" : "",
                          collapsedRows_ ? cat(", as ", collapsedRows_, " rows") : std::string(),
                          ", split across the pool)");
@@ -223,6 +232,9 @@ public:
         extraBase[i] = static_cast<const char *>(args.inputs[firstExtra_ + nextChain++]);
       }
     }
+    if (erfGelu_) // k1, k2, k3: the chain's last extra operands
+      for (int j = 0; j < 3; ++j)
+        extraBase.push_back(static_cast<const char *>(args.inputs[firstExtra_ + nextChain++]));
     const char *a = static_cast<const char *>(args.inputs[0]);
     const char *b = static_cast<const char *>(args.inputs[1]);
     char *c = static_cast<char *>(args.outputs[0]);
@@ -356,6 +368,11 @@ private:
         return nullptr;
       op.rowStride = y.dims[0] == 1 ? 0 : y.strides[0];
       op.colStride = y.dims[1] == 1 ? 0 : 1;
+    }
+    if (erfGelu_) {
+      SgemmOp gelu{SgemmOp::Kind::ErfGelu, *erfGelu_ ? 1.0f : 0.0f};
+      gelu.operand = int(binaries_.size()); // after the binaries' operands (run())
+      ops.push_back(gelu);
     }
     return std::make_unique<PackedSgemm>(c_.dims[0], g_.k, g_.n, std::move(ops), algorithm);
   }
@@ -600,6 +617,7 @@ private:
   std::vector<GemmC> gemmC_;
   float outputScale_ = 1.0f;
   size_t firstExtra_ = 0;
+  std::optional<bool> erfGelu_; // a trailing erf_gelu (its `multiply`), see the constructor
   Epilogue epilogue_; // set: the chain, run after the product
   onednn::PlainOperand a_, b_, c_;
   int rank_ = 2;
@@ -874,7 +892,31 @@ std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
   float scale = 1.0f;
   if (p.gemm)
     gemmPrefix(p, post, cArgs, scale);
-  if (!onednn::buildPostOps(epilogue, anchor.outputs[0].shape, p.dtype, post, reason))
+  // An erf_gelu last (a transformer's FFN: matmul + bias + GELU) runs in the
+  // packed GEMM's epilogue, on each tile in registers: BERT's 12 GELUs of
+  // 128 x 3072 had been a pass of their own (the DnnlMatMulKernel refuses
+  // it where the packed GEMM does not run the product).
+  std::vector<KernelDesc> chain = epilogue;
+  std::optional<bool> erfGelu;
+  if (chain.back().op == "cgc_op.erf_gelu") {
+    const KernelDesc &gelu = chain.back();
+    DescReader r(gelu);
+    r.expectInputs(4, 4);
+    r.expectOutputs(1, 1);
+    bool ok = gelu.inputs[0] && gelu.inputs[0]->dtype == CGC_DTYPE_FLOAT32 &&
+              gelu.inputs[0]->shape == anchor.outputs[0].shape && p.dtype == CGC_DTYPE_FLOAT32;
+    for (size_t i = 1; i < 4 && ok; ++i)
+      ok = gelu.inputs[i] && gelu.inputs[i]->dtype == CGC_DTYPE_FLOAT32 &&
+           numElements(gelu.inputs[i]->shape) == 1;
+    if (!ok) {
+      reason = "cgc_op.erf_gelu: a fused erf_gelu takes the float32 product and three float32 "
+               "scalars";
+      return nullptr;
+    }
+    erfGelu = r.getBool("multiply", false);
+    chain.pop_back();
+  }
+  if (!onednn::buildPostOps(chain, anchor.outputs[0].shape, p.dtype, post, reason))
     return nullptr;
   if (epilogue.back().outputs.size() != 1 ||
       epilogue.back().outputs[0].effectiveStrides() != anchor.outputs[0].effectiveStrides()) {
@@ -892,7 +934,7 @@ std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
   bool binary = false;
   for (const KernelDesc &op : epilogue)
     binary = binary || op.inputs.size() > 1;
-  if (!p.gemm && numElements(p.geom.bBatch) > 1 && binary) {
+  if (!p.gemm && numElements(p.geom.bBatch) > 1 && binary && !erfGelu) {
     const KernelOperand &out = anchor.outputs[0];
     std::vector<size_t> order(out.shape.size());
     for (size_t i = 0; i < order.size(); ++i)
@@ -916,8 +958,9 @@ std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
     }
   }
   try {
-    auto kernel = std::make_unique<DnnlMatMulKernel>(p.geom, type, constantB, post, cArgs, scale,
-                                                     anchor.op.substr(7) + " " + dtypeName(p.dtype));
+    auto kernel =
+        std::make_unique<DnnlMatMulKernel>(p.geom, type, constantB, post, cArgs, scale,
+                                           anchor.op.substr(7) + " " + dtypeName(p.dtype), erfGelu);
     kernel->setFirstExtra(anchor.inputs.size());
     return kernel;
   } catch (const dnnl::error &e) {

@@ -2,6 +2,7 @@
 
 #include "sgemm.h"
 
+#include "logistic.h"
 #include "sgemm_tile.h"
 #include "tile_table.h"
 
@@ -13,6 +14,28 @@
 #include <utility>
 
 namespace cgc::ref {
+
+namespace tile_detail {
+[[gnu::noinline]] CGC_SGEMM_TARGET void erfGeluRows(const Args &g, const SgemmOp &op, int64_t row,
+                                                   int64_t col, int rows, int vectors,
+                                                   int lastCols) {
+  const float *const *k = g.operands + op.operand;
+  const __m512 k1 = _mm512_set1_ps(*k[0]), k2 = _mm512_set1_ps(*k[1]),
+               k3 = _mm512_set1_ps(*k[2]);
+  const __mmask16 last = __mmask16((1u << lastCols) - 1);
+  for (int i = 0; i < rows; ++i) {
+    float *c = g.c + (row + i) * g.ldc + col;
+    for (int v = 0; v < vectors; ++v) {
+      const __mmask16 m = v == vectors - 1 ? last : __mmask16(0xffff);
+      const __m512 x = _mm512_maskz_loadu_ps(m, c + 16 * v);
+      _mm512_mask_storeu_ps(c + 16 * v, m,
+                            op.alpha != 0 ? erfGelu16<true>(x, k1, k2, k3)
+                                          : erfGelu16<false>(x, k1, k2, k3));
+    }
+  }
+}
+} // namespace tile_detail
+
 namespace {
 
 using namespace tile_detail;
@@ -230,6 +253,9 @@ PackedSgemm::PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> o
     : k_(k), n_(n), ops_(std::move(ops)), algorithm_(algorithm) {
   assert((algorithm == Algorithm::Classic || (k % 2 == 0 && n % 2 == 0)) &&
          "Strassen needs an even K and N");
+  for (size_t o = 0; o + 1 < ops_.size(); ++o)
+    if (ops_[o].kind == SgemmOp::Kind::ErfGelu)
+      fail("internal error: a packed GEMM's erf_gelu must be its last epilogue op");
   const TileShape shape = algorithm == Algorithm::Classic
                               ? tileFor(m, k, n)
                               : tileFor((std::min(m, kStrassenRows) + 1) / 2, k / 2, n / 2);

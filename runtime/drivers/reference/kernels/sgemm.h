@@ -31,10 +31,14 @@ namespace cgc::ref {
 
 /// One epilogue step, applied to every result element in order.
 struct SgemmOp {
-  enum class Kind { Scale, Relu, Clip, Linear, Add, Sub, Mul, Div };
+  enum class Kind { Scale, Relu, Clip, Linear, ErfGelu, Add, Sub, Mul, Div };
   Kind kind = Kind::Scale;
   /// Scale: x * alpha. Relu: x < 0 ? x * alpha : x. Clip: to [alpha, beta].
-  /// Linear: alpha * x + beta.
+  /// Linear: alpha * x + beta. ErfGelu (the last op only): the erf_gelu
+  /// kernel's x * (erf(x / k1) + k2) * k3 (x * k1 when alpha is not 0)
+  /// with k1, k2, k3 the floats at operands[operand], [operand + 1],
+  /// [operand + 2] (read at run time: they are bind points), applied to
+  /// each tile once it is stored.
   float alpha = 0, beta = 0;
   /// Binary ops (x op y): y(i, j) = operands[operand][i * rowStride +
   /// j * colStride], colStride 0 (one value per row) or 1.

@@ -28,6 +28,14 @@ using Args = PackedSgemm::Args;
 #define CGC_SGEMM_INLINE CGC_SGEMM_TARGET inline __attribute__((always_inline))
 using Kind = SgemmOp::Kind;
 
+/// The erf GELU (SgemmOp::Kind::ErfGelu, the last op) on `rows` rows of C
+/// from (row, col), `vectors` vectors each, the last holding `lastCols`
+/// columns; in place (sgemm.cpp). Out of line on purpose: the GELU's code
+/// and constants inlined into the tile functions made them spill in their
+/// K loops (BERT's Strassen products 1.7x slower, with or without a GELU).
+void erfGeluRows(const Args &g, const SgemmOp &op, int64_t row, int64_t col, int rows,
+                 int vectors, int lastCols);
+
 /// x op y for the binary op K.
 template <Kind K> CGC_SGEMM_INLINE __m512 binary(__m512 x, __m512 y) {
   if constexpr (K == Kind::Add)
@@ -120,6 +128,8 @@ CGC_SGEMM_INLINE void applyOp(const Args &g, const SgemmOp &op, __m512 (&acc)[MR
         acc[i][v] = _mm512_fmadd_ps(acc[i][v], alpha, beta);
     return;
   }
+  case Kind::ErfGelu: // finishTile applies it to the stored tile
+    return;
   case Kind::Add:
     return applyBinary<Kind::Add>(g, op, acc, row, col, last);
   case Kind::Sub:
@@ -188,6 +198,7 @@ finishTile(const Args &g, const SgemmOp *ops, size_t opCount, __m512 (&acc)[MR][
   const __mmask16 last = __mmask16((1u << lastCols) - 1);
   for (size_t o = 0; o < opCount; ++o)
     applyOp<MR, NV>(g, ops[o], acc, row, col, last);
+  const bool gelu = opCount > 0 && ops[opCount - 1].kind == Kind::ErfGelu;
 #pragma clang loop unroll(full)
   for (int i = 0; i < MR; ++i) {
     float *c = g.c + (row + i) * g.ldc + col;
@@ -199,6 +210,8 @@ finishTile(const Args &g, const SgemmOp *ops, size_t opCount, __m512 (&acc)[MR][
         _mm512_storeu_ps(c + 16 * v, acc[i][v]);
     }
   }
+  if (gelu) // the tile is stored: nothing lives across the call
+    erfGeluRows(g, ops[opCount - 1], row, col, MR, NV, lastCols);
 }
 
 } // namespace cgc::ref::tile_detail
