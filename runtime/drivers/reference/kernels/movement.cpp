@@ -123,7 +123,6 @@ public:
     CopyPlan plan;
     int64_t offsetBytes; // into the shared operand
     size_t index;        // the input (concat) or output (split)
-    int64_t elemSize;
   };
   /// Bytes per thread below which the copies run on fewer threads.
   static constexpr int64_t kMinShareBytes = 128 << 10;
@@ -147,7 +146,7 @@ public:
     // against 1.3 at one).
     int64_t bytes = 0;
     for (const Piece &p : pieces_)
-      bytes += p.plan.total() * p.elemSize;
+      bytes += p.plan.bytes();
     const int64_t shares =
         std::min<int64_t>(pool.size(), std::max<int64_t>(1, bytes / kMinShareBytes));
     pool.parallelFor(shares, 1, [&](int64_t s0, int64_t s1) {
@@ -199,7 +198,7 @@ std::unique_ptr<Kernel> makeConcat(const KernelDesc &desc, const KernelOptions &
     const KernelOperand &in = *desc.inputs[i];
     if (in.numElements() > 0)
       pieces.push_back({CopyPlan(in.shape, elem, outStrides, in.effectiveStrides()),
-                        at * outStrides[size_t(axis)] * int64_t(elem), i, int64_t(elem)});
+                        at * outStrides[size_t(axis)] * int64_t(elem), i});
     at += in.shape[size_t(axis)];
   }
   return std::make_unique<MultiCopyKernel>(
@@ -238,7 +237,7 @@ std::unique_ptr<Kernel> makeSplit(const KernelDesc &desc, const KernelOptions &)
     expectOutputLike(r, in, i, shape);
     if (numElements(shape) > 0)
       pieces.push_back({CopyPlan(shape, elem, r.output(i).effectiveStrides(), inStrides),
-                        at * inStrides[size_t(axis)] * int64_t(elem), i, int64_t(elem)});
+                        at * inStrides[size_t(axis)] * int64_t(elem), i});
     at += sizes[i];
   }
   return std::make_unique<MultiCopyKernel>(false, std::move(pieces),

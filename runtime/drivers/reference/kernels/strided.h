@@ -77,6 +77,7 @@ public:
   void run(ThreadPool &pool, void *dst, const void *src) const;
   void runRange(void *dst, const void *src, int64_t begin, int64_t end) const;
   int64_t total() const { return plan_.total(); }
+  int64_t bytes() const { return plan_.total() * int64_t(elemSize_); }
   /// The copy as run() splits it across threads: work items (blocks of
   /// short rows, tile rows of a transposing copy, else elements in the
   /// plan's order) of itemElements() elements each (at most), items
