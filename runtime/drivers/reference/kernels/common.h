@@ -418,6 +418,10 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
 std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
                                           const std::vector<KernelDesc> &epilogue,
                                           const KernelOptions &options, std::string &reason);
+/// Checks an erf_gelu descriptor (gelu.cpp): a float32 input, three
+/// float32 one-element k1, k2, k3, the result like the input. Throws
+/// DescError naming what is wrong; returns its `multiply`.
+bool checkErfGelu(const KernelDesc &desc);
 /// batch_norm with a chain of one relu or clip (norm.cpp), applied before
 /// the store into the chain's result. Throws DescError for another chain.
 std::unique_ptr<Kernel> createFusedBatchNorm(const KernelDesc &anchor,

@@ -40,15 +40,7 @@ CGC_INLINE void erfGeluBody(const float *x, float *y, int64_t n, float k1, float
 template <bool Multiply>
 CGC_TARGET_AVX512 void erfGeluAvx512(const float *x, float *y, int64_t n, float k1, float k2,
                                      float k3) {
-  const __m512 v1 = _mm512_set1_ps(k1), v2 = _mm512_set1_ps(k2), v3 = _mm512_set1_ps(k3);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    _mm512_storeu_ps(y + i, erfGelu16<Multiply>(_mm512_loadu_ps(x + i), v1, v2, v3));
-  if (i < n) {
-    const __mmask16 m = __mmask16((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(y + i, m,
-                          erfGelu16<Multiply>(_mm512_maskz_loadu_ps(m, x + i), v1, v2, v3));
-  }
+  erfGeluSpan<Multiply>(x, y, n, _mm512_set1_ps(k1), _mm512_set1_ps(k2), _mm512_set1_ps(k3));
 }
 template <bool Multiply>
 void erfGeluBase(const float *x, float *y, int64_t n, float k1, float k2, float k3) {
@@ -84,6 +76,13 @@ private:
 };
 
 std::unique_ptr<Kernel> makeErfGelu(const KernelDesc &desc, const KernelOptions &) {
+  const bool multiply = checkErfGelu(desc);
+  return std::make_unique<ErfGeluKernel>(numElements(desc.inputs[0]->shape), multiply);
+}
+
+} // namespace
+
+bool checkErfGelu(const KernelDesc &desc) {
   DescReader r(desc);
   r.expectInputs(4, 4);
   r.expectOutputs(1, 1);
@@ -99,10 +98,8 @@ std::unique_ptr<Kernel> makeErfGelu(const KernelDesc &desc, const KernelOptions 
   }
   r.expectSameDType(x, "input", r.output(0), "output");
   r.expectShape(r.output(0), "output", x.shape);
-  return std::make_unique<ErfGeluKernel>(numElements(x.shape), r.getBool("multiply", false));
+  return r.getBool("multiply", false);
 }
-
-} // namespace
 
 void registerGeluOps(std::vector<OpEntry> &ops) {
   // Contiguous operands; strided ones are packed by the registry.

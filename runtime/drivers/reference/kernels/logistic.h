@@ -107,6 +107,22 @@ template <bool Multiply>
   return _mm512_mul_ps(_mm512_mul_ps(v, a), k3);
 }
 
+/// erfGelu16 over n floats from x into y (may be x): whole vectors, then
+/// one masked vector for the rest.
+template <bool Multiply>
+[[gnu::always_inline]] CGC_TARGET_AVX512 inline void erfGeluSpan(const float *x, float *y,
+                                                                 int64_t n, __m512 k1, __m512 k2,
+                                                                 __m512 k3) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(y + i, erfGelu16<Multiply>(_mm512_loadu_ps(x + i), k1, k2, k3));
+  if (i < n) {
+    const __mmask16 m = __mmask16((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m,
+                          erfGelu16<Multiply>(_mm512_maskz_loadu_ps(m, x + i), k1, k2, k3));
+  }
+}
+
 } // namespace cgc::ref
 
 #endif // CGC_REFERENCE_KERNELS_LOGISTIC_H

@@ -905,20 +905,12 @@ std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
   }
   if (chain.back().op == "cgc_op.erf_gelu") {
     const KernelDesc &gelu = chain.back();
-    DescReader r(gelu);
-    r.expectInputs(4, 4);
-    r.expectOutputs(1, 1);
-    bool ok = gelu.inputs[0] && gelu.inputs[0]->dtype == CGC_DTYPE_FLOAT32 &&
-              gelu.inputs[0]->shape == anchor.outputs[0].shape && p.dtype == CGC_DTYPE_FLOAT32;
-    for (size_t i = 1; i < 4 && ok; ++i)
-      ok = gelu.inputs[i] && gelu.inputs[i]->dtype == CGC_DTYPE_FLOAT32 &&
-           numElements(gelu.inputs[i]->shape) == 1;
-    if (!ok) {
-      reason = "cgc_op.erf_gelu: a fused erf_gelu takes the float32 product and three float32 "
-               "scalars";
+    const bool multiply = checkErfGelu(gelu); // throws DescError with the reason
+    if (p.dtype != CGC_DTYPE_FLOAT32 || gelu.inputs[0]->shape != anchor.outputs[0].shape) {
+      reason = "cgc_op.erf_gelu: a fused erf_gelu takes the float32 product";
       return nullptr;
     }
-    erfGelu = r.getBool("multiply", false);
+    erfGelu = multiply;
     chain.pop_back();
   }
   if (!onednn::buildPostOps(chain, anchor.outputs[0].shape, p.dtype, post, reason))

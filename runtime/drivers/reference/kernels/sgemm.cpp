@@ -17,21 +17,16 @@ namespace cgc::ref {
 
 namespace tile_detail {
 [[gnu::noinline]] CGC_SGEMM_TARGET void erfGeluRows(const Args &g, const SgemmOp &op, int64_t row,
-                                                   int64_t col, int rows, int vectors,
-                                                   int lastCols) {
+                                                   int64_t col, int64_t rows, int64_t cols) {
   const float *const *k = g.operands + op.operand;
   const __m512 k1 = _mm512_set1_ps(*k[0]), k2 = _mm512_set1_ps(*k[1]),
                k3 = _mm512_set1_ps(*k[2]);
-  const __mmask16 last = __mmask16((1u << lastCols) - 1);
-  for (int i = 0; i < rows; ++i) {
+  for (int64_t i = 0; i < rows; ++i) {
     float *c = g.c + (row + i) * g.ldc + col;
-    for (int v = 0; v < vectors; ++v) {
-      const __mmask16 m = v == vectors - 1 ? last : __mmask16(0xffff);
-      const __m512 x = _mm512_maskz_loadu_ps(m, c + 16 * v);
-      _mm512_mask_storeu_ps(c + 16 * v, m,
-                            op.alpha != 0 ? erfGelu16<true>(x, k1, k2, k3)
-                                          : erfGelu16<false>(x, k1, k2, k3));
-    }
+    if (op.alpha != 0)
+      erfGeluSpan<true>(c, c, cols, k1, k2, k3);
+    else
+      erfGeluSpan<false>(c, c, cols, k1, k2, k3);
   }
 }
 } // namespace tile_detail

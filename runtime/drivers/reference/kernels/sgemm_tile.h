@@ -28,13 +28,12 @@ using Args = PackedSgemm::Args;
 #define CGC_SGEMM_INLINE CGC_SGEMM_TARGET inline __attribute__((always_inline))
 using Kind = SgemmOp::Kind;
 
-/// The erf GELU (SgemmOp::Kind::ErfGelu, the last op) on `rows` rows of C
-/// from (row, col), `vectors` vectors each, the last holding `lastCols`
-/// columns; in place (sgemm.cpp). Out of line on purpose: the GELU's code
+/// The erf GELU (SgemmOp::Kind::ErfGelu, the last op) on `rows` rows of
+/// `cols` columns of C from (row, col), in place (sgemm.cpp). Out of line on purpose: the GELU's code
 /// and constants inlined into the tile functions made them spill in their
 /// K loops (BERT's Strassen products 1.7x slower, with or without a GELU).
-void erfGeluRows(const Args &g, const SgemmOp &op, int64_t row, int64_t col, int rows,
-                 int vectors, int lastCols);
+void erfGeluRows(const Args &g, const SgemmOp &op, int64_t row, int64_t col, int64_t rows,
+                 int64_t cols);
 
 /// x op y for the binary op K.
 template <Kind K> CGC_SGEMM_INLINE __m512 binary(__m512 x, __m512 y) {
@@ -211,7 +210,7 @@ finishTile(const Args &g, const SgemmOp *ops, size_t opCount, __m512 (&acc)[MR][
     }
   }
   if (gelu) // the tile is stored: nothing lives across the call
-    erfGeluRows(g, ops[opCount - 1], row, col, MR, NV, lastCols);
+    erfGeluRows(g, ops[opCount - 1], row, col, MR, 16 * (NV - 1) + lastCols);
 }
 
 } // namespace cgc::ref::tile_detail

@@ -356,13 +356,10 @@ void PackedSgemm::runStrassen(const Args &args, int64_t rows, ThreadPool &pool,
     // A trailing erf_gelu over the block's rows, now complete: the tiles
     // finish one row of a quarter at a time, and a GELU call per row
     // (erfGeluRows) cost BERT 1.7 ms per run at 1 thread.
-    if (tileOps < ops_.size()) {
-      const int64_t vectors = (n_ + 15) / 16;
-      const int lastCols = int(n_ - 16 * (vectors - 1));
+    if (tileOps < ops_.size())
       pool.parallelFor(blockRows, 8, [&](int64_t b, int64_t e) {
-        erfGeluRows(args, ops_.back(), r0 + b, 0, int(e - b), int(vectors), lastCols);
+        erfGeluRows(args, ops_.back(), r0 + b, 0, e - b, n_);
       });
-    }
   }
   if (!done)
     return;
