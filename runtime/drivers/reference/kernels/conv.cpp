@@ -614,14 +614,15 @@ private:
     };
     SplitForm chosen = SplitForm::Whole;
     bool winograd = false;
-    if (check(form(SplitForm::Split), winograd))
+    const std::vector<Geometry> pieces = form(SplitForm::Split);
+    if (check(pieces, winograd))
       chosen = SplitForm::Split;
     static const bool blocksOn = kernelChoiceOn("CGC_REFERENCE_WINOGRAD_CHANNEL_BLOCKS");
-    if (blocksOn && winograd_ && !channelsLast_ && !winograd && form(SplitForm::Split).size() > 1 &&
+    if (blocksOn && winograd_ && !channelsLast_ && !winograd && pieces.size() > 1 &&
         g_.outC >= kWinogradMinBlockChannels * threads && piece(wholePiece()).winograd) {
+      const std::vector<Geometry> blocks = form(SplitForm::Channels);
       bool blocksWinograd = false;
-      if (check(form(SplitForm::Channels), blocksWinograd) && blocksWinograd &&
-          form(SplitForm::Channels).size() > 1)
+      if (check(blocks, blocksWinograd) && blocksWinograd && blocks.size() > 1)
         chosen = SplitForm::Channels;
     }
     std::lock_guard<std::mutex> lock(mutex_);
