@@ -83,6 +83,10 @@ static std::unique_ptr<Kernel> makeDepthwisePoolKernel(const KernelDesc &anchor,
 #endif
 }
 
+// batch_norm is an anchor here but not in the compiler's kernel check
+// (KernelPrograms.cpp, findFusionCandidates): it fuses only a leading relu
+// or clip, and that check fails a program whose anchor refuses the first
+// op of its chain.
 static bool isAnchor(const std::string &op) {
   return op == "cgc_op.convolution" || op == "cgc_op.matmul" || op == "cgc_op.gemm" ||
          op == "cgc_op.batch_norm";
