@@ -41,6 +41,9 @@ struct RewriteStats {
   unsigned droppedTemporaries = 0;
   /// intermediates (temporaries, internal bindings) stored channels-last.
   unsigned channelsLast = 0;
+  /// copy layers (transpose, slice, concat) whose readers, slices and
+  /// transposes, now copy from its inputs instead.
+  unsigned foldedCopyChains = 0;
 };
 
 /// Rewrites `program` (a valid one) into an equivalent program that the
@@ -88,7 +91,21 @@ struct RewriteStats {
 ///   channels-last (N, spatial..., C): oneDNN's convolutions take that layout
 ///   as it is, so activations are not reordered around every convolution.
 ///   Same bytes, same size, only the strides of every access change.
+/// - Last (the layouts are chosen by then): foldCopyChains, then unused
+///   temporaries are dropped again.
 RewriteStats optimizeKernelProgram(KernelProgram &program);
+
+/// A transpose, slice or concat whose result (a temporary it alone writes,
+/// whole and dense) only slices and transposes read, each through a view
+/// that resolves against it, is removed: each reader becomes one copy
+/// (`cgc_op.slice` of all of a view) per input of the removed layer that it
+/// reads, straight from that input, provided nothing in between writes the
+/// input. A reader's view resolves if each of its dimensions steps one
+/// dimension of the result by a fixed amount, or runs across whole rounds
+/// of dimensions the result lays out one after the other (a reshape merged
+/// them). Readers go first (the latest copy layer first), so a chain of
+/// copies ends as one. Returns the number of layers removed.
+unsigned foldCopyChains(KernelProgram &program);
 
 /// One unit of execution in the reference driver: a kernel, or an anchor
 /// (convolution, matmul, gemm) with the elementwise kernels it absorbs.

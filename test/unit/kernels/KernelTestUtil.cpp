@@ -166,6 +166,16 @@ static std::vector<int64_t> denseStrides(const std::vector<int64_t> &shape) {
   return s;
 }
 
+bool Tensor::guardsIntact() const {
+  if (storage_.size() < 128)
+    return true; // a default-constructed tensor has no storage
+  auto intact = [](auto begin, auto end) {
+    return std::all_of(begin, end, [](uint8_t b) { return b == 0xCD; });
+  };
+  return intact(storage_.begin(), storage_.begin() + 64) &&
+         intact(storage_.end() - 64, storage_.end());
+}
+
 Tensor Tensor::withStrides(cgc_dtype_t dtype, std::vector<int64_t> shape,
                            std::vector<int64_t> strides) {
   Tensor t;
@@ -389,6 +399,8 @@ double absTol(cgc_dtype_t d) {
   if (int64_t(expected.size()) != actual.size())
     return ::testing::AssertionFailure() << context << ": expected " << expected.size()
                                          << " values, the tensor has " << actual.size();
+  if (!actual.guardsIntact())
+    return ::testing::AssertionFailure() << context << ": a write landed outside the tensor";
   int bad = 0;
   std::ostringstream os;
   for (int64_t i = 0; i < actual.size(); ++i) {

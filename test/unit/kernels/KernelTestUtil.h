@@ -61,6 +61,9 @@ public:
   int64_t byteOffset(int64_t i) const;
 
   KernelOperand operand() const;
+  /// False if anything wrote the 64 guard bytes before or after the
+  /// elements' span.
+  bool guardsIntact() const;
 
 private:
   cgc_dtype_t dtype_ = CGC_DTYPE_FLOAT32;

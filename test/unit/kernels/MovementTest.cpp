@@ -73,6 +73,29 @@ TEST(Movement, TiledTransposeEdgesEveryElementSize) {
     }
 }
 
+TEST(Movement, InterleavingTransposes) {
+  // [n, k] <-> [k, n] for k = 2, 4, 8: each row of one side is contiguous
+  // and k elements apart on the other (a channel shuffle's groups). 4-byte
+  // elements take the expand / compress rows on AVX-512, whole vectors of
+  // 16 / k elements and a masked tail; other sizes the scalar loop.
+  std::mt19937 rng(69);
+  for (cgc_dtype_t dt : {CGC_DTYPE_FLOAT32, CGC_DTYPE_INT32, CGC_DTYPE_FLOAT16})
+    for (int64_t k : {2, 4, 8})
+      for (int64_t n : {3, 4, 5, 15, 16, 17, 31, 33, 100}) {
+        Tensor x(dt, {n, k});
+        fillRandom(x, rng, 0, 100);
+        Tensor y(dt, {k, n}), z(dt, {n, k});
+        std::vector<double> e;
+        for (int64_t i = 0; i < y.size(); ++i)
+          e.push_back(x.get((i % n) * k + i / n));
+        const std::string what = dtypeStr(dt) + " k=" + std::to_string(k) + " n=" + std::to_string(n);
+        expectOp(Desc("cgc_op.transpose").in(x).out(y).ints("perm", {1, 0}), x, y, e,
+                 "gather " + what);
+        expectOp(Desc("cgc_op.transpose").in(y).out(z).ints("perm", {1, 0}), y, z, x.values(),
+                 "scatter " + what);
+      }
+}
+
 TEST(Movement, ConcatSplit) {
   std::mt19937 rng(62);
   for (cgc_dtype_t dt : {CGC_DTYPE_FLOAT32, CGC_DTYPE_INT8, CGC_DTYPE_BOOL, CGC_DTYPE_FLOAT16,

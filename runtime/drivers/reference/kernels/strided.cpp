@@ -101,6 +101,45 @@ void copyRowT(const void *, char *const *p, const int64_t *s, int64_t n) {
     std::memcpy(d, a, sizeof(T));
 }
 
+/// A row of 4-byte elements contiguous on one side and `k` (2, 4 or 8)
+/// elements apart on the other: an interleave (a channel shuffle's halves
+/// into their slots) or the reverse. Each 64-byte vector of the strided side
+/// holds 16 / k elements: expanded into its lanes and stored under a mask
+/// (the other lanes keep what other copies wrote there), or loaded and
+/// compressed. A scalar loop moved one element per cycle at best.
+CGC_TARGET_AVX512 void copyRowInterleaved32(char *d, const char *a, int64_t dStride,
+                                            int64_t sStride, int64_t n) {
+  const bool scatter = sStride == 4;
+  const int64_t k = (scatter ? dStride : sStride) / 4, per = 16 / k;
+  uint32_t bits = 0;
+  for (int64_t lane = 0; lane < 16; lane += k)
+    bits |= 1u << lane;
+  const __mmask16 every = __mmask16(bits);
+  float *out = reinterpret_cast<float *>(d);
+  const float *in = reinterpret_cast<const float *>(a);
+  for (int64_t i = 0; i < n; i += per) {
+    const int64_t count = std::min(per, n - i);
+    // The lanes of the strided side's vector that hold elements i..i+count.
+    const __mmask16 lanes = count == per ? every : __mmask16(bits & ((1u << (k * (count - 1) + 1)) - 1));
+    const __mmask16 dense = __mmask16((1u << count) - 1);
+    if (scatter) {
+      const __m512 x = _mm512_maskz_loadu_ps(dense, in + i);
+      _mm512_mask_storeu_ps(out + i * k, lanes, _mm512_maskz_expand_ps(lanes, x));
+    } else {
+      const __m512 x = _mm512_maskz_loadu_ps(lanes, in + i * k);
+      _mm512_mask_storeu_ps(out + i, dense, _mm512_maskz_compress_ps(lanes, x));
+    }
+  }
+}
+
+void copyRow32(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
+  const bool interleave = (s[1] == 4 && (s[0] == 8 || s[0] == 16 || s[0] == 32)) ||
+                          (s[0] == 4 && (s[1] == 8 || s[1] == 16 || s[1] == 32));
+  if (interleave && n >= 4 && cpuHasAvx512())
+    return copyRowInterleaved32(p[0], p[1], s[0], s[1], n);
+  copyRowT<uint32_t>(ctx, p, s, n);
+}
+
 void copyRowBytes(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
   size_t size = *static_cast<const size_t *>(ctx);
   char *d = p[0];
@@ -114,7 +153,7 @@ RowFn copyRowFor(size_t elemSize) {
   switch (elemSize) {
   case 1: return &copyRowT<uint8_t>;
   case 2: return &copyRowT<uint16_t>;
-  case 4: return &copyRowT<uint32_t>;
+  case 4: return &copyRow32;
   case 8: return &copyRowT<uint64_t>;
   default: return &copyRowBytes;
   }
@@ -154,6 +193,34 @@ CopyPlan::CopyPlan(const std::vector<int64_t> &shape, size_t elemSize,
                    const std::vector<int64_t> &srcStrides)
     : plan_(shape, {dstStrides, srcStrides}, {elemSize, elemSize}),
       row_(copyRowFor(elemSize)), elemSize_(elemSize) {
+  // A short inner row (a channel shuffle's two groups, innermost in the
+  // destination) would cost a call per two elements: a long dimension that
+  // is contiguous on one side and 2, 4 or 8 elements apart on the other
+  // (copyRow32's interleave) runs as the inner one instead.
+  if (elemSize == 4 && plan_.rank() >= 2 && plan_.innerSize() < 8) {
+    auto interleaved = [&](size_t d) {
+      const int64_t a = std::llabs(dstStrides[d]), b = std::llabs(srcStrides[d]);
+      return shape[d] >= 16 && ((b == 1 && (a == 2 || a == 4 || a == 8)) ||
+                                (a == 1 && (b == 2 || b == 4 || b == 8)));
+    };
+    std::vector<size_t> order(shape.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const int64_t sa = std::llabs(dstStrides[a]), sb = std::llabs(dstStrides[b]);
+      return sa != sb ? sa > sb : a < b;
+    });
+    auto inner = std::find_if(order.rbegin(), order.rend(), interleaved);
+    if (inner != order.rend()) {
+      std::rotate(inner.base() - 1, inner.base(), order.end());
+      std::vector<int64_t> s, d, a;
+      for (size_t i : order) {
+        s.push_back(shape[i]);
+        d.push_back(dstStrides[i]);
+        a.push_back(srcStrides[i]);
+      }
+      plan_ = LoopPlan(s, {d, a}, {elemSize, elemSize}, /*reorder=*/false);
+    }
+  }
   size_t rank = plan_.rank();
   const int64_t e = int64_t(elemSize);
   if (rank >= 2 && (elemSize == 1 || elemSize == 2 || elemSize == 4 || elemSize == 8) &&

@@ -128,37 +128,40 @@ void LoopPlan::forRange(char *const *bases, int64_t begin, int64_t end, Body &&b
     idx[d] = rem % shape_[d];
     rem /= shape_[d];
   }
+  // The operands' pointers at the start of the current row (the inner
+  // index 0), moved one dimension step at a time: rows can be a few
+  // elements long (a channels-last copy's pixels), and recomputing every
+  // pointer from the index per row cost more than the row.
+  char *row[kMaxOperands];
+  for (int k = 0; k < numOperands_; ++k) {
+    char *p = bases[k];
+    for (size_t d = 0; d + 1 < rank; ++d)
+      p += idx[d] * strides_[d][k];
+    row[k] = p;
+  }
   char *ptrs[kMaxOperands];
-  auto computePtrs = [&] {
-    for (int k = 0; k < numOperands_; ++k) {
-      char *p = bases[k];
-      for (size_t d = 0; d < rank; ++d)
-        p += idx[d] * strides_[d][k];
-      ptrs[k] = p;
-    }
-  };
-  computePtrs();
   int64_t pos = begin;
   const int64_t innerLen = shape_[rank - 1];
+  int64_t at = idx[rank - 1];
   while (pos < end) {
-    int64_t n = std::min(end - pos, innerLen - idx[rank - 1]);
+    int64_t n = std::min(end - pos, innerLen - at);
+    for (int k = 0; k < numOperands_; ++k)
+      ptrs[k] = row[k] + at * inner[k];
     body(static_cast<char *const *>(ptrs), inner.data(), n);
     pos += n;
     if (pos >= end)
       break;
-    idx[rank - 1] += n;
-    if (idx[rank - 1] < innerLen) {
-      for (int k = 0; k < numOperands_; ++k)
-        ptrs[k] += n * inner[k];
-      continue;
-    }
-    idx[rank - 1] = 0;
+    at = 0;
     for (size_t d = rank - 1; d-- > 0;) {
-      if (++idx[d] < shape_[d])
+      if (++idx[d] < shape_[d]) {
+        for (int k = 0; k < numOperands_; ++k)
+          row[k] += strides_[d][k];
         break;
+      }
       idx[d] = 0;
+      for (int k = 0; k < numOperands_; ++k)
+        row[k] -= (shape_[d] - 1) * strides_[d][k];
     }
-    computePtrs();
   }
 }
 
