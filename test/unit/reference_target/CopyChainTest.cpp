@@ -11,7 +11,7 @@
 
 #include "TestUtil.h"
 #include "compiler/Targets/Reference/KernelPrograms.h"
-#include "program.h"
+#include "RunProgram.h"
 
 #include <gtest/gtest.h>
 
@@ -23,6 +23,9 @@ using S = KernelOperand::Storage;
 
 using test::f32;
 using test::layer;
+using test::reshapeLayer;
+using test::runProgram;
+using test::transposeLayer;
 
 KernelDesc sliceLayer(KernelOperand in, KernelOperand out, std::vector<int64_t> starts,
                       std::vector<int64_t> ends, std::vector<int64_t> steps = {}) {
@@ -35,22 +38,9 @@ KernelDesc sliceLayer(KernelOperand in, KernelOperand out, std::vector<int64_t> 
   return d;
 }
 
-KernelDesc transposeLayer(KernelOperand in, KernelOperand out, std::vector<int64_t> perm) {
-  KernelDesc d = layer("cgc_op.transpose", {std::move(in)}, std::move(out));
-  d.setAttr("perm", AttrValue::ofInts(std::move(perm)));
-  return d;
-}
-
 KernelDesc concatLayer(std::vector<KernelOperand> in, KernelOperand out, int64_t axis) {
   KernelDesc d = layer("cgc_op.concat", std::move(in), std::move(out));
   d.setAttr("axis", AttrValue::ofInt(axis));
-  return d;
-}
-
-KernelDesc reshapeLayer(KernelOperand in, KernelOperand out) {
-  std::vector<int64_t> shape = out.shape;
-  KernelDesc d = layer("cgc_op.reshape", {std::move(in)}, std::move(out));
-  d.setAttr("shape", AttrValue::ofInts(std::move(shape)));
   return d;
 }
 
@@ -100,21 +90,6 @@ KernelProgram shuffleProgram(int64_t channels) {
   std::string error;
   EXPECT_TRUE(p.validate(error)) << error;
   return p;
-}
-
-std::vector<float> runProgram(const KernelProgram &program, std::vector<std::vector<float>> buffers,
-                              size_t result) {
-  std::string error;
-  auto compiled = ref::CompiledProgram::create(program, error);
-  EXPECT_TRUE(compiled) << error;
-  if (!compiled)
-    return {};
-  std::vector<uint8_t *> bindings;
-  for (auto &b : buffers)
-    bindings.push_back(reinterpret_cast<uint8_t *>(b.data()));
-  ref::ThreadPool pool(2);
-  compiled->run(bindings, pool);
-  return buffers[result];
 }
 
 size_t countOps(const KernelProgram &p, const char *op) {
@@ -232,30 +207,22 @@ TEST(ReferenceCopyChains, TransposesAndStridedSlicesCompose) {
 #if !CGC_REF_HAVE_KERNELS
   GTEST_SKIP() << "the kernel library has no kernels in this build";
 #endif
-  std::vector<std::vector<float>> buffers = {test::randomFloats(120, 7), {}};
-  // A transpose of the transpose: one copy.
-  {
-    KernelProgram p = chain(transposeLayer(f32(S::Temporary, 0, {5, 4, 6}),
-                                           f32(S::Binding, 1, {6, 5, 4}), {2, 0, 1}),
-                            {6, 5, 4});
-    KernelProgram q = p;
+  // `reader` of the transpose, writing `elements` elements, becomes one
+  // copy from x.
+  auto expectOneCopy = [](KernelDesc reader, std::vector<int64_t> outShape, size_t elements) {
+    KernelProgram p = chain(std::move(reader), std::move(outShape)), q = p;
     EXPECT_EQ(reference::optimizeKernelProgram(q).foldedCopyChains, 1u);
     EXPECT_EQ(q.kernels.size(), 1u);
-    buffers[1].assign(120, -7.0f);
-    expectSameResult(p, q, buffers, 1);
-  }
+    expectSameResult(p, q, {test::randomFloats(120, 7), std::vector<float>(elements, -7.0f)}, 1);
+  };
+  // A transpose of the transpose.
+  expectOneCopy(transposeLayer(f32(S::Temporary, 0, {5, 4, 6}), f32(S::Binding, 1, {6, 5, 4}),
+                               {2, 0, 1}),
+                {6, 5, 4}, 120);
   // A slice with steps of 2 and 3, from an offset, of the transpose.
-  {
-    KernelProgram p = chain(sliceLayer(f32(S::Temporary, 0, {5, 4, 6}),
-                                       f32(S::Binding, 1, {2, 3, 2}), {1, 0, 1}, {5, 3, 6},
-                                       {2, 1, 3}),
-                            {2, 3, 2});
-    KernelProgram q = p;
-    EXPECT_EQ(reference::optimizeKernelProgram(q).foldedCopyChains, 1u);
-    EXPECT_EQ(q.kernels.size(), 1u);
-    buffers[1].assign(12, -7.0f);
-    expectSameResult(p, q, buffers, 1);
-  }
+  expectOneCopy(sliceLayer(f32(S::Temporary, 0, {5, 4, 6}), f32(S::Binding, 1, {2, 3, 2}),
+                           {1, 0, 1}, {5, 3, 6}, {2, 1, 3}),
+                {2, 3, 2}, 12);
 }
 
 TEST(ReferenceCopyChains, LeavesWhatItWouldChangeAlone) {

@@ -9,7 +9,7 @@
 
 #include "TestUtil.h"
 #include "compiler/Targets/Reference/KernelPrograms.h"
-#include "program.h"
+#include "RunProgram.h"
 
 #include <gtest/gtest.h>
 
@@ -66,19 +66,10 @@ std::vector<std::vector<float>> geluBuffers(float k1) {
   return buffers;
 }
 
+/// The program's result: binding 4.
 std::vector<float> runProgram(const KernelProgram &program,
                               std::vector<std::vector<float>> buffers) {
-  std::string error;
-  auto compiled = ref::CompiledProgram::create(program, error);
-  EXPECT_TRUE(compiled) << error;
-  if (!compiled)
-    return {};
-  std::vector<uint8_t *> bindings;
-  for (auto &b : buffers)
-    bindings.push_back(reinterpret_cast<uint8_t *>(b.data()));
-  ref::ThreadPool pool(2);
-  compiled->run(bindings, pool);
-  return buffers[4];
+  return test::runProgram(program, std::move(buffers), 4);
 }
 
 TEST(ReferenceErfGelu, FiveLayersBecomeOneKernelWithTheSameResult) {

@@ -37,6 +37,21 @@ inline KernelDesc layer(const char *op, std::vector<KernelOperand> inputs,
   return d;
 }
 
+/// A `cgc_op.transpose` layer.
+inline KernelDesc transposeLayer(KernelOperand in, KernelOperand out, std::vector<int64_t> perm) {
+  KernelDesc d = layer("cgc_op.transpose", {std::move(in)}, std::move(out));
+  d.setAttr("perm", AttrValue::ofInts(std::move(perm)));
+  return d;
+}
+
+/// A `cgc_op.reshape` layer to `out`'s shape.
+inline KernelDesc reshapeLayer(KernelOperand in, KernelOperand out) {
+  std::vector<int64_t> shape = out.shape;
+  KernelDesc d = layer("cgc_op.reshape", {std::move(in)}, std::move(out));
+  d.setAttr("shape", AttrValue::ofInts(std::move(shape)));
+  return d;
+}
+
 /// Appends a float32 binding of `elements` elements to `program`.
 inline void addF32Binding(KernelProgram &program, const char *name, int64_t elements,
                           bool constant) {

@@ -11,7 +11,7 @@
 
 #include "TestUtil.h"
 #include "compiler/Targets/Reference/KernelPrograms.h"
-#include "program.h"
+#include "RunProgram.h"
 
 #include <gtest/gtest.h>
 
@@ -23,19 +23,9 @@ using S = KernelOperand::Storage;
 
 using test::f32;
 using test::layer;
-
-KernelDesc transposeLayer(KernelOperand in, KernelOperand out, std::vector<int64_t> perm) {
-  KernelDesc d = layer("cgc_op.transpose", {std::move(in)}, std::move(out));
-  d.setAttr("perm", AttrValue::ofInts(std::move(perm)));
-  return d;
-}
-
-KernelDesc reshapeLayer(KernelOperand in, KernelOperand out) {
-  std::vector<int64_t> shape = out.shape;
-  KernelDesc d = layer("cgc_op.reshape", {std::move(in)}, std::move(out));
-  d.setAttr("shape", AttrValue::ofInts(std::move(shape)));
-  return d;
-}
+using test::reshapeLayer;
+using test::runProgram;
+using test::transposeLayer;
 
 constexpr int64_t kSeq = 5, kHeads = 2, kDim = 3, kHidden = kHeads * kDim;
 
@@ -60,21 +50,6 @@ KernelProgram contextProgram() {
   std::string error;
   EXPECT_TRUE(p.validate(error)) << error;
   return p;
-}
-
-std::vector<float> runProgram(const KernelProgram &program, std::vector<std::vector<float>> buffers,
-                              size_t result) {
-  std::string error;
-  auto compiled = ref::CompiledProgram::create(program, error);
-  EXPECT_TRUE(compiled) << error;
-  if (!compiled)
-    return {};
-  std::vector<uint8_t *> bindings;
-  for (auto &b : buffers)
-    bindings.push_back(reinterpret_cast<uint8_t *>(b.data()));
-  ref::ThreadPool pool(2);
-  compiled->run(bindings, pool);
-  return buffers[result];
 }
 
 TEST(ReferenceViewFold, AttentionContextRunsAsOneStridedProduct) {
