@@ -141,7 +141,7 @@ TEST(ReferenceCopyChains, ChannelShuffleMovesItsDataOnce) {
   expectSameResult(original, folded, shuffleBuffers(12), 5);
 }
 
-TEST(ReferenceCopyChains, OddHalvesKeepTheShuffleAndItsLayout) {
+TEST(ReferenceCopyChains, OddHalvesFoldOnlyTheConcatIntoTheShuffle) {
 #if !CGC_REF_HAVE_KERNELS
   GTEST_SKIP() << "the kernel library has no kernels in this build";
 #endif
