@@ -57,12 +57,14 @@ bool hasNegativeStride(const KernelOperand &o) {
   return false;
 }
 
-/// The pieces of a copy layer with one output: a transpose, a slice with
-/// positive steps, a concat. Nothing for any other layer.
-std::optional<std::vector<Piece>> copyPieces(const KernelDesc &k) {
-  if (k.outputs.size() != 1 || k.inputs.empty())
+/// The pieces of output `o` of a copy layer: a transpose, a slice with
+/// positive steps, a concat (one output each), a split. Nothing for any
+/// other layer.
+std::optional<std::vector<Piece>> copyPieces(const KernelDesc &k, size_t o = 0) {
+  if (o >= k.outputs.size() || k.inputs.empty() ||
+      (k.outputs.size() != 1 && k.op != "cgc_op.split"))
     return std::nullopt;
-  const KernelOperand &out = k.outputs[0];
+  const KernelOperand &out = k.outputs[o];
   const size_t rank = out.shape.size();
   for (const auto &in : k.inputs)
     if (!in || in->dtype != out.dtype || in->shape.size() != rank || hasNegativeStride(*in))
@@ -107,6 +109,24 @@ std::optional<std::vector<Piece>> copyPieces(const KernelDesc &k) {
     if (shape != out.shape)
       return std::nullopt;
     return std::vector<Piece>{{origin, view(in, shape, strides, offset)}};
+  }
+  if (k.op == "cgc_op.split" && k.inputs.size() == 1) {
+    const KernelOperand &in = *k.inputs[0];
+    const int64_t axis = k.getInt("axis", -1);
+    const std::vector<int64_t> sizes = k.getInts("sizes");
+    if (axis < 0 || axis >= int64_t(rank) || sizes.size() != k.outputs.size())
+      return std::nullopt;
+    std::vector<int64_t> shape = in.shape;
+    shape[size_t(axis)] = sizes[o];
+    int64_t start = 0;
+    for (size_t i = 0; i < o; ++i)
+      start += sizes[i];
+    const std::vector<int64_t> strides = in.effectiveStrides();
+    if (shape != out.shape || start + sizes[o] > in.shape[size_t(axis)])
+      return std::nullopt;
+    return std::vector<Piece>{
+        {origin, view(in, shape, strides,
+                      int64_t(in.offset) + start * strides[size_t(axis)] * elem)}};
   }
   if (k.op == "cgc_op.concat") {
     const int64_t axis = k.getInt("axis", -1);
@@ -315,11 +335,14 @@ KernelDesc copyLayer(const KernelOperand &dst, const KernelOperand &src) {
   return k;
 }
 
-/// Composes every reader of the copy layer `w` with it, if all are slices
-/// or transposes that compose: each reader becomes the copies from w's
-/// inputs it amounts to, and w goes. False (and no change) otherwise.
+/// Composes every reader of the copy layer `w` with it, if all are slices,
+/// transposes or splits that compose: each reader becomes the copies from
+/// w's inputs it amounts to (per output, for a split), and w goes. False
+/// (and no change) otherwise.
 bool foldInto(KernelProgram &program, size_t w) {
   const KernelDesc &writer = program.kernels[w];
+  if (writer.outputs.size() != 1) // a split stays: each output has readers of its own
+    return false;
   std::optional<std::vector<Piece>> pieces = copyPieces(writer);
   if (!pieces || pieces->empty())
     return false;
@@ -334,29 +357,34 @@ bool foldInto(KernelProgram &program, size_t w) {
   std::vector<std::vector<KernelDesc>> replacements;
   for (size_t r : readers) {
     const KernelDesc &reader = program.kernels[r];
-    if (r <= w || (reader.op != "cgc_op.slice" && reader.op != "cgc_op.transpose"))
+    if (r <= w || (reader.op != "cgc_op.slice" && reader.op != "cgc_op.transpose" &&
+                   reader.op != "cgc_op.split") ||
+        !overlaps(*reader.inputs[0], written))
       return false;
-    std::optional<std::vector<Piece>> own = copyPieces(reader);
-    if (!own || own->size() != 1 || !overlaps(*reader.inputs[0], written))
-      return false;
-    const KernelOperand &dst = reader.outputs[0];
-    std::vector<KernelOperand> dsts;
-    std::optional<std::vector<Piece>> moves =
-        compose(dst, own->front().src, written, *pieces, dsts);
-    if (!moves)
-      return false;
-    // The writer's inputs must still hold their bytes when the reader runs,
-    // and the moves must not write what they read.
-    for (const auto &in : writer.inputs) {
-      for (size_t k = w + 1; k < r; ++k)
-        if (writes(program.kernels[k], *in))
-          return false;
-      if (overlaps(*in, dst))
-        return false;
-    }
+    // Each output of the reader (a split has several) is one move.
     std::vector<KernelDesc> layers;
-    for (size_t i = 0; i < moves->size(); ++i)
-      layers.push_back(copyLayer(dsts[i], (*moves)[i].src));
+    for (size_t o = 0; o < reader.outputs.size(); ++o) {
+      std::optional<std::vector<Piece>> own = copyPieces(reader, o);
+      if (!own || own->size() != 1)
+        return false;
+      const KernelOperand &dst = reader.outputs[o];
+      std::vector<KernelOperand> dsts;
+      std::optional<std::vector<Piece>> moves =
+          compose(dst, own->front().src, written, *pieces, dsts);
+      if (!moves)
+        return false;
+      // The writer's inputs must still hold their bytes when the reader
+      // runs, and the moves must not write what they read.
+      for (const auto &in : writer.inputs) {
+        for (size_t k = w + 1; k < r; ++k)
+          if (writes(program.kernels[k], *in))
+            return false;
+        if (overlaps(*in, dst))
+          return false;
+      }
+      for (size_t i = 0; i < moves->size(); ++i)
+        layers.push_back(copyLayer(dsts[i], (*moves)[i].src));
+    }
     replacements.push_back(std::move(layers));
   }
   std::vector<KernelDesc> kernels;

@@ -41,8 +41,8 @@ struct RewriteStats {
   unsigned droppedTemporaries = 0;
   /// intermediates (temporaries, internal bindings) stored channels-last.
   unsigned channelsLast = 0;
-  /// copy layers (transpose, slice, concat) whose readers, slices and
-  /// transposes, now copy from its inputs instead.
+  /// copy layers (transpose, slice, concat) whose readers (slices,
+  /// transposes, splits) now copy from its inputs instead.
   unsigned foldedCopyChains = 0;
 };
 
@@ -96,11 +96,11 @@ struct RewriteStats {
 RewriteStats optimizeKernelProgram(KernelProgram &program);
 
 /// A transpose, slice or concat whose result (a temporary it alone writes,
-/// whole and dense) only slices and transposes read, each through a view
-/// that resolves against it, is removed: each reader becomes one copy
+/// whole and dense) only slices, transposes and splits read, each through
+/// views that resolve against it, is removed: each reader becomes one copy
 /// (`cgc_op.slice` of all of a view) per input of the removed layer that it
-/// reads, straight from that input, provided nothing in between writes the
-/// input. A reader's view resolves if each of its dimensions steps one
+/// reads (per output, for a split), straight from that input, provided
+/// nothing in between writes the input. A reader's view resolves if each of its dimensions steps one
 /// dimension of the result by a fixed amount, or runs across whole rounds
 /// of dimensions the result lays out one after the other (a reshape merged
 /// them). Readers go first (the latest copy layer first), so a chain of

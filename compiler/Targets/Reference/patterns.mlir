@@ -77,7 +77,7 @@ cgc.module @reference {
     cgc_pattern.yield %y
   }
   cgc_pattern.pattern @slice attributes {priority = 1 : i64, naming = "ops"} {
-    %m = cgc_pattern.op ["cgc_op.slice"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
+    %m = cgc_pattern.op ["cgc_op.slice", "cgc_op.split"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
     cgc_pattern.yield %m
   }
   // A batch norm on 4-D activations and the activations after it

@@ -51,7 +51,7 @@ constexpr int64_t kH = 3, kW = 4;
 /// groups, transpose, reshape back), then the next block's split.
 /// Bindings: 0 x, 1 full weights, 2 full bias, 3 half weights, 4 half bias,
 /// 5 out [1, channels, H, W].
-KernelProgram shuffleProgram(int64_t channels) {
+KernelProgram shuffleProgram(int64_t channels, bool splitLayer = false) {
   const int64_t c = channels, h = c / 2, plane = kH * kW;
   KernelProgram p;
   test::addF32Binding(p, "x", c * plane, false);
@@ -82,9 +82,20 @@ KernelProgram shuffleProgram(int64_t channels) {
   p.kernels.push_back(reshapeLayer(t(4, full), t(5, groups)));
   p.kernels.push_back(transposeLayer(t(5, groups), t(6, shuffled), {0, 2, 1, 3, 4}));
   p.kernels.push_back(reshapeLayer(t(6, shuffled), t(7, full)));
-  // Block 2's split; its branch; the result.
-  p.kernels.push_back(sliceLayer(t(7, full), t(8, half), {0, 0, 0, 0}, {1, h, kH, kW}));
-  p.kernels.push_back(sliceLayer(t(7, full), t(9, half), {0, h, 0, 0}, {1, c, kH, kW}));
+  // Block 2's split (two slices, or one split layer); its branch; the
+  // result.
+  if (splitLayer) {
+    KernelDesc split;
+    split.op = "cgc_op.split";
+    split.inputs = {t(7, full)};
+    split.outputs = {t(8, half), t(9, half)};
+    split.setAttr("axis", AttrValue::ofInt(1));
+    split.setAttr("sizes", AttrValue::ofInts({h, h}));
+    p.kernels.push_back(std::move(split));
+  } else {
+    p.kernels.push_back(sliceLayer(t(7, full), t(8, half), {0, 0, 0, 0}, {1, h, kH, kW}));
+    p.kernels.push_back(sliceLayer(t(7, full), t(9, half), {0, h, 0, 0}, {1, c, kH, kW}));
+  }
   p.kernels.push_back(conv(t(9, half), t(10, half), false));
   p.kernels.push_back(concatLayer({t(8, half), t(10, half)}, f32(S::Binding, 5, full), 1));
   std::string error;
@@ -138,6 +149,22 @@ TEST(ReferenceCopyChains, ChannelShuffleMovesItsDataOnce) {
       EXPECT_EQ(k.inputs[0]->effectiveStrides().back(), k.inputs[0]->shape[1]);
   std::string error;
   ASSERT_TRUE(folded.validate(error)) << error;
+  expectSameResult(original, folded, shuffleBuffers(12), 5);
+}
+
+TEST(ReferenceCopyChains, ASplitLayerReadsThroughTheShuffleToo) {
+#if !CGC_REF_HAVE_KERNELS
+  GTEST_SKIP() << "the kernel library has no kernels in this build";
+#endif
+  // Block 2's halves taken by one split layer (as other exporters write a
+  // chunk): the split reads through the shuffle and the concat as the two
+  // slices did, one copy per output and concat input.
+  KernelProgram original = shuffleProgram(12, /*splitLayer=*/true), folded = original;
+  reference::RewriteStats stats = reference::optimizeKernelProgram(folded);
+  EXPECT_EQ(stats.foldedCopyChains, 3u);
+  EXPECT_EQ(countOps(folded, "cgc_op.split"), 0u);
+  EXPECT_EQ(countOps(folded, "cgc_op.transpose"), 0u);
+  EXPECT_EQ(countOps(folded, "cgc_op.slice"), 5u);
   expectSameResult(original, folded, shuffleBuffers(12), 5);
 }
 
