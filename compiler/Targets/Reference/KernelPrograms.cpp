@@ -597,7 +597,9 @@ bool layoutAgnostic(const std::string &op) {
       "cgc_op.concat",
       // Copies through both operands' strides (Inception's pad before each
       // average pool; ShuffleNet's channel shuffle and split).
-      "cgc_op.pad", "cgc_op.slice", "cgc_op.split", "cgc_op.transpose"};
+      "cgc_op.pad", "cgc_op.slice", "cgc_op.split", "cgc_op.transpose",
+      // Tabled taps over any strides (resize.cpp).
+      "cgc_op.resize"};
   return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 

@@ -54,6 +54,14 @@ cgc.module @reference {
     %m = cgc_pattern.op ["cgc_op.global_avg_pool", "cgc_op.global_max_pool", "cgc_op.max_pool", "cgc_op.avg_pool", "cgc_op.pad"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
     cgc_pattern.yield %m
   }
+  // Resizes of 4-D activations (segmentation heads: LR-ASPP's and
+  // DeepLabV3's bilinear upsampling), each on its own, for the same reason:
+  // the kernel reads and writes any layout, so the convolutions around it
+  // keep theirs.
+  cgc_pattern.pattern @resize attributes {priority = 1 : i64, naming = "ops"} {
+    %m = cgc_pattern.op ["cgc_op.resize"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
+    cgc_pattern.yield %m
+  }
   // Concats of 4-D activations (DenseNet's dense blocks, Inception's and
   // SqueezeNet's branches joined along channels), each on its own, for the
   // same reason: the kernel is a strided copy per input, so its inputs and

@@ -124,7 +124,8 @@ TEST_F(ReferenceExchange, DeclarationRoundTripsTheBuiltInPatterns) {
   for (auto p : declared->getBody()->getOps<pattern::PatternOp>())
     names.push_back(p.getSymName().str());
   EXPECT_EQ(names, (std::vector<std::string>{"anchorEpilogue", "anchorSwish", "convolution",
-                                             "pooling", "concat", "channelShuffle", "slice",
+                                             "pooling", "resize", "concat", "channelShuffle",
+                                             "slice",
                                              "batchNorm", "activationScale",
                                              "transposedMatMulB", "transposedMatMulA",
                                              "transposedMatMulAB", "anchorBiasGeluErf",
