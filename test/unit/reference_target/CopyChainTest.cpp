@@ -126,30 +126,39 @@ void expectSameResult(const KernelProgram &original, const KernelProgram &rewrit
     ASSERT_NEAR(got[i], expected[i], 1e-5f * (1.0f + std::fabs(expected[i]))) << "element " << i;
 }
 
+/// Optimizes a shuffle program of `channels` channels: `folds` copy layers
+/// fold, no transpose or split is left, the result's concat and `slices`
+/// slices are, and the result is the original's.
+KernelProgram expectShuffleFolds(int64_t channels, bool splitLayer, unsigned folds,
+                                 size_t slices) {
+  KernelProgram original = shuffleProgram(channels, splitLayer), folded = original;
+  EXPECT_EQ(reference::optimizeKernelProgram(folded).foldedCopyChains, folds);
+  EXPECT_EQ(countOps(folded, "cgc_op.transpose"), 0u);
+  EXPECT_EQ(countOps(folded, "cgc_op.split"), 0u);
+  EXPECT_EQ(countOps(folded, "cgc_op.concat"), 1u); // the result's
+  EXPECT_EQ(countOps(folded, "cgc_op.slice"), slices);
+  std::string error;
+  EXPECT_TRUE(folded.validate(error)) << error;
+  expectSameResult(original, folded, shuffleBuffers(channels), 5);
+  return folded;
+}
+
 TEST(ReferenceCopyChains, ChannelShuffleMovesItsDataOnce) {
 #if !CGC_REF_HAVE_KERNELS
   GTEST_SKIP() << "the kernel library has no kernels in this build";
 #endif
   // 12 channels: each half of the shuffled tensor is 3 x 2 channels of the
-  // concat's two inputs.
-  KernelProgram original = shuffleProgram(12), folded = original;
-  reference::RewriteStats stats = reference::optimizeKernelProgram(folded);
-  // Block 1's transpose and concat and the slice of its split that the
-  // concat read are gone: block 2's halves are copied per input of the
-  // concat straight from the first convolution's result and the branch's
-  // (two slices each), and block 1's other slice feeds its branch.
-  EXPECT_EQ(stats.foldedCopyChains, 3u);
-  EXPECT_EQ(countOps(folded, "cgc_op.transpose"), 0u);
-  EXPECT_EQ(countOps(folded, "cgc_op.concat"), 1u); // the result's
-  EXPECT_EQ(countOps(folded, "cgc_op.slice"), 5u);
+  // concat's two inputs. Block 1's transpose and concat and the slice of
+  // its split that the concat read are gone: block 2's halves are copied
+  // per input of the concat straight from the first convolution's result
+  // and the branch's (two slices each), and block 1's other slice feeds
+  // its branch.
+  KernelProgram folded = expectShuffleFolds(12, /*splitLayer=*/false, 3, 5);
   // Every convolution still reads channels-last (the pixel stride is the
   // channel count), block 2's branch included.
   for (const KernelDesc &k : folded.kernels)
     if (k.op == "cgc_op.convolution" && k.inputs[0]->storage == S::Temporary)
       EXPECT_EQ(k.inputs[0]->effectiveStrides().back(), k.inputs[0]->shape[1]);
-  std::string error;
-  ASSERT_TRUE(folded.validate(error)) << error;
-  expectSameResult(original, folded, shuffleBuffers(12), 5);
 }
 
 TEST(ReferenceCopyChains, ASplitLayerReadsThroughTheShuffleToo) {
@@ -159,13 +168,7 @@ TEST(ReferenceCopyChains, ASplitLayerReadsThroughTheShuffleToo) {
   // Block 2's halves taken by one split layer (as other exporters write a
   // chunk): the split reads through the shuffle and the concat as the two
   // slices did, one copy per output and concat input.
-  KernelProgram original = shuffleProgram(12, /*splitLayer=*/true), folded = original;
-  reference::RewriteStats stats = reference::optimizeKernelProgram(folded);
-  EXPECT_EQ(stats.foldedCopyChains, 3u);
-  EXPECT_EQ(countOps(folded, "cgc_op.split"), 0u);
-  EXPECT_EQ(countOps(folded, "cgc_op.transpose"), 0u);
-  EXPECT_EQ(countOps(folded, "cgc_op.slice"), 5u);
-  expectSameResult(original, folded, shuffleBuffers(12), 5);
+  expectShuffleFolds(12, /*splitLayer=*/true, 3, 5);
 }
 
 TEST(ReferenceCopyChains, OddHalvesFoldOnlyTheConcatIntoTheShuffle) {
@@ -177,13 +180,7 @@ TEST(ReferenceCopyChains, OddHalvesFoldOnlyTheConcatIntoTheShuffle) {
   // The concat still folds into the transpose (and block 1's slice that
   // fed the concat into that): two copies write the shuffled tensor, every
   // other channel each, and block 2's split reads it.
-  KernelProgram original = shuffleProgram(10), folded = original;
-  reference::RewriteStats stats = reference::optimizeKernelProgram(folded);
-  EXPECT_EQ(stats.foldedCopyChains, 2u);
-  EXPECT_EQ(countOps(folded, "cgc_op.transpose"), 0u);
-  EXPECT_EQ(countOps(folded, "cgc_op.concat"), 1u);
-  EXPECT_EQ(countOps(folded, "cgc_op.slice"), 5u);
-  expectSameResult(original, folded, shuffleBuffers(10), 5);
+  expectShuffleFolds(10, /*splitLayer=*/false, 2, 5);
   // The same with the branch's result laid out as it is (NCHW: a binding
   // the caller reads): the shuffle's copies then permute a pixel's few
   // channels across planes, so no view is laid out with split channels,
