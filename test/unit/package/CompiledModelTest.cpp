@@ -21,6 +21,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -100,7 +102,9 @@ protected:
     EXPECT_TRUE(packaged->writeTo(os, error)) << error;
     EXPECT_EQ(streamed, std::string(bytes.begin(), bytes.end()));
     // So does the one-pass file writer (digest patched in at the end).
-    std::string path = ::testing::TempDir() + "/cgc-package-test.cgc";
+    // One file per process: lit runs this binary's shards side by side.
+    std::string path = ::testing::TempDir() + "/cgc-package-test-" + std::to_string(getpid()) +
+                       ".cgc";
     EXPECT_TRUE(packaged->writeToFile(path, error)) << error;
     auto file = llvm::MemoryBuffer::getFile(path);
     EXPECT_TRUE(file && (*file)->getBuffer() ==
