@@ -860,8 +860,11 @@ TEST(Fusion, RefusesWhatItCannotFuseWithAReason) {
   EXPECT_NE(reasonFor(Desc("cgc_op.cast").in(y).out(yi).attr("to", AttrValue::ofDType(CGC_DTYPE_INT32))),
             "");
   EXPECT_NE(reasonFor(Desc("cgc_op.isnan").in(y).out(yb)).find("isnan"), std::string::npos);
-  Tensor e(CGC_DTYPE_FLOAT32, {1});
-  EXPECT_NE(reasonFor(Desc("cgc_op.pow").in(y).in(e).out(y)).find("pow"), std::string::npos);
+  // An op that is not elementwise (a pow, which has no oneDNN post-op
+  // either, runs as the epilogue after the convolution since the erf GELU
+  // needed that path).
+  EXPECT_NE(reasonFor(Desc("cgc_op.softmax").in(y).out(y).i("axis", 1)).find("softmax"),
+            std::string::npos);
   // An extra operand that would broadcast the result to a larger shape.
   Tensor big(CGC_DTYPE_FLOAT32, {2, 4, 6, 6});
   EXPECT_NE(reasonFor(Desc("cgc_op.add").in(y).in(big).out(big)).find("cgc_op.add"),
@@ -1081,6 +1084,71 @@ TEST(Fusion, ErfGeluInThePackedGemmEpilogue) {
     EXPECT_FALSE(notPacked) << notPacked->describe();
     EXPECT_NE(reason.find("erf_gelu fuses only into the packed GEMM"), std::string::npos) << reason;
   }
+}
+
+} // namespace
+
+namespace {
+
+TEST(Fusion, ErfGeluAfterEveryConvolutionKind) {
+  // MaxViT's convolutions before a GELU written with erf (one erf_gelu after
+  // the compiler's fold): a 1x1 convolution on the packed GEMM, a
+  // depthwise one (channels-last and NCHW) and a dense 3x3 one on oneDNN
+  // (which has no post-op for it) all take the erf_gelu as an epilogue:
+  // the same values as the convolution and the erf_gelu kernel run apart
+  // (the epilogue calls the kernel's own row), on 1 and 3 threads.
+  struct Case {
+    const char *what;
+    int64_t inC, outC, kernel, groups;
+    Layout layout;
+    int64_t size;
+  };
+  const std::vector<Case> cases = {
+      {"1x1 channels-last", 32, 48, 1, 1, Layout::ChannelsLast, 14},
+      {"depthwise 3x3 channels-last", 32, 32, 3, 32, Layout::ChannelsLast, 14},
+      {"depthwise 3x3 NCHW", 16, 16, 3, 16, Layout::Contiguous, 20},
+      {"dense 3x3 NCHW", 8, 24, 3, 1, Layout::Contiguous, 12},
+  };
+  std::mt19937 rng(71);
+  KernelOptions options;
+  options.constantInputs = {false, true, true};
+  for (const Case &c : cases)
+    for (bool multiply : {false, true}) {
+      Tensor x(CGC_DTYPE_FLOAT32, {1, c.inC, c.size, c.size}, c.layout);
+      Tensor w(CGC_DTYPE_FLOAT32, {c.outC, c.inC / c.groups, c.kernel, c.kernel});
+      Tensor b(CGC_DTYPE_FLOAT32, {c.outC});
+      fillRandom(x, rng, -1, 1);
+      fillRandom(w, rng, -0.5, 0.5);
+      fillRandom(b, rng, -1, 1);
+      Tensor k1(CGC_DTYPE_FLOAT32, {}), k2(CGC_DTYPE_FLOAT32, {}), k3(CGC_DTYPE_FLOAT32, {});
+      k1.set(0, multiply ? 0.70710678 : 1.41421356);
+      k2.set(0, 1.0);
+      k3.set(0, 0.5);
+      const std::vector<int64_t> out = {1, c.outC, c.size, c.size};
+      Tensor t(CGC_DTYPE_FLOAT32, out, c.layout), y(CGC_DTYPE_FLOAT32, out, c.layout),
+          fused(CGC_DTYPE_FLOAT32, out, c.layout);
+      const int64_t pad = c.kernel / 2;
+      KernelDesc conv = convDesc(x, w, &b, t, {pad, pad}, c.groups).get();
+      KernelDesc gelu = Desc("cgc_op.erf_gelu").in(t).in(k1).in(k2).in(k3).out(y)
+                            .attr("multiply", AttrValue::ofBool(multiply)).get();
+      auto kc = make(conv, options), kg = make(gelu);
+      ASSERT_TRUE(kc && kg);
+      runKernel(*kc, {&x, &w, &b}, {&t}, pool1());
+      runKernel(*kg, {&t, &k1, &k2, &k3}, {&y}, pool1());
+      KernelDesc last = gelu;
+      last.outputs = {fused.operand()};
+      std::string reason;
+      std::unique_ptr<Kernel> k = createFusedKernel(conv, {last}, options, reason);
+      ASSERT_TRUE(k) << c.what << ": " << reason;
+      EXPECT_NE(k->describe().find("erf_gelu"), std::string::npos) << k->describe();
+      for (ThreadPool *pool : {&pool1(), &pool3()}) {
+        fused.setValues(std::vector<double>(size_t(fused.size()), -7.0));
+        runKernel(*k, {&x, &w, &b, &k1, &k2, &k3}, {&fused}, *pool);
+        EXPECT_TRUE(closeTo(fused, y.values(), 1e-5, 1e-6,
+                            cat(c.what, " + erf_gelu, multiply ", multiply, ": ",
+                                k->describe())));
+      }
+    }
 }
 
 } // namespace

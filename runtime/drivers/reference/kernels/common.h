@@ -422,6 +422,11 @@ std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
 /// float32 one-element k1, k2, k3, the result like the input. Throws
 /// DescError naming what is wrong; returns its `multiply`.
 bool checkErfGelu(const KernelDesc &desc);
+/// y = erf_gelu(x) over n contiguous floats (y may be x), with the constants
+/// and the `multiply` form of checkErfGelu (gelu.cpp; AVX-512 when the CPU
+/// has it).
+void erfGeluRow(const float *x, float *y, int64_t n, float k1, float k2, float k3,
+                bool multiply);
 /// batch_norm with a chain of one relu or clip (norm.cpp), applied before
 /// the store into the chain's result. Throws DescError for another chain.
 std::unique_ptr<Kernel> createFusedBatchNorm(const KernelDesc &anchor,

@@ -357,9 +357,10 @@ public:
       post_.ops.get_params_binary(i, alg, d);
       binaries_.push_back({i, onednn::plainOperand(d)});
     }
-    std::string summary = post_.summary;
+    // (A chain with no post-op form has no post-op summary: name its ops.)
+    std::string summary = post_.ops.len() == 0 && chain ? chainSummary(*chain) : post_.summary;
     const bool outChannelsLast = channelsLast(out);
-    if (chain && post_.ops.len() > 0 && (out.isContiguous() || outChannelsLast)) {
+    if (chain && !chain->empty() && (out.isContiguous() || outChannelsLast)) {
       // The chain runs as our vectorized epilogue over the result instead
       // of as oneDNN post-ops where those are slow:
       // - oneDNN's GEMM-based convolution (1x1 on NCHW) applies eltwise
@@ -373,7 +374,10 @@ public:
       bool logistic = false;
       for (const KernelDesc &e : *chain)
         logistic = logistic || e.op == "cgc_op.swish" || e.op == "cgc_op.sigmoid";
-      if ((impl.find("gemm") != std::string::npos && out.isContiguous()) || logistic) {
+      // - a chain with no post-op form at all (an erf_gelu: MaxViT's
+      //   convolutions before each GELU), which came with no post-ops.
+      if ((impl.find("gemm") != std::string::npos && out.isContiguous()) || logistic ||
+          post_.ops.len() == 0) {
         // Positions in the result's memory order: N, spatial..., C when
         // channels-last.
         std::vector<size_t> order(out.shape.size());
@@ -1641,8 +1645,26 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
     }
   }
   if (!postOk) {
-    reason = postReason;
-    return nullptr;
+    // No oneDNN post-op form (an erf_gelu): the chain runs as our epilogue
+    // after oneDNN's convolution, on the result in its layout.
+    if (out.shape != anchor.outputs[0].shape || (!out.isContiguous() && !channelsLast(out))) {
+      reason = postReason;
+      return nullptr;
+    }
+    try {
+      // The chain as an epilogue at all (its reason otherwise).
+      Epilogue probe(anchor.outputs[0].shape, x.dtype, epilogue);
+      return makeDnnlConv(g, x, w, out, options.isConstant(1), onednn::PostOps(),
+                          anchor.inputs.size(), anchor.inputs.size() + chainExtraOperands(epilogue),
+                          &epilogue);
+    } catch (const DescError &e) {
+      reason = e.message;
+      return nullptr;
+    } catch (const dnnl::error &e) {
+      reason = cat(anchor.op, ": oneDNN has no implementation of this convolution (", e.what(),
+                   ")");
+      return nullptr;
+    }
   }
   try {
     return makeDnnlConv(g, x, w, out, options.isConstant(1), post, anchor.inputs.size(),

@@ -1022,6 +1022,21 @@ Epilogue::Epilogue(const std::vector<int64_t> &shape, cgc_dtype_t dtype,
   const std::vector<int64_t> posShape = permute(shape), strides = permute(valueStrides);
   size_t elem = cgc_dtype_size(dtype);
   for (const KernelDesc &desc : chain) {
+    if (desc.op == "cgc_op.erf_gelu") {
+      // The value, then k1..k3 (one float each) as extra operands.
+      Step step;
+      step.erfGelu = true;
+      step.multiply = checkErfGelu(desc); // throws DescError with the reason
+      if (desc.inputs[0]->shape != shape || dtype != CGC_DTYPE_FLOAT32)
+        fail(cat(desc.op, ": input 0 is ", dtypeName(desc.inputs[0]->dtype), " ",
+                 shapeStr(desc.inputs[0]->shape), " but the value it continues is ",
+                 dtypeName(dtype), " ", shapeStr(shape)));
+      for (int i = 0; i < 3; ++i)
+        step.extraIndex.push_back(int(numExtra_++));
+      step.plan = LoopPlan(posShape, {strides, strides}, {elem, elem}, /*reorder=*/false);
+      steps_.push_back(std::move(step));
+      continue;
+    }
     if (!isElementwiseOp(desc.op))
       fail(cat(desc.op, " is not an elementwise op"));
     if (desc.inputs.empty() || !desc.inputs[0])
@@ -1050,8 +1065,37 @@ Epilogue::Epilogue(const std::vector<int64_t> &shape, cgc_dtype_t dtype,
   }
 }
 
+namespace {
+struct ErfGeluRowArgs {
+  float k1, k2, k3;
+  bool multiply;
+};
+
+/// An epilogue's erf_gelu over one row of the value, in place.
+void erfGeluEpilogueRow(const void *ctx, char *const *p, const int64_t *s, int64_t n) {
+  const auto &a = *static_cast<const ErfGeluRowArgs *>(ctx);
+  if (s[0] == int64_t(sizeof(float)) && s[1] == int64_t(sizeof(float))) {
+    erfGeluRow(reinterpret_cast<const float *>(p[1]), reinterpret_cast<float *>(p[0]), n, a.k1,
+               a.k2, a.k3, a.multiply);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    erfGeluRow(reinterpret_cast<const float *>(p[1] + i * s[1]),
+               reinterpret_cast<float *>(p[0] + i * s[0]), 1, a.k1, a.k2, a.k3, a.multiply);
+}
+} // namespace
+
 void Epilogue::apply(char *data, const void *const *extra, int64_t begin, int64_t end) const {
   for (const Step &step : steps_) {
+    if (step.erfGelu) {
+      char *bases[kMaxOperands] = {data, data};
+      const ErfGeluRowArgs args{*static_cast<const float *>(extra[step.extraIndex[0]]),
+                                *static_cast<const float *>(extra[step.extraIndex[1]]),
+                                *static_cast<const float *>(extra[step.extraIndex[2]]),
+                                step.multiply};
+      step.plan.runRange(bases, erfGeluEpilogueRow, &args, begin, end);
+      continue;
+    }
     char *bases[kMaxOperands] = {data, data};
     for (size_t i = 0; i < step.extraIndex.size(); ++i)
       bases[2 + i] = const_cast<char *>(static_cast<const char *>(extra[step.extraIndex[i]]));

@@ -68,6 +68,9 @@ private:
     ElementwiseOp op;
     LoopPlan plan;
     std::vector<int> extraIndex; // per input after the first
+    /// An erf_gelu (gelu.cpp): its k1, k2, k3 are the extra operands, read
+    /// when the step runs; `plan` covers the value alone.
+    bool erfGelu = false, multiply = false;
   };
   std::vector<Step> steps_;
   size_t numExtra_ = 0;

@@ -82,6 +82,13 @@ std::unique_ptr<Kernel> makeErfGelu(const KernelDesc &desc, const KernelOptions 
 
 } // namespace
 
+void erfGeluRow(const float *x, float *y, int64_t n, float k1, float k2, float k3,
+                bool multiply) {
+  const bool avx = cpuHasAvx512();
+  (multiply ? (avx ? erfGeluAvx512<true> : erfGeluBase<true>)
+            : (avx ? erfGeluAvx512<false> : erfGeluBase<false>))(x, y, n, k1, k2, k3);
+}
+
 bool checkErfGelu(const KernelDesc &desc) {
   DescReader r(desc);
   r.expectInputs(4, 4);
