@@ -63,6 +63,18 @@ template <class F> bool spinUntil(int64_t budgetNs, F &&ready) {
 
 } // namespace
 
+void SpinMutex::lock() {
+  int spins = 0;
+  while (locked_.exchange(true, std::memory_order_acquire)) {
+    while (locked_.load(std::memory_order_relaxed)) {
+      if (++spins < 4096)
+        cpuRelax();
+      else
+        std::this_thread::yield();
+    }
+  }
+}
+
 struct ThreadPool::Job {
   Job(FunctionRef<void(size_t)> body, size_t n) : body(body), n(n) {}
   FunctionRef<void(size_t)> body;
@@ -91,7 +103,7 @@ ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
 
 ThreadPool::~ThreadPool() {
   {
-    std::lock_guard<std::mutex> lock(jobsMutex_);
+    std::lock_guard<SpinMutex> lock(jobsMutex_);
     stopping_ = true;
   }
   epoch_.fetch_add(1, std::memory_order_seq_cst);
@@ -142,7 +154,7 @@ void ThreadPool::workerLoop() {
     Job *job;
     size_t index = 0;
     {
-      std::lock_guard<std::mutex> lock(jobsMutex_);
+      std::lock_guard<SpinMutex> lock(jobsMutex_);
       job = claim(index);
       if (!job && stopping_)
         return;
@@ -183,7 +195,7 @@ void ThreadPool::run(size_t n, FunctionRef<void(size_t)> body) {
   }
   Job job(body, n);
   {
-    std::lock_guard<std::mutex> lock(jobsMutex_);
+    std::lock_guard<SpinMutex> lock(jobsMutex_);
     job.nextJob = jobs_;
     if (jobs_)
       jobs_->prevJob = &job;
@@ -201,7 +213,7 @@ void ThreadPool::run(size_t n, FunctionRef<void(size_t)> body) {
     execute(&job, i);
   }
   {
-    std::lock_guard<std::mutex> lock(jobsMutex_);
+    std::lock_guard<SpinMutex> lock(jobsMutex_);
     if (job.listed) {
       if (job.prevJob)
         job.prevJob->nextJob = job.nextJob;
