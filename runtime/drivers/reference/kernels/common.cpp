@@ -2,6 +2,8 @@
 
 #include "common.h"
 
+#include "weight_arena.h"
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -425,12 +427,23 @@ void Scratch::allocate(size_t bytes) {
 AlignedBuffer::AlignedBuffer(size_t bytes) : bytes_(bytes) {
   if (bytes == 0)
     return;
+  if (bytes >= WeightArena::kMinBytes)
+    if (WeightArena *arena = WeightArena::shared())
+      if ((ptr_ = arena->allocate(bytes))) {
+        arena_ = true;
+        return;
+      }
   ptr_ = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
   if (!ptr_)
     throw std::bad_alloc();
 }
 
-AlignedBuffer::~AlignedBuffer() { std::free(ptr_); }
+AlignedBuffer::~AlignedBuffer() {
+  if (arena_)
+    WeightArena::shared()->release(ptr_, bytes_);
+  else
+    std::free(ptr_);
+}
 
 
 Scratch::~Scratch() {

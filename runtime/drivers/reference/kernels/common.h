@@ -348,8 +348,11 @@ private:
   size_t bytes_ = 0;
 };
 
-/// A 64-byte aligned heap block that stays with its owner (prepared weights;
-/// unlike Scratch it never goes back to a per-thread cache).
+/// A 64-byte aligned block that stays with its owner (prepared weights;
+/// unlike Scratch it never goes back to a per-thread cache). Blocks of
+/// WeightArena::kMinBytes or more come from the process's WeightArena
+/// (page-aligned, see weight_arena.h), others and any the arena cannot hold
+/// from the C heap.
 class AlignedBuffer {
 public:
   explicit AlignedBuffer(size_t bytes);
@@ -358,10 +361,13 @@ public:
   AlignedBuffer &operator=(const AlignedBuffer &) = delete;
   void *data() const { return ptr_; }
   size_t size() const { return bytes_; }
+  /// True if the block is in the WeightArena.
+  bool inArena() const { return arena_; }
 
 private:
   void *ptr_ = nullptr;
   size_t bytes_ = 0;
+  bool arena_ = false;
 };
 
 /// A Kernel with a fixed description string.
