@@ -2,8 +2,8 @@
 
 #include "weight_arena.h"
 
-#include <cstdlib>
-#include <cstring>
+#include "common.h"
+
 #include <iterator>
 
 #include <sys/mman.h>
@@ -29,8 +29,7 @@ size_t WeightArena::roundToPages(size_t bytes) const {
 
 WeightArena *WeightArena::shared() {
   static WeightArena *arena = []() -> WeightArena * {
-    const char *env = std::getenv("CGC_REFERENCE_WEIGHT_ARENA");
-    if (env && std::strcmp(env, "0") == 0)
+    if (!kernelChoiceOn("CGC_REFERENCE_WEIGHT_ARENA"))
       return nullptr;
     // Never destroyed: blocks may be released by static destructors of
     // whoever holds them.

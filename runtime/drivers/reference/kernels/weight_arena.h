@@ -31,7 +31,6 @@
 #define CGC_REFERENCE_KERNELS_WEIGHT_ARENA_H
 
 #include <cstddef>
-#include <cstdint>
 #include <map>
 #include <mutex>
 
