@@ -308,6 +308,55 @@ Bench depthwiseChannelsLast(const std::string &group, int count, int64_t c, int6
   return b;
 }
 
+/// A 3x3 stride-1 convolution (padding 1) on channels-last activations,
+/// fused with ReLU, as inside a compiled CNN: Winograd's F(4x4,3x3) on the
+/// packed GEMM (winograd.h, created with CGC_REFERENCE_WINOGRAD_GEMM=all so
+/// that it runs whatever the shape) against the kernel the driver would
+/// pick without it (CGC_REFERENCE_WINOGRAD_GEMM=0: oneDNN's, Winograd or
+/// direct).
+Bench winogradChannelsLast(const std::string &group, int count, int64_t c, int64_t hw, int64_t m,
+                           std::mt19937 &rng) {
+  Bench b;
+  b.group = group;
+  b.count = count;
+  b.flops = 2.0 * double(m) * double(c) * 9.0 * double(hw * hw);
+  std::ostringstream name;
+  name << "conv " << c << "->" << m << " 3x3 @" << hw << " +relu";
+  b.name = name.str();
+  if (!selected(b.name, group))
+    return b;
+  b.inputs.push_back(buffer({1, c, hw, hw}, rng));
+  b.inputs.push_back(buffer({m, c, 3, 3}, rng, 0.1f));
+  b.inputs.push_back(buffer({m}, rng));
+  b.outputs.push_back(buffer({1, m, hw, hw}, rng));
+  makeChannelsLast(b.inputs[0]);
+  makeChannelsLast(b.outputs[0]);
+  KernelDesc d = convDesc(b.inputs[0], b.inputs[1], b.inputs[2], b.outputs[0], 1, 1, 1);
+  KernelDesc r;
+  r.op = "cgc_op.relu";
+  r.inputs = {b.outputs[0].operand};
+  r.outputs = {b.outputs[0].operand};
+  KernelOptions options;
+  options.constantInputs = {false, true, true};
+  std::string error;
+  const char *previous = std::getenv("CGC_REFERENCE_WINOGRAD_GEMM");
+  std::string saved = previous ? previous : "";
+  setenv("CGC_REFERENCE_WINOGRAD_GEMM", "all", 1);
+  b.kernel = createFusedKernel(d, {r}, options, error);
+  setenv("CGC_REFERENCE_WINOGRAD_GEMM", "0", 1);
+  if (b.kernel)
+    b.baseline = createFusedKernel(d, {r}, options, error);
+  if (previous)
+    setenv("CGC_REFERENCE_WINOGRAD_GEMM", saved.c_str(), 1);
+  else
+    unsetenv("CGC_REFERENCE_WINOGRAD_GEMM");
+  if (!b.kernel || !b.baseline) {
+    std::fprintf(stderr, "%s: %s\n", b.name.c_str(), error.c_str());
+    std::exit(1);
+  }
+  return b;
+}
+
 Bench matmul(const std::string &group, int count, std::vector<int64_t> a, std::vector<int64_t> w,
              bool constantB, bool transposeB, const char *epilogue, std::mt19937 &rng,
              const std::string &label) {
@@ -537,6 +586,17 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   all.push_back(depthwiseChannelsLast(edw, 1, 672, 14, 5, 2, "cgc_op.swish", rng));
   all.push_back(depthwiseChannelsLast(edw, 3, 1152, 7, 5, 1, "cgc_op.swish", rng));
   all.push_back(depthwiseChannelsLast(edw, 1, 1152, 7, 3, 1, "cgc_op.swish", rng));
+  // 3x3 convolutions, channels-last: ResNet-50's (layers 1-4), a VGG-16's,
+  // FCN ResNet-50's head and its undilated 256->256.
+  const std::string wg = "3x3 convolutions, channels-last (Winograd on the packed GEMM)";
+  all.push_back(winogradChannelsLast(wg, 3, 64, 56, 64, rng));
+  all.push_back(winogradChannelsLast(wg, 3, 128, 28, 128, rng));
+  all.push_back(winogradChannelsLast(wg, 5, 256, 14, 256, rng));
+  all.push_back(winogradChannelsLast(wg, 2, 512, 7, 512, rng));
+  all.push_back(winogradChannelsLast(wg, 2, 256, 56, 256, rng));
+  all.push_back(winogradChannelsLast(wg, 2, 512, 28, 512, rng));
+  all.push_back(winogradChannelsLast(wg, 1, 256, 28, 256, rng));
+  all.push_back(winogradChannelsLast(wg, 1, 2048, 28, 512, rng));
   // EfficientNet-B0 squeeze-excitation: 1x1 convolutions on 1x1 planes.
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 480, 1, 20, 1, 1, false, rng));
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 20, 1, 480, 1, 1, false, rng));

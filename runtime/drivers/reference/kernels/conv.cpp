@@ -29,6 +29,7 @@
 #include "depthwise.h"
 #include "expand_depthwise.h"
 #include "stem.h"
+#include "winograd.h"
 #include "elementwise.h"
 #include "gemm.h"
 #include "math.h"
@@ -1523,6 +1524,24 @@ bool stemConvolution(const ConvGeom &g, const KernelDesc &desc, const KernelOper
          stemConvolutionMismatch(stemGeometry(g), desc, out).empty();
 }
 
+/// True if the Winograd kernel of winograd.h runs `desc` (geometry `g`)
+/// writing `out`, with its geometry in `w`: a 2-D 3x3, stride-1, undilated,
+/// ungrouped float32 convolution on channels-last operands, large enough
+/// that its 36 products beat oneDNN's kernels (winogradConvolutionPays).
+bool winogradGemm(const ConvGeom &g, const KernelDesc &desc, const KernelOperand &out,
+                  WinogradGeometry &w) {
+  if (g.transpose || g.spatial() != 2 || g.groups != 1)
+    return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (g.kernel[i] != 3 || g.stride[i] != 1 || g.dilation[i] != 1)
+      return false;
+  w.batch = g.batch, w.inC = g.inC, w.outC = g.outC;
+  w.inH = g.in[0], w.inW = g.in[1], w.outH = g.out[0], w.outW = g.out[1];
+  w.padTop = g.padBegin[0], w.padLeft = g.padBegin[1];
+  w.hasBias = g.hasBias;
+  return winogradConvolutionPays(w) && winogradConvolutionMismatch(w, desc, out).empty();
+}
+
 std::unique_ptr<Kernel> makeGeneric(const ConvGeom &g, cgc_dtype_t dtype) {
   std::unique_ptr<Kernel> kernel;
   visitDType(dtype, [&](auto tagT) {
@@ -1567,6 +1586,8 @@ std::unique_ptr<Kernel> makeConv(const KernelDesc &desc, const KernelOptions &op
   if (stemConvolution(g, desc, out))
     return makeStemConvolution(stemGeometry(g), desc, {}, constantParams(g, options),
                                geomText(g));
+  if (WinogradGeometry wg; !empty && winogradGemm(g, desc, out, wg))
+    return makeWinogradConvolution(wg, desc, {}, options.isConstant(1), geomText(g));
   if (dnnlType(x.dtype) && !empty && !hasNegativeStrides(desc)) {
     try {
       return makeDnnlConv(g, x, w, out, options.isConstant(1), onednn::PostOps(), 0,
@@ -1639,6 +1660,16 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
     try {
       return makeStemConvolution(stemGeometry(g), anchor, epilogue, constantParams(g, options),
                                  geomText(g));
+    } catch (const DescError &e) {
+      reason = e.message;
+      return nullptr;
+    }
+  }
+  if (WinogradGeometry wg; winogradGemm(g, anchor, out, wg)) {
+    // Any elementwise chain that keeps the shape and dtype: a leading clamp
+    // before the store, the rest on each band of output rows in cache.
+    try {
+      return makeWinogradConvolution(wg, anchor, epilogue, options.isConstant(1), geomText(g));
     } catch (const DescError &e) {
       reason = e.message;
       return nullptr;

@@ -291,23 +291,31 @@ void PackedSgemm::packPanels(const float *b, int64_t bk, int64_t bn, int64_t k, 
   }
 }
 
-void PackedSgemm::pack(const float *b, int64_t bk, int64_t bn, float *dst) const {
-  const int64_t width = panelWidth();
-  if (pairs_) {
-    // Row p of pairs: vector v, lane 2 j + e = B(2 p + e, 8 v + j) (zero
-    // past K).
-    for (int64_t p = 0; p < (k_ + 1) / 2; ++p)
-      for (int64_t v = 0; v < vectors_; ++v)
-        for (int64_t j = 0; j < 8; ++j)
-          for (int64_t e = 0; e < 2; ++e) {
-            const int64_t row = 2 * p + e;
-            dst[(p * vectors_ + v) * 16 + 2 * j + e] =
-                row < k_ ? b[row * bk + (8 * v + j) * bn] : 0.0f;
-          }
+void PackedSgemm::packRows(const float *b, int64_t bk, int64_t bn, int64_t row0, int64_t rows,
+                           float *dst) const {
+  assert(algorithm_ == Algorithm::Classic && row0 >= 0 && row0 + rows <= k_);
+  if (!pairs_) {
+    const int64_t width = panelWidth();
+    packPanels(b, bk, bn, rows, n_, dst + row0 * width, k_ * width);
     return;
   }
+  // Row p of pairs: vector v, lane 2 j + e = B(2 p + e, 8 v + j) (zero
+  // past K).
+  assert(row0 % 2 == 0 && (rows % 2 == 0 || row0 + rows == k_));
+  for (int64_t p = row0 / 2; p < (row0 + rows + 1) / 2; ++p)
+    for (int64_t v = 0; v < vectors_; ++v)
+      for (int64_t j = 0; j < 8; ++j)
+        for (int64_t e = 0; e < 2; ++e) {
+          const int64_t row = 2 * p + e;
+          dst[(p * vectors_ + v) * 16 + 2 * j + e] =
+              row < k_ ? b[(row - row0) * bk + (8 * v + j) * bn] : 0.0f;
+        }
+}
+
+void PackedSgemm::pack(const float *b, int64_t bk, int64_t bn, float *dst) const {
+  const int64_t width = panelWidth();
   if (algorithm_ == Algorithm::Classic) {
-    packPanels(b, bk, bn, k_, n_, dst, k_ * width);
+    packRows(b, bk, bn, 0, k_, dst);
     return;
   }
   // Panel q holds, for its columns [q * width, (q + 1) * width) of each

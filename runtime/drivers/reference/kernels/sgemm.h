@@ -129,6 +129,13 @@ public:
   /// Packs B (element (p, j) at b[p * bk + j * bn]) into `dst`, which
   /// holds packedBytes() and is 64-byte aligned.
   void pack(const float *b, int64_t bk, int64_t bn, float *dst) const;
+  /// Packs rows [row0, row0 + rows) of B (element (row0 + p, j) at
+  /// b[p * bk + j * bn]) into their place in `dst`, the whole packed B, so
+  /// that a B too large to hold at once can be packed in blocks of rows.
+  /// Classic only; with K in pairs, row0 is even and so is `rows` unless
+  /// the block ends B.
+  void packRows(const float *b, int64_t bk, int64_t bn, int64_t row0, int64_t rows,
+                float *dst) const;
 
   struct Args {
     const float *a = nullptr; // A(i, p) at a[i * lda + p]

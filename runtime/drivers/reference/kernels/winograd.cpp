@@ -1,0 +1,362 @@
+//===- winograd.cpp - 3x3 convolutions as Winograd products ---------------===//
+//
+// The transforms of F(4x4, 3x3) with the points 0, 1, -1, 2, -2 and
+// infinity (Lavin & Gray):
+//
+//   B^T = [4  0 -5  0  1  0]   G = [ 1/4     0     0]   A^T = [1 1  1 1  1 0]
+//         [0 -4 -4  1  1  0]       [-1/6  -1/6  -1/6]         [0 1 -1 2 -2 0]
+//         [0  4 -4 -1  1  0]       [-1/6   1/6  -1/6]         [0 1  1 4  4 0]
+//         [0 -2 -1  2  1  0]       [1/24  1/12   1/6]         [0 1 -1 8 -8 1]
+//         [0  2 -1 -2  1  0]       [1/24 -1/12   1/6]
+//         [0  4  0 -5  0  1]       [   0     0     1]
+//
+// A run has three phases, each split across the pool: the input transform
+// (tiles split evenly; V is 36 x tiles x inC floats), the 36 products (split
+// by point: each thread streams its own points' packed weights once), and
+// the output transform with the bias, the leading clamp and the rest of the
+// chain (bands of tile rows: 4 output rows each).
+//
+//===----------------------------------------------------------------------===//
+
+#include "winograd.h"
+
+#include "onednn.h"
+#include "sgemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace cgc::ref {
+namespace {
+
+constexpr int kAlpha = 6;            // transformed patch: 6x6
+constexpr int kTile = 4;             // output tile: 4x4
+constexpr int kPoints = kAlpha * kAlpha;
+
+/// G of F(4x4, 3x3), in double for the weight transform.
+constexpr double kG[kAlpha][3] = {{1.0 / 4, 0, 0},
+                                  {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                  {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                  {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                  {0, 0, 1}};
+
+/// r = B^T d over six vectors.
+[[gnu::always_inline]] CGC_TARGET_AVX512 inline void inputPass(const __m512 (&d)[kAlpha],
+                                                               __m512 (&r)[kAlpha]) {
+  const __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f),
+               two = _mm512_set1_ps(2.0f);
+  const __m512 a = _mm512_fnmadd_ps(four, d[2], d[4]); // d4 - 4 d2
+  const __m512 b = _mm512_fnmadd_ps(four, d[1], d[3]); // d3 - 4 d1
+  const __m512 c = _mm512_sub_ps(d[4], d[2]);
+  const __m512 e = _mm512_mul_ps(two, _mm512_sub_ps(d[3], d[1]));
+  r[0] = _mm512_fmadd_ps(four, d[0], _mm512_fnmadd_ps(five, d[2], d[4]));
+  r[1] = _mm512_add_ps(a, b);
+  r[2] = _mm512_sub_ps(a, b);
+  r[3] = _mm512_add_ps(c, e);
+  r[4] = _mm512_sub_ps(c, e);
+  r[5] = _mm512_fmadd_ps(four, d[1], _mm512_fnmadd_ps(five, d[3], d[5]));
+}
+
+/// y = A^T m over six vectors.
+[[gnu::always_inline]] CGC_TARGET_AVX512 inline void outputPass(const __m512 (&m)[kAlpha],
+                                                                __m512 (&y)[kTile]) {
+  const __m512 a = _mm512_add_ps(m[1], m[2]), b = _mm512_sub_ps(m[1], m[2]);
+  const __m512 c = _mm512_add_ps(m[3], m[4]), e = _mm512_sub_ps(m[3], m[4]);
+  y[0] = _mm512_add_ps(_mm512_add_ps(m[0], a), c);
+  y[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), e, b);
+  y[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), c, a);
+  y[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), e, b), m[5]);
+}
+
+/// Rounds `n` up to whole zmm vectors.
+int64_t roundVectors(int64_t n) { return (n + 15) / 16 * 16; }
+
+/// Where the phases read and write, for one run.
+struct Buffers {
+  const float *x = nullptr;
+  float *v = nullptr; // [36][tiles][ldv]
+  float *m = nullptr; // [36][tiles][ldm]
+  float *y = nullptr;
+  const float *packed = nullptr; // 36 packed U, then the bias
+};
+
+class WinogradKernel final : public KernelBase {
+public:
+  WinogradKernel(const WinogradGeometry &g, const KernelDesc &anchor,
+                 const std::vector<KernelDesc> &chain, bool constantParams,
+                 const std::string &what)
+      : g_(g), tiles_(g.tiles()), ldv_(roundVectors(g.inC)), ldm_(roundVectors(g.outC)),
+        gemm_(tiles_, g.inC, g.outC, {}), params_(*anchor.inputs[1], constantParams),
+        firstExtra_(anchor.inputs.size()) {
+    const std::vector<int64_t> xs = anchor.inputs[0]->effectiveStrides();
+    xN_ = xs[0], xH_ = xs[2], xW_ = xs[3];
+    wStrides_ = anchor.inputs[1]->effectiveStrides();
+    if (g.hasBias)
+      bStride_ = anchor.inputs[2]->effectiveStrides()[0];
+    const KernelOperand &out = chain.empty() ? anchor.outputs[0] : chain.back().outputs.at(0);
+    const std::vector<int64_t> ys = out.effectiveStrides();
+    yN_ = ys[0], yH_ = ys[2], yW_ = ys[3];
+    clamp_ = leadingClamp(chain, anchor.outputs[0].shape);
+    const std::vector<KernelDesc> rest(chain.begin() + int64_t(clamp_.ops), chain.end());
+    epilogue_ = Epilogue(anchor.outputs[0].shape, CGC_DTYPE_FLOAT32, rest, ys, {0, 2, 3, 1});
+    packedFloats_ = int64_t(gemm_.packedBytes() / sizeof(float));
+    description_ = cat(what, chainSummary(chain), " (Winograd F(4x4,3x3) on the packed GEMM: ",
+                       kPoints, " products of ", tiles_, "x", g.inC, "x", g.outC, ", AVX-512 ",
+                       gemm_.tileText(),
+                       clamp_.name.empty() ? "" : ", " + clamp_.name + " before the store",
+                       epilogue_.empty() ? "" : ", epilogue per block of rows",
+                       params_.constant() ? ", weights prepared once (transformed and packed)"
+                                          : ", weights prepared each run",
+                       ", split across the pool)");
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    Scratch paramScratch;
+    const float *w = static_cast<const float *>(args.inputs[1]);
+    const float *b = g_.hasBias ? static_cast<const float *>(args.inputs[2]) : nullptr;
+    const size_t paramBytes =
+        size_t(kPoints * packedFloats_ + roundVectors(g_.outC)) * sizeof(float);
+    Buffers io;
+    io.packed = params_.get(w, b, paramBytes, paramScratch, [&](float *p) { fill(w, b, p); });
+    io.x = static_cast<const float *>(args.inputs[0]);
+    io.y = static_cast<float *>(args.outputs[0]);
+    Scratch transformed(size_t(kPoints * tiles_ * (ldv_ + ldm_)) * sizeof(float));
+    io.v = transformed.as<float>();
+    io.m = io.v + kPoints * tiles_ * ldv_;
+    const void *const *extra = args.inputs + firstExtra_;
+
+    const int64_t threads = pool.size();
+    const int64_t tilePieces = std::min(threads, tiles_);
+    pool.run(size_t(tilePieces), [&](size_t p) {
+      int64_t begin, end;
+      evenSplit(tiles_, tilePieces, int64_t(p), begin, end);
+      for (int64_t t = begin; t < end; ++t)
+        inputTile(io, t);
+    });
+    const int64_t pointPieces = std::min<int64_t>(threads, kPoints);
+    pool.run(size_t(pointPieces), [&](size_t p) {
+      int64_t begin, end;
+      evenSplit(kPoints, pointPieces, int64_t(p), begin, end);
+      for (int64_t xi = begin; xi < end; ++xi) {
+        PackedSgemm::Args ga;
+        ga.a = io.v + xi * tiles_ * ldv_;
+        ga.lda = ldv_;
+        ga.b = io.packed + xi * packedFloats_;
+        ga.c = io.m + xi * tiles_ * ldm_;
+        ga.ldc = ldm_;
+        gemm_.run(ga, 0, tiles_, 0, gemm_.panels());
+      }
+    });
+    const int64_t bands = g_.batch * g_.tilesH();
+    const int64_t bandPieces = std::min(threads, bands);
+    const int64_t rowElems = g_.outW * g_.outC;
+    pool.run(size_t(bandPieces), [&](size_t p) {
+      int64_t begin, end;
+      evenSplit(bands, bandPieces, int64_t(p), begin, end);
+      for (int64_t band = begin; band < end; ++band) {
+        for (int64_t tw = 0; tw < g_.tilesW(); ++tw)
+          outputTile(io, band * g_.tilesW() + tw);
+        if (epilogue_.empty())
+          continue;
+        const int64_t n = band / g_.tilesH(), oh0 = band % g_.tilesH() * kTile;
+        const int64_t oh1 = std::min(g_.outH, oh0 + kTile);
+        const int64_t first = n * g_.outH + oh0;
+        epilogue_.apply(reinterpret_cast<char *>(io.y), extra, first * rowElems,
+                        (first + oh1 - oh0) * rowElems);
+      }
+    });
+  }
+
+private:
+  /// U_xi = G g G^T for every filter, in double, rounded once, packed as
+  /// the 36 products' B (inC x outC each) a block of input channels at a
+  /// time (no copy of all 36 at once); then the bias (zeros without one),
+  /// padded to whole vectors.
+  void fill(const float *w, const float *b, float *p) const {
+    const int64_t inC = g_.inC, outC = g_.outC;
+    const int64_t block = 32; // input channels per block (even: K in pairs)
+    // The block's taps, [c - c0][i * 3 + j][o]: read filter by filter (a
+    // filter's taps for the block's channels are adjacent in OIHW).
+    std::vector<double> blockTaps(static_cast<size_t>(block * 9 * outC));
+    std::vector<double> half(static_cast<size_t>(kAlpha * 3 * outC));
+    std::vector<float> u(static_cast<size_t>(kPoints * block * outC));
+    for (int64_t c0 = 0; c0 < inC; c0 += block) {
+      const int64_t rows = std::min(block, inC - c0);
+      for (int64_t o = 0; o < outC; ++o)
+        for (int64_t c = c0; c < c0 + rows; ++c)
+          for (int q = 0; q < 9; ++q)
+            blockTaps[size_t(((c - c0) * 9 + q) * outC + o)] =
+                w[o * wStrides_[0] + c * wStrides_[1] + q / 3 * wStrides_[2] +
+                  q % 3 * wStrides_[3]];
+      for (int64_t c = c0; c < c0 + rows; ++c) {
+        const double *taps = &blockTaps[size_t((c - c0) * 9 * outC)];
+        // half[a][j] = sum_i G[a][i] g[i][j].
+        for (int a = 0; a < kAlpha; ++a)
+          for (int j = 0; j < 3; ++j) {
+            double *dst = &half[size_t((a * 3 + j) * outC)];
+            const double *g0 = &taps[size_t(j * outC)], *g1 = &taps[size_t((3 + j) * outC)],
+                         *g2 = &taps[size_t((6 + j) * outC)];
+            for (int64_t o = 0; o < outC; ++o)
+              dst[o] = kG[a][0] * g0[o] + kG[a][1] * g1[o] + kG[a][2] * g2[o];
+          }
+        // u[a][b] = sum_j half[a][j] G[b][j].
+        for (int a = 0; a < kAlpha; ++a)
+          for (int bb = 0; bb < kAlpha; ++bb) {
+            float *dst = &u[size_t(((a * kAlpha + bb) * block + (c - c0)) * outC)];
+            const double *h0 = &half[size_t(a * 3 * outC)], *h1 = h0 + outC, *h2 = h1 + outC;
+            for (int64_t o = 0; o < outC; ++o)
+              dst[o] = float(h0[o] * kG[bb][0] + h1[o] * kG[bb][1] + h2[o] * kG[bb][2]);
+          }
+      }
+      for (int64_t xi = 0; xi < kPoints; ++xi)
+        gemm_.packRows(&u[size_t(xi * block * outC)], outC, 1, c0, rows,
+                       p + xi * packedFloats_);
+    }
+    float *bias = p + kPoints * packedFloats_;
+    for (int64_t o = 0; o < roundVectors(outC); ++o)
+      bias[o] = b && o < outC ? b[o * bStride_] : 0.0f;
+  }
+
+  /// Tile `t`'s transformed patch, every input channel, into point xi's
+  /// row t of V.
+  CGC_TARGET_AVX512 void inputTile(const Buffers &io, int64_t t) const {
+    const int64_t perImage = g_.tilesH() * g_.tilesW();
+    const int64_t n = t / perImage, th = t % perImage / g_.tilesW(), tw = t % g_.tilesW();
+    const int64_t ih0 = th * kTile - g_.padTop, iw0 = tw * kTile - g_.padLeft;
+    bool rowIn[kAlpha], colIn[kAlpha];
+    for (int i = 0; i < kAlpha; ++i) {
+      rowIn[i] = ih0 + i >= 0 && ih0 + i < g_.inH;
+      colIn[i] = iw0 + i >= 0 && iw0 + i < g_.inW;
+    }
+    const float *x = io.x + n * xN_ + ih0 * xH_ + iw0 * xW_;
+    float *v = io.v + t * ldv_;
+    const int64_t pointStride = tiles_ * ldv_;
+    for (int64_t c0 = 0; c0 < g_.inC; c0 += 16) {
+      const int64_t live = std::min<int64_t>(16, g_.inC - c0);
+      const __mmask16 mask = __mmask16((1u << live) - 1);
+      // Columns first: t[a][j] = sum_i B^T[a][i] d[i][j].
+      __m512 cols[kAlpha][kAlpha]; // [j][a]
+      for (int j = 0; j < kAlpha; ++j) {
+        __m512 d[kAlpha];
+        for (int i = 0; i < kAlpha; ++i)
+          d[i] = rowIn[i] && colIn[j] ? _mm512_maskz_loadu_ps(mask, x + i * xH_ + j * xW_ + c0)
+                                      : _mm512_setzero_ps();
+        inputPass(d, cols[j]);
+      }
+      // Then rows: v[a][b] = sum_j t[a][j] B^T[b][j].
+      for (int a = 0; a < kAlpha; ++a) {
+        __m512 row[kAlpha], r[kAlpha];
+        for (int j = 0; j < kAlpha; ++j)
+          row[j] = cols[j][a];
+        inputPass(row, r);
+        for (int bb = 0; bb < kAlpha; ++bb)
+          _mm512_store_ps(v + (a * kAlpha + bb) * pointStride + c0, r[bb]);
+      }
+    }
+  }
+
+  /// Tile `t`'s 4x4 output pixels, every output channel, from the 36
+  /// products: A^T M A, plus the bias, through the leading clamp.
+  CGC_TARGET_AVX512 void outputTile(const Buffers &io, int64_t t) const {
+    const int64_t perImage = g_.tilesH() * g_.tilesW();
+    const int64_t n = t / perImage, th = t % perImage / g_.tilesW(), tw = t % g_.tilesW();
+    const int64_t oh0 = th * kTile, ow0 = tw * kTile;
+    const int rows = int(std::min<int64_t>(kTile, g_.outH - oh0));
+    const int cols = int(std::min<int64_t>(kTile, g_.outW - ow0));
+    const float *m = io.m + t * ldm_;
+    const float *bias = io.packed + kPoints * packedFloats_;
+    float *y = io.y + n * yN_ + oh0 * yH_ + ow0 * yW_;
+    const int64_t pointStride = tiles_ * ldm_;
+    const __m512 lo = _mm512_set1_ps(clamp_.lo), hi = _mm512_set1_ps(clamp_.hi),
+                 zero = _mm512_set1_ps(clamp_.zero);
+    const bool clamp = clamp_.ops != 0;
+    for (int64_t o0 = 0; o0 < g_.outC; o0 += 16) {
+      const int64_t live = std::min<int64_t>(16, g_.outC - o0);
+      const __mmask16 mask = __mmask16((1u << live) - 1);
+      // Columns first: s[a'][b] = sum_a A^T[a'][a] m[a][b].
+      __m512 sums[kAlpha][kTile]; // [b][a']
+      for (int bb = 0; bb < kAlpha; ++bb) {
+        __m512 d[kAlpha];
+        for (int a = 0; a < kAlpha; ++a)
+          d[a] = _mm512_maskz_loadu_ps(mask, m + (a * kAlpha + bb) * pointStride + o0);
+        outputPass(d, sums[bb]);
+      }
+      const __m512 b = _mm512_load_ps(bias + o0);
+      for (int i = 0; i < rows; ++i) {
+        __m512 row[kAlpha], r[kTile];
+        for (int bb = 0; bb < kAlpha; ++bb)
+          row[bb] = sums[bb][i];
+        outputPass(row, r);
+        for (int j = 0; j < cols; ++j) {
+          __m512 z = _mm512_add_ps(r[j], b);
+          if (clamp)
+            z = _mm512_add_ps(_mm512_min_ps(hi, _mm512_max_ps(lo, z)), zero);
+          _mm512_mask_storeu_ps(y + i * yH_ + j * yW_ + o0, mask, z);
+        }
+      }
+    }
+  }
+
+  WinogradGeometry g_;
+  int64_t tiles_, ldv_, ldm_;
+  PackedSgemm gemm_;
+  int64_t packedFloats_ = 0;
+  onednn::PreparedWeights params_;
+  size_t firstExtra_;
+  int64_t xN_ = 0, xH_ = 0, xW_ = 0;
+  int64_t yN_ = 0, yH_ = 0, yW_ = 0;
+  std::vector<int64_t> wStrides_;
+  int64_t bStride_ = 0;
+  LeadingClamp clamp_;
+  Epilogue epilogue_;
+};
+
+} // namespace
+
+std::string winogradConvolutionMismatch(const WinogradGeometry &g, const KernelDesc &anchor,
+                                        const KernelOperand &out) {
+  if (!kernelChoiceOn("CGC_REFERENCE_WINOGRAD_GEMM") || !PackedSgemm::available())
+    return "no AVX-512 for the packed GEMM (or CGC_REFERENCE_WINOGRAD_GEMM=0)";
+  if (std::string why = avx512Float32Mismatch(anchor, out); !why.empty())
+    return why;
+  if (!channelsLast(*anchor.inputs[0]) || !channelsLast(anchor.outputs[0]) || !channelsLast(out))
+    return "the input or the result is not dense channels-last";
+  if (out.shape != anchor.outputs[0].shape)
+    return "the chain changes the shape";
+  if (g.hasBias && anchor.inputs[2]->shape.at(0) != 1 &&
+      anchor.inputs[2]->effectiveStrides()[0] <= 0)
+    return "the bias has a zero or negative stride";
+  if (g.inC <= 0 || g.outC <= 0 || g.tiles() <= 0)
+    return "an empty convolution";
+  return "";
+}
+
+bool winogradConvolutionPays(const WinogradGeometry &g) {
+  // For comparisons: wherever it can run.
+  if (const char *mode = std::getenv("CGC_REFERENCE_WINOGRAD_GEMM"); mode && !std::strcmp(mode, "all"))
+    return true;
+  // Measured against oneDNN's kernels (bench-kernels, "3x3 convolutions,
+  // channels-last", weights in cache): 1.4-2.6x faster with 49 tiles or
+  // more and 64 channels or more each way, 1.1x with 16 tiles (256->256
+  // @14), 0.8x with 4 (512->512 @7). In ResNet-50 at 1 thread, with the
+  // weights streaming (4x the filter's bytes), its five 256->256 @14 took
+  // 3.58-3.70 ms against 4.11-4.23 on oneDNN's F(2x2,3x3), its two
+  // 512->512 @7 3.24-3.29 against 2.33-2.50.
+  return g.inC >= kWinogradGemmMinChannels && g.outC >= kWinogradGemmMinChannels &&
+         g.tiles() >= kWinogradGemmMinTiles;
+}
+
+std::unique_ptr<Kernel> makeWinogradConvolution(const WinogradGeometry &g,
+                                                const KernelDesc &anchor,
+                                                const std::vector<KernelDesc> &chain,
+                                                bool constantParams, const std::string &what) {
+  return std::make_unique<WinogradKernel>(g, anchor, chain, constantParams, what);
+}
+
+} // namespace cgc::ref

@@ -1,0 +1,75 @@
+//===- winograd.h - 3x3 convolutions as Winograd products -------*- C++ -*-===//
+//
+// A 3x3, stride-1 convolution computed with Winograd's minimal filtering
+// F(4x4, 3x3) (Lavin & Gray, 2015) on the packed GEMM (sgemm.h): every 4x4
+// block of output pixels is a 6x6 patch of the input, and in the transform
+// domain the 3x3 filter becomes 36 independent products
+//
+//   M_xi = V_xi x U_xi   (tiles x inC) x (inC x outC), xi = 0..35
+//
+// where V_xi holds point xi of every tile's transformed patch (B^T d B) and
+// U_xi point xi of every transformed filter (G g G^T, computed once in
+// double and packed as the GEMM's B). The output transform (A^T M A) then
+// gives the 16 pixels of each tile. That is 36 multiply-adds per 16 output
+// pixels and filter tap pair instead of 144: 4x fewer than the direct
+// convolution, on the same register tiles as the 1x1 convolutions.
+//
+// For the large-channel convolutions where oneDNN 2.6's Winograd kernel ran
+// no faster than a direct one (FCN ResNet-50's 2048->512 head at 28x28).
+// conv.cpp decides when it runs (winogradConvolutionMismatch, and where it
+// pays). Private to cgc_ref_kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_REFERENCE_KERNELS_WINOGRAD_H
+#define CGC_REFERENCE_KERNELS_WINOGRAD_H
+
+#include "elementwise.h"
+
+namespace cgc::ref {
+
+/// A 2-D, 3x3, stride-1, undilated, ungrouped convolution; the output size
+/// implies the end padding.
+struct WinogradGeometry {
+  int64_t batch = 0, inC = 0, outC = 0;
+  int64_t inH = 0, inW = 0, outH = 0, outW = 0;
+  int64_t padTop = 0, padLeft = 0;
+  bool hasBias = false;
+
+  /// Output tiles of 4x4 pixels: the rows of each of the 36 products.
+  int64_t tilesH() const { return (outH + 3) / 4; }
+  int64_t tilesW() const { return (outW + 3) / 4; }
+  int64_t tiles() const { return batch * tilesH() * tilesW(); }
+};
+
+/// Empty if the kernel can run `anchor` (geometry `g`) writing `out` (the
+/// end of its chain), else why not: no AVX-512 for the packed GEMM (or
+/// CGC_REFERENCE_WINOGRAD_GEMM=0), not float32, an input or result that is
+/// not dense channels-last, a bias that is not a dense vector.
+std::string winogradConvolutionMismatch(const WinogradGeometry &g, const KernelDesc &anchor,
+                                        const KernelOperand &out);
+
+/// Fewer input or output channels, or fewer tiles (rows of the products),
+/// and oneDNN's kernels keep the convolution.
+constexpr int64_t kWinogradGemmMinChannels = 64;
+constexpr int64_t kWinogradGemmMinTiles = 16;
+
+/// True where this kernel measured faster than oneDNN's kernels: enough
+/// channels and tiles for the 36 products to run at the GEMM's speed, or
+/// everywhere it can run with CGC_REFERENCE_WINOGRAD_GEMM=all.
+bool winogradConvolutionPays(const WinogradGeometry &g);
+
+/// The kernel for `anchor` followed by `chain` (elementwise ops that keep
+/// the shape and dtype; may be empty: a leading relu or clip is applied
+/// before the store, the rest to each band of 4 output rows while it is in
+/// cache). Weights are transformed and packed once per address when
+/// `constantParams`, else on every run. Throws DescError (naming the op)
+/// when an op of the chain cannot be an epilogue.
+std::unique_ptr<Kernel> makeWinogradConvolution(const WinogradGeometry &g,
+                                                const KernelDesc &anchor,
+                                                const std::vector<KernelDesc> &chain,
+                                                bool constantParams, const std::string &what);
+
+} // namespace cgc::ref
+
+#endif // CGC_REFERENCE_KERNELS_WINOGRAD_H
