@@ -256,6 +256,68 @@ TEST(Convolution, PointwiseChannelsLastRunsOnThePackedGemm) {
     }
 }
 
+TEST(Convolution, StridedPointwiseChannelsLastRunsOnThePackedGemm) {
+  // A strided 1x1 convolution without padding on channels-last operands (a
+  // ResNet's downsample convolution) gathers the positions it reads and
+  // runs on the packed GEMM: strides 2 and 3x2, a batch of two, odd
+  // planes, no bias, weights constant or read afresh, on 3 threads and on
+  // 1 (checkConv); fused with a residual add and a relu (the unfused ops
+  // are the reference). NCHW operands keep oneDNN's in-place GEMM path.
+  if (!cpuHasAvx512())
+    GTEST_SKIP() << "no AVX-512";
+  for (const char *name : {"CGC_REFERENCE_SUBSAMPLED_POINTWISE", "CGC_REFERENCE_PACKED_GEMM"})
+    if (const char *env = std::getenv(name); env && std::string(env) != "1")
+      GTEST_SKIP() << name << "=" << env;
+  std::mt19937 rng(46);
+  const std::vector<ConvCase> cases = {
+      // n, c, m, groups, in, kernel, stride, dilation, padB, padE
+      {1, 64, 128, 1, {28, 28}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
+      {2, 48, 40, 1, {15, 17}, {1, 1}, {3, 2}, {1, 1}, {0, 0}, {0, 0}, false},
+  };
+  for (const ConvCase &c : cases)
+    for (Layout layout : {Layout::ChannelsLast, Layout::Contiguous}) {
+      Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, layout);
+      Tensor w(CGC_DTYPE_FLOAT32, {c.m, c.c, 1, 1}), b(CGC_DTYPE_FLOAT32, {c.m});
+      Tensor y(CGC_DTYPE_FLOAT32, convOut(c, false), layout);
+      auto k = make(convCaseDesc(c, x, w, c.bias ? &b : nullptr, y));
+      ASSERT_TRUE(k);
+      const bool packed = k->describe().find("register tiles") != std::string::npos &&
+                          k->describe().find("input subsampled") != std::string::npos;
+      EXPECT_EQ(packed, layout == Layout::ChannelsLast) << k->describe();
+      for (bool constant : {true, false})
+        checkConv(c, CGC_DTYPE_FLOAT32, false, layout, layout, constant, rng);
+    }
+  // Fused: conv + add(residual) + relu, channels-last.
+  const ConvCase &c = cases.front();
+  const std::vector<int64_t> shape = convOut(c, false);
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 28, 28}, Layout::ChannelsLast);
+  Tensor w(CGC_DTYPE_FLOAT32, {128, 64, 1, 1}), b(CGC_DTYPE_FLOAT32, {128});
+  Tensor r(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+  Tensor t(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast), y(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w, rng, -0.2, 0.2);
+  fillRandom(b, rng, -0.5, 0.5);
+  fillRandom(r, rng, -1, 1);
+  KernelOptions options;
+  options.constantInputs = {false, true, true, false};
+  Desc conv = convCaseDesc(c, x, w, &b, t);
+  KernelDesc add = Desc("cgc_op.add").in(t).in(r).out(t).get();
+  KernelDesc relu = Desc("cgc_op.relu").in(t).out(y).get();
+  runKernel(*make(conv.get(), options), {&x, &w, &b}, {&t}, pool1());
+  runKernel(*make(add), {&t, &r}, {&t}, pool1());
+  runKernel(*make(relu), {&t}, {&y}, pool1());
+  const std::vector<double> expected = y.values();
+  std::string reason;
+  std::unique_ptr<Kernel> fused = createFusedKernel(conv.get(), {add, relu}, options, reason);
+  ASSERT_TRUE(fused) << reason;
+  EXPECT_NE(fused->describe().find("input subsampled"), std::string::npos) << fused->describe();
+  for (ThreadPool *pool : {&pool1(), &pool3()}) {
+    Tensor out(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+    runKernel(*fused, {&x, &w, &b, &r}, {&out}, *pool);
+    EXPECT_TRUE(closeTo(out, expected, 1e-5, 1e-5, "fused [" + fused->describe() + "]"));
+  }
+}
+
 TEST(Convolution, FewInputChannelsRunDirect) {
   // A CNN's stem (3 colour channels; 1 and 4 too) into channels-last
   // outputs of 16 to 128 channels (one or several blocks of up to 64): the
