@@ -597,6 +597,16 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   all.push_back(winogradChannelsLast(wg, 2, 512, 28, 512, rng));
   all.push_back(winogradChannelsLast(wg, 1, 256, 28, 256, rng));
   all.push_back(winogradChannelsLast(wg, 1, 2048, 28, 512, rng));
+  // Fewer channels: SqueezeNet 1.1's fire expansions, DenseNet-121's
+  // growth convolutions, U-Net-like planes.
+  all.push_back(winogradChannelsLast(wg, 2, 16, 55, 64, rng));
+  all.push_back(winogradChannelsLast(wg, 2, 32, 27, 128, rng));
+  all.push_back(winogradChannelsLast(wg, 2, 48, 13, 192, rng));
+  all.push_back(winogradChannelsLast(wg, 6, 128, 56, 32, rng));
+  all.push_back(winogradChannelsLast(wg, 12, 128, 28, 32, rng));
+  all.push_back(winogradChannelsLast(wg, 1, 32, 56, 32, rng));
+  all.push_back(winogradChannelsLast(wg, 1, 16, 112, 16, rng));
+  all.push_back(winogradChannelsLast(wg, 1, 32, 28, 16, rng));
   // EfficientNet-B0 squeeze-excitation: 1x1 convolutions on 1x1 planes.
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 480, 1, 20, 1, 1, false, rng));
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 20, 1, 480, 1, 1, false, rng));

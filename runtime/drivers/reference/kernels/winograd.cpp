@@ -342,9 +342,10 @@ bool winogradConvolutionPays(const WinogradGeometry &g) {
   if (const char *mode = std::getenv("CGC_REFERENCE_WINOGRAD_GEMM"); mode && !std::strcmp(mode, "all"))
     return true;
   // Measured against oneDNN's kernels (bench-kernels, "3x3 convolutions,
-  // channels-last", weights in cache): 1.4-2.6x faster with 49 tiles or
-  // more and 64 channels or more each way, 1.1x with 16 tiles (256->256
-  // @14), 0.8x with 4 (512->512 @7). In ResNet-50 at 1 thread, with the
+  // channels-last", weights in cache): 1.3-2.6x faster with 49 tiles or
+  // more and 16 channels or more each way (16->16 @112 1.3x, 128->32 @56
+  // 2.2x), 1.1-1.5x with 16 tiles (256->256 @14, 48->192 @13), 0.8x with 4
+  // (512->512 @7). In ResNet-50 at 1 thread, with the
   // weights streaming (4x the filter's bytes), its five 256->256 @14 took
   // 3.58-3.70 ms against 4.11-4.23 on oneDNN's F(2x2,3x3), its two
   // 512->512 @7 3.24-3.29 against 2.33-2.50.

@@ -14,10 +14,11 @@
 // pixels and filter tap pair instead of 144: 4x fewer than the direct
 // convolution, on the same register tiles as the 1x1 convolutions.
 //
-// For the large-channel convolutions where oneDNN 2.6's Winograd kernel ran
-// no faster than a direct one (FCN ResNet-50's 2048->512 head at 28x28).
-// conv.cpp decides when it runs (winogradConvolutionMismatch, and where it
-// pays). Private to cgc_ref_kernels.
+// Faster than oneDNN 2.6's kernels (its own Winograd ones included) from
+// 16 channels up, most of all on large channel counts, where its F(4x4,3x3)
+// kernel ran no faster than a direct one (FCN ResNet-50's 2048->512 head at
+// 28x28). conv.cpp decides when it runs (winogradConvolutionMismatch, and
+// where it pays). Private to cgc_ref_kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,7 +52,7 @@ std::string winogradConvolutionMismatch(const WinogradGeometry &g, const KernelD
 
 /// Fewer input or output channels, or fewer tiles (rows of the products),
 /// and oneDNN's kernels keep the convolution.
-constexpr int64_t kWinogradGemmMinChannels = 64;
+constexpr int64_t kWinogradGemmMinChannels = 16;
 constexpr int64_t kWinogradGemmMinTiles = 16;
 
 /// True where this kernel measured faster than oneDNN's kernels: enough
