@@ -77,14 +77,18 @@ constexpr double kG[kAlpha][3] = {{1.0 / 4, 0, 0},
 /// Rounds `n` up to whole zmm vectors.
 int64_t roundVectors(int64_t n) { return (n + 15) / 16 * 16; }
 
-/// Where the phases read and write, for one run.
+/// Where the phases read and write: V and M hold `rows` tiles from
+/// `firstTile` on ([36][rows][ldv] and [36][rows][ldm]).
 struct Buffers {
   const float *x = nullptr;
-  float *v = nullptr; // [36][tiles][ldv]
-  float *m = nullptr; // [36][tiles][ldm]
+  float *v = nullptr;
+  float *m = nullptr;
   float *y = nullptr;
   const float *packed = nullptr; // 36 packed U, then the bias
+  int64_t firstTile = 0, rows = 0;
 };
+
+
 
 class WinogradKernel final : public KernelBase {
 public:
@@ -126,12 +130,43 @@ public:
     io.packed = params_.get(w, b, paramBytes, paramScratch, [&](float *p) { fill(w, b, p); });
     io.x = static_cast<const float *>(args.inputs[0]);
     io.y = static_cast<float *>(args.outputs[0]);
+    const void *const *extra = args.inputs + firstExtra_;
+    const int64_t threads = pool.size(), bands = g_.batch * g_.tilesH();
+    // Transformed weights no larger than the transformed tiles (V and M)
+    // are read by every thread, which takes whole bands of tiles through
+    // all three phases: no barrier between them, no tile data crossing
+    // cores. Larger ones are split by point, so that each is streamed once,
+    // and the tiles cross instead. At 2 threads (bench-kernels): 16->64 @55
+    // 0.09 ms by bands against 0.17-0.20 by points, 256->256 @56 2.9-3.0
+    // against 3.1-3.4; 2048->512 @28 10.4-11.7 by points against 14.2-16.3,
+    // 256->256 @28 0.76-0.78 against 0.82-0.88.
+    const int64_t weightFloats = kPoints * packedFloats_;
+    const int64_t tileFloats = kPoints * tiles_ * (ldv_ + ldm_);
+    if (threads == 1 || (weightFloats <= tileFloats && bands >= threads)) {
+      const int64_t pieces = std::min(threads, bands);
+      pool.run(size_t(pieces), [&](size_t p) {
+        int64_t b0, b1;
+        evenSplit(bands, pieces, int64_t(p), b0, b1);
+        Buffers mine = io;
+        mine.firstTile = b0 * g_.tilesW();
+        mine.rows = (b1 - b0) * g_.tilesW();
+        Scratch transformed(size_t(kPoints * mine.rows * (ldv_ + ldm_)) * sizeof(float));
+        mine.v = transformed.as<float>();
+        mine.m = mine.v + kPoints * mine.rows * ldv_;
+        for (int64_t t = 0; t < mine.rows; ++t)
+          inputTile(mine, mine.firstTile + t);
+        for (int64_t xi = 0; xi < kPoints; ++xi)
+          product(mine, xi);
+        for (int64_t band = b0; band < b1; ++band)
+          outputBand(mine, band, extra);
+      });
+      return;
+    }
+    // Three phases across the pool: tiles, points, bands.
+    io.rows = tiles_;
     Scratch transformed(size_t(kPoints * tiles_ * (ldv_ + ldm_)) * sizeof(float));
     io.v = transformed.as<float>();
     io.m = io.v + kPoints * tiles_ * ldv_;
-    const void *const *extra = args.inputs + firstExtra_;
-
-    const int64_t threads = pool.size();
     const int64_t tilePieces = std::min(threads, tiles_);
     pool.run(size_t(tilePieces), [&](size_t p) {
       int64_t begin, end;
@@ -143,37 +178,44 @@ public:
     pool.run(size_t(pointPieces), [&](size_t p) {
       int64_t begin, end;
       evenSplit(kPoints, pointPieces, int64_t(p), begin, end);
-      for (int64_t xi = begin; xi < end; ++xi) {
-        PackedSgemm::Args ga;
-        ga.a = io.v + xi * tiles_ * ldv_;
-        ga.lda = ldv_;
-        ga.b = io.packed + xi * packedFloats_;
-        ga.c = io.m + xi * tiles_ * ldm_;
-        ga.ldc = ldm_;
-        gemm_.run(ga, 0, tiles_, 0, gemm_.panels());
-      }
+      for (int64_t xi = begin; xi < end; ++xi)
+        product(io, xi);
     });
-    const int64_t bands = g_.batch * g_.tilesH();
     const int64_t bandPieces = std::min(threads, bands);
-    const int64_t rowElems = g_.outW * g_.outC;
     pool.run(size_t(bandPieces), [&](size_t p) {
       int64_t begin, end;
       evenSplit(bands, bandPieces, int64_t(p), begin, end);
-      for (int64_t band = begin; band < end; ++band) {
-        for (int64_t tw = 0; tw < g_.tilesW(); ++tw)
-          outputTile(io, band * g_.tilesW() + tw);
-        if (epilogue_.empty())
-          continue;
-        const int64_t n = band / g_.tilesH(), oh0 = band % g_.tilesH() * kTile;
-        const int64_t oh1 = std::min(g_.outH, oh0 + kTile);
-        const int64_t first = n * g_.outH + oh0;
-        epilogue_.apply(reinterpret_cast<char *>(io.y), extra, first * rowElems,
-                        (first + oh1 - oh0) * rowElems);
-      }
+      for (int64_t band = begin; band < end; ++band)
+        outputBand(io, band, extra);
     });
   }
 
 private:
+  /// Product xi for the tiles `io` holds: M_xi = V_xi U_xi.
+  void product(const Buffers &io, int64_t xi) const {
+    PackedSgemm::Args ga;
+    ga.a = io.v + xi * io.rows * ldv_;
+    ga.lda = ldv_;
+    ga.b = io.packed + xi * packedFloats_;
+    ga.c = io.m + xi * io.rows * ldm_;
+    ga.ldc = ldm_;
+    gemm_.run(ga, 0, io.rows, 0, gemm_.panels());
+  }
+
+  /// The output tiles of band `band` (a row of tiles: 4 output rows), then
+  /// the rest of the chain over those rows while they are in cache.
+  void outputBand(const Buffers &io, int64_t band, const void *const *extra) const {
+    for (int64_t tw = 0; tw < g_.tilesW(); ++tw)
+      outputTile(io, band * g_.tilesW() + tw);
+    if (epilogue_.empty())
+      return;
+    const int64_t n = band / g_.tilesH(), oh0 = band % g_.tilesH() * kTile;
+    const int64_t oh1 = std::min(g_.outH, oh0 + kTile);
+    const int64_t first = n * g_.outH + oh0, rowElems = g_.outW * g_.outC;
+    epilogue_.apply(reinterpret_cast<char *>(io.y), extra, first * rowElems,
+                    (first + oh1 - oh0) * rowElems);
+  }
+
   /// U_xi = G g G^T for every filter, in double, rounded once, packed as
   /// the 36 products' B (inC x outC each) a block of input channels at a
   /// time (no copy of all 36 at once); then the bias (zeros without one),
@@ -235,8 +277,8 @@ private:
       colIn[i] = iw0 + i >= 0 && iw0 + i < g_.inW;
     }
     const float *x = io.x + n * xN_ + ih0 * xH_ + iw0 * xW_;
-    float *v = io.v + t * ldv_;
-    const int64_t pointStride = tiles_ * ldv_;
+    float *v = io.v + (t - io.firstTile) * ldv_;
+    const int64_t pointStride = io.rows * ldv_;
     for (int64_t c0 = 0; c0 < g_.inC; c0 += 16) {
       const int64_t live = std::min<int64_t>(16, g_.inC - c0);
       const __mmask16 mask = __mmask16((1u << live) - 1);
@@ -269,10 +311,10 @@ private:
     const int64_t oh0 = th * kTile, ow0 = tw * kTile;
     const int rows = int(std::min<int64_t>(kTile, g_.outH - oh0));
     const int cols = int(std::min<int64_t>(kTile, g_.outW - ow0));
-    const float *m = io.m + t * ldm_;
+    const float *m = io.m + (t - io.firstTile) * ldm_;
     const float *bias = io.packed + kPoints * packedFloats_;
     float *y = io.y + n * yN_ + oh0 * yH_ + ow0 * yW_;
-    const int64_t pointStride = tiles_ * ldm_;
+    const int64_t pointStride = io.rows * ldm_;
     const __m512 lo = _mm512_set1_ps(clamp_.lo), hi = _mm512_set1_ps(clamp_.hi),
                  zero = _mm512_set1_ps(clamp_.zero);
     const bool clamp = clamp_.ops != 0;
