@@ -293,7 +293,8 @@ TEST(Convolution, StridedPointwiseChannelsLastRunsOnThePackedGemm) {
   Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 28, 28}, Layout::ChannelsLast);
   Tensor w(CGC_DTYPE_FLOAT32, {128, 64, 1, 1}), b(CGC_DTYPE_FLOAT32, {128});
   Tensor r(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-  Tensor t(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast), y(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+  Tensor t(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+  Tensor y(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
   fillRandom(x, rng, -1, 1);
   fillRandom(w, rng, -0.2, 0.2);
   fillRandom(b, rng, -0.5, 0.5);
@@ -690,7 +691,8 @@ TEST(Convolution, WinogradOnThePackedGemmAppliesItsChain) {
   Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 22, 25}, Layout::ChannelsLast);
   Tensor w(CGC_DTYPE_FLOAT32, {96, 64, 3, 3}), b(CGC_DTYPE_FLOAT32, {96});
   Tensor r(CGC_DTYPE_FLOAT32, shape, Layout::Contiguous);
-  Tensor t(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast), y(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+  Tensor t(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
+  Tensor y(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
   fillRandom(x, rng, -1, 1);
   fillRandom(w, rng, -0.2, 0.2);
   fillRandom(b, rng, -0.5, 0.5);

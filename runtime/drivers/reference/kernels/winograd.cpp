@@ -10,11 +10,13 @@
 //         [0  2 -1 -2  1  0]       [1/24 -1/12   1/6]
 //         [0  4  0 -5  0  1]       [   0     0     1]
 //
-// A run has three phases, each split across the pool: the input transform
-// (tiles split evenly; V is 36 x tiles x inC floats), the 36 products (split
-// by point: each thread streams its own points' packed weights once), and
-// the output transform with the bias, the leading clamp and the rest of the
-// chain (bands of tile rows: 4 output rows each).
+// A run has three steps: the input transform (V: 36 x tiles x inC floats),
+// the 36 products, and the output transform with the bias, the leading
+// clamp and the rest of the chain, per band of tiles (4 output rows). Where
+// the transformed weights are no larger than V and M, each thread takes
+// whole bands through all three; else each step is split across the pool
+// on its own (the products by point, so each thread streams only its
+// points' weights).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,8 +36,8 @@
 namespace cgc::ref {
 namespace {
 
-constexpr int kAlpha = 6;            // transformed patch: 6x6
-constexpr int kTile = 4;             // output tile: 4x4
+constexpr int kAlpha = 6; // transformed patch: 6x6
+constexpr int kTile = 4;  // output tile: 4x4
 constexpr int kPoints = kAlpha * kAlpha;
 
 /// G of F(4x4, 3x3), in double for the weight transform.
@@ -87,8 +89,6 @@ struct Buffers {
   const float *packed = nullptr; // 36 packed U, then the bias
   int64_t firstTile = 0, rows = 0;
 };
-
-
 
 class WinogradKernel final : public KernelBase {
 public:
@@ -381,16 +381,17 @@ std::string winogradConvolutionMismatch(const WinogradGeometry &g, const KernelD
 
 bool winogradConvolutionPays(const WinogradGeometry &g) {
   // For comparisons: wherever it can run.
-  if (const char *mode = std::getenv("CGC_REFERENCE_WINOGRAD_GEMM"); mode && !std::strcmp(mode, "all"))
+  const char *mode = std::getenv("CGC_REFERENCE_WINOGRAD_GEMM");
+  if (mode && !std::strcmp(mode, "all"))
     return true;
   // Measured against oneDNN's kernels (bench-kernels, "3x3 convolutions,
   // channels-last", weights in cache): 1.3-2.6x faster with 49 tiles or
   // more and 16 channels or more each way (16->16 @112 1.3x, 128->32 @56
   // 2.2x), 1.1-1.5x with 16 tiles (256->256 @14, 48->192 @13), 0.8x with 4
-  // (512->512 @7). In ResNet-50 at 1 thread, with the
-  // weights streaming (4x the filter's bytes), its five 256->256 @14 took
-  // 3.58-3.70 ms against 4.11-4.23 on oneDNN's F(2x2,3x3), its two
-  // 512->512 @7 3.24-3.29 against 2.33-2.50.
+  // (512->512 @7). In ResNet-50 at 1 thread, with the weights streaming
+  // (4x the filter's bytes), its five 256->256 @14 took 3.58-3.70 ms
+  // against 4.11-4.23 on oneDNN's F(2x2,3x3), its two 512->512 @7
+  // 3.24-3.29 against 2.33-2.50.
   return g.inC >= kWinogradGemmMinChannels && g.outC >= kWinogradGemmMinChannels &&
          g.tiles() >= kWinogradGemmMinTiles;
 }
