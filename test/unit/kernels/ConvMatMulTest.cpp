@@ -570,7 +570,7 @@ TEST(Convolution, Winograd3x3MatchesTheOracle) {
   }
 }
 
-/// A 2-D convolution (stride 1, no dilation, ungrouped) in double, over
+/// A 2-D convolution (stride 1, ungrouped) in double, over
 /// the logical row-major values of its operands: the oracle of the
 /// Winograd tests, fast enough for their larger planes.
 std::vector<double> conv2dOracle(const ConvCase &c, const Tensor &x, const Tensor &w,
@@ -587,7 +587,8 @@ std::vector<double> conv2dOracle(const ConvCase &c, const Tensor &x, const Tenso
           for (int64_t ci = 0; ci < c.c; ++ci)
             for (int64_t i = 0; i < KH; ++i)
               for (int64_t j = 0; j < KW; ++j) {
-                const int64_t ih = oh - c.padB[0] + i, iw = ow - c.padB[1] + j;
+                const int64_t ih = oh - c.padB[0] + i * c.dilation[0];
+                const int64_t iw = ow - c.padB[1] + j * c.dilation[1];
                 if (ih < 0 || ih >= H || iw < 0 || iw >= W)
                   continue;
                 acc += xv[size_t(((n * c.c + ci) * H + ih) * W + iw)] *
@@ -627,6 +628,11 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
       // Transformed weights larger than the transformed tiles: the
       // products split across the pool by point, not by bands.
       {1, 256, 192, 1, {13, 15}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      // Dilated (a segmentation network's): each phase of the output tiled
+      // on its own; phases of unequal size (27 rows in 4), padding other
+      // than the dilation.
+      {1, 64, 64, 1, {28, 28}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},
+      {1, 48, 40, 1, {27, 30}, {3, 3}, {1, 1}, {4, 3}, {4, 2}, {4, 4}},
   };
   for (const ConvCase &c : cases) {
     Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, Layout::ChannelsLast);
@@ -677,16 +683,17 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
 
 TEST(Convolution, WinogradOnThePackedGemmAppliesItsChain) {
   // A clip leading the chain (applied before the store) and a residual
-  // add after it (on each band of output rows), the residual NCHW while
-  // the result is channels-last: the fused kernel agrees with the unfused
-  // ops on 1 thread and on 3.
+  // add after it (on each output row of a band), the residual NCHW while
+  // the result is channels-last, on a dilated convolution (a band's rows
+  // are 2 apart): the fused kernel agrees with the unfused ops on 1 thread
+  // and on 3.
   if (!cpuHasAvx512())
     GTEST_SKIP() << "no AVX-512";
   for (const char *name : {"CGC_REFERENCE_WINOGRAD_GEMM", "CGC_REFERENCE_PACKED_GEMM"})
     if (const char *env = std::getenv(name); env && std::string(env) != "1")
       GTEST_SKIP() << name << "=" << env;
   std::mt19937 rng(49);
-  const ConvCase c{1, 64, 96, 1, {22, 25}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  const ConvCase c{1, 64, 96, 1, {22, 25}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}};
   const std::vector<int64_t> shape = convOut(c, false);
   Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 22, 25}, Layout::ChannelsLast);
   Tensor w(CGC_DTYPE_FLOAT32, {96, 64, 3, 3}), b(CGC_DTYPE_FLOAT32, {96});

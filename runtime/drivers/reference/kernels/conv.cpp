@@ -1575,19 +1575,20 @@ bool stemConvolution(const ConvGeom &g, const KernelDesc &desc, const KernelOper
 }
 
 /// True if the Winograd kernel of winograd.h runs `desc` (geometry `g`)
-/// writing `out`, with its geometry in `w`: a 2-D 3x3, stride-1, undilated,
-/// ungrouped float32 convolution on channels-last operands, large enough
+/// writing `out`, with its geometry in `w`: a 2-D 3x3, stride-1 (dilated or
+/// not), ungrouped float32 convolution on channels-last operands, large enough
 /// that its 36 products beat oneDNN's kernels (winogradConvolutionPays).
 bool winogradGemm(const ConvGeom &g, const KernelDesc &desc, const KernelOperand &out,
                   WinogradGeometry &w) {
   if (g.transpose || g.spatial() != 2 || g.groups != 1)
     return false;
   for (size_t i = 0; i < 2; ++i)
-    if (g.kernel[i] != 3 || g.stride[i] != 1 || g.dilation[i] != 1)
+    if (g.kernel[i] != 3 || g.stride[i] != 1)
       return false;
   w.batch = g.batch, w.inC = g.inC, w.outC = g.outC;
   w.inH = g.in[0], w.inW = g.in[1], w.outH = g.out[0], w.outW = g.out[1];
   w.padTop = g.padBegin[0], w.padLeft = g.padBegin[1];
+  w.dilationH = g.dilation[0], w.dilationW = g.dilation[1];
   w.hasBias = g.hasBias;
   return winogradConvolutionPays(w) && winogradConvolutionMismatch(w, desc, out).empty();
 }

@@ -111,7 +111,12 @@ public:
     epilogue_ = Epilogue(anchor.outputs[0].shape, CGC_DTYPE_FLOAT32, rest, ys, {0, 2, 3, 1});
     packedFloats_ = int64_t(gemm_.packedBytes() / sizeof(float));
     description_ = cat(what, chainSummary(chain), " (Winograd F(4x4,3x3) on the packed GEMM: ",
-                       kPoints, " products of ", tiles_, "x", g.inC, "x", g.outC, ", AVX-512 ",
+                       kPoints, " products of ", tiles_, "x", g.inC, "x", g.outC,
+                       g.dilationH * g.dilationW > 1
+                           ? cat(" (dilation ", g.dilationH, "x", g.dilationW, ": ",
+                                 g.dilationH * g.dilationW, " phases tiled apart)")
+                           : std::string(),
+                       ", AVX-512 ",
                        gemm_.tileText(),
                        clamp_.name.empty() ? "" : ", " + clamp_.name + " before the store",
                        epilogue_.empty() ? "" : ", epilogue per block of rows",
@@ -131,7 +136,7 @@ public:
     io.x = static_cast<const float *>(args.inputs[0]);
     io.y = static_cast<float *>(args.outputs[0]);
     const void *const *extra = args.inputs + firstExtra_;
-    const int64_t threads = pool.size(), bands = g_.batch * g_.tilesH();
+    const int64_t threads = pool.size(), bands = g_.bands();
     // Transformed weights no larger than the transformed tiles (V and M)
     // are read by every thread, which takes whole bands of tiles through
     // all three phases: no barrier between them, no tile data crossing
@@ -148,8 +153,8 @@ public:
         int64_t b0, b1;
         evenSplit(bands, pieces, int64_t(p), b0, b1);
         Buffers mine = io;
-        mine.firstTile = b0 * g_.tilesW();
-        mine.rows = (b1 - b0) * g_.tilesW();
+        mine.firstTile = b0 * g_.tilesPerBand();
+        mine.rows = (b1 - b0) * g_.tilesPerBand();
         Scratch transformed(size_t(kPoints * mine.rows * (ldv_ + ldm_)) * sizeof(float));
         mine.v = transformed.as<float>();
         mine.m = mine.v + kPoints * mine.rows * ldv_;
@@ -202,18 +207,40 @@ private:
     gemm_.run(ga, 0, io.rows, 0, gemm_.panels());
   }
 
-  /// The output tiles of band `band` (a row of tiles: 4 output rows), then
-  /// the rest of the chain over those rows while they are in cache.
+  /// The output tiles of band `band` (up to 4 output rows, dilationH
+  /// apart), then the rest of the chain over each of those rows while they
+  /// are in cache.
   void outputBand(const Buffers &io, int64_t band, const void *const *extra) const {
-    for (int64_t tw = 0; tw < g_.tilesW(); ++tw)
-      outputTile(io, band * g_.tilesW() + tw);
+    for (int64_t i = 0; i < g_.tilesPerBand(); ++i)
+      outputTile(io, band * g_.tilesPerBand() + i);
     if (epilogue_.empty())
       return;
-    const int64_t n = band / g_.tilesH(), oh0 = band % g_.tilesH() * kTile;
-    const int64_t oh1 = std::min(g_.outH, oh0 + kTile);
-    const int64_t first = n * g_.outH + oh0, rowElems = g_.outW * g_.outC;
-    epilogue_.apply(reinterpret_cast<char *>(io.y), extra, first * rowElems,
-                    (first + oh1 - oh0) * rowElems);
+    const int64_t th = band % g_.tilesH(), ph = band / g_.tilesH() % g_.dilationH,
+                  n = band / g_.tilesH() / g_.dilationH;
+    const int64_t rowElems = g_.outW * g_.outC;
+    for (int64_t i = 0; i < kTile; ++i) {
+      const int64_t oh = ph + g_.dilationH * (th * kTile + i);
+      if (oh < g_.outH)
+        epilogue_.apply(reinterpret_cast<char *>(io.y), extra, (n * g_.outH + oh) * rowElems,
+                        (n * g_.outH + oh + 1) * rowElems);
+    }
+  }
+
+  /// Tile `t`: its image, phase and place in the phase.
+  struct TilePlace {
+    int64_t n, ph, pw, th, tw;
+  };
+  TilePlace place(int64_t t) const {
+    TilePlace p;
+    p.tw = t % g_.tilesW();
+    t /= g_.tilesW();
+    p.pw = t % g_.dilationW;
+    t /= g_.dilationW;
+    p.th = t % g_.tilesH();
+    t /= g_.tilesH();
+    p.ph = t % g_.dilationH;
+    p.n = t / g_.dilationH;
+    return p;
   }
 
   /// U_xi = G g G^T for every filter, in double, rounded once, packed as
@@ -268,15 +295,17 @@ private:
   /// Tile `t`'s transformed patch, every input channel, into point xi's
   /// row t of V.
   CGC_TARGET_AVX512 void inputTile(const Buffers &io, int64_t t) const {
-    const int64_t perImage = g_.tilesH() * g_.tilesW();
-    const int64_t n = t / perImage, th = t % perImage / g_.tilesW(), tw = t % g_.tilesW();
-    const int64_t ih0 = th * kTile - g_.padTop, iw0 = tw * kTile - g_.padLeft;
+    const TilePlace tp = place(t);
+    const int64_t dH = g_.dilationH, dW = g_.dilationW;
+    const int64_t ih0 = tp.ph - g_.padTop + dH * tp.th * kTile;
+    const int64_t iw0 = tp.pw - g_.padLeft + dW * tp.tw * kTile;
     bool rowIn[kAlpha], colIn[kAlpha];
     for (int i = 0; i < kAlpha; ++i) {
-      rowIn[i] = ih0 + i >= 0 && ih0 + i < g_.inH;
-      colIn[i] = iw0 + i >= 0 && iw0 + i < g_.inW;
+      rowIn[i] = ih0 + dH * i >= 0 && ih0 + dH * i < g_.inH;
+      colIn[i] = iw0 + dW * i >= 0 && iw0 + dW * i < g_.inW;
     }
-    const float *x = io.x + n * xN_ + ih0 * xH_ + iw0 * xW_;
+    const float *x = io.x + tp.n * xN_ + ih0 * xH_ + iw0 * xW_;
+    const int64_t rowStep = dH * xH_, colStep = dW * xW_;
     float *v = io.v + (t - io.firstTile) * ldv_;
     const int64_t pointStride = io.rows * ldv_;
     for (int64_t c0 = 0; c0 < g_.inC; c0 += 16) {
@@ -287,8 +316,9 @@ private:
       for (int j = 0; j < kAlpha; ++j) {
         __m512 d[kAlpha];
         for (int i = 0; i < kAlpha; ++i)
-          d[i] = rowIn[i] && colIn[j] ? _mm512_maskz_loadu_ps(mask, x + i * xH_ + j * xW_ + c0)
-                                      : _mm512_setzero_ps();
+          d[i] = rowIn[i] && colIn[j]
+                     ? _mm512_maskz_loadu_ps(mask, x + i * rowStep + j * colStep + c0)
+                     : _mm512_setzero_ps();
         inputPass(d, cols[j]);
       }
       // Then rows: v[a][b] = sum_j t[a][j] B^T[b][j].
@@ -306,14 +336,19 @@ private:
   /// Tile `t`'s 4x4 output pixels, every output channel, from the 36
   /// products: A^T M A, plus the bias, through the leading clamp.
   CGC_TARGET_AVX512 void outputTile(const Buffers &io, int64_t t) const {
-    const int64_t perImage = g_.tilesH() * g_.tilesW();
-    const int64_t n = t / perImage, th = t % perImage / g_.tilesW(), tw = t % g_.tilesW();
-    const int64_t oh0 = th * kTile, ow0 = tw * kTile;
-    const int rows = int(std::min<int64_t>(kTile, g_.outH - oh0));
-    const int cols = int(std::min<int64_t>(kTile, g_.outW - ow0));
+    const TilePlace tp = place(t);
+    const int64_t dH = g_.dilationH, dW = g_.dilationW;
+    const int64_t oh0 = tp.ph + dH * tp.th * kTile, ow0 = tp.pw + dW * tp.tw * kTile;
+    // Pixels of the tile inside the output (none in a phase's last tiles
+    // past a shorter phase's end).
+    const int rows = int(std::clamp<int64_t>((g_.outH - oh0 + dH - 1) / dH, 0, kTile));
+    const int cols = int(std::clamp<int64_t>((g_.outW - ow0 + dW - 1) / dW, 0, kTile));
+    if (rows == 0 || cols == 0)
+      return;
+    const int64_t rowStep = dH * yH_, colStep = dW * yW_;
     const float *m = io.m + (t - io.firstTile) * ldm_;
     const float *bias = io.packed + kPoints * packedFloats_;
-    float *y = io.y + n * yN_ + oh0 * yH_ + ow0 * yW_;
+    float *y = io.y + tp.n * yN_ + oh0 * yH_ + ow0 * yW_;
     const int64_t pointStride = io.rows * ldm_;
     const __m512 lo = _mm512_set1_ps(clamp_.lo), hi = _mm512_set1_ps(clamp_.hi),
                  zero = _mm512_set1_ps(clamp_.zero);
@@ -339,7 +374,7 @@ private:
           __m512 z = _mm512_add_ps(r[j], b);
           if (clamp)
             z = _mm512_add_ps(_mm512_min_ps(hi, _mm512_max_ps(lo, z)), zero);
-          _mm512_mask_storeu_ps(y + i * yH_ + j * yW_ + o0, mask, z);
+          _mm512_mask_storeu_ps(y + i * rowStep + j * colStep + o0, mask, z);
         }
       }
     }

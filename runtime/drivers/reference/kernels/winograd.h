@@ -29,18 +29,29 @@
 
 namespace cgc::ref {
 
-/// A 2-D, 3x3, stride-1, undilated, ungrouped convolution; the output size
-/// implies the end padding.
+/// A 2-D, 3x3, stride-1, ungrouped convolution; the output size implies the
+/// end padding. With dilation d (per dimension), the outputs whose row is
+/// ph modulo dH and column pw modulo dW (phase (ph, pw)) are an undilated
+/// 3x3 convolution of the inputs on the same phase: the kernel tiles each
+/// of the dH x dW phases like an image of its own (a segmentation
+/// network's dilated convolutions).
 struct WinogradGeometry {
   int64_t batch = 0, inC = 0, outC = 0;
   int64_t inH = 0, inW = 0, outH = 0, outW = 0;
   int64_t padTop = 0, padLeft = 0;
+  int64_t dilationH = 1, dilationW = 1;
   bool hasBias = false;
 
-  /// Output tiles of 4x4 pixels: the rows of each of the 36 products.
-  int64_t tilesH() const { return (outH + 3) / 4; }
-  int64_t tilesW() const { return (outW + 3) / 4; }
-  int64_t tiles() const { return batch * tilesH() * tilesW(); }
+  /// Output tiles of 4x4 pixels of a phase (of the largest, which starts
+  /// at row and column 0): the rows of each of the 36 products come from
+  /// batch x dilationH x dilationW x tilesH() x tilesW() tiles.
+  int64_t tilesH() const { return ((outH + dilationH - 1) / dilationH + 3) / 4; }
+  int64_t tilesW() const { return ((outW + dilationW - 1) / dilationW + 3) / 4; }
+  int64_t tiles() const { return batch * dilationH * dilationW * tilesH() * tilesW(); }
+  /// Bands: a phase's row of tiles over every column phase (4 rows of the
+  /// phase, dilationH apart in the output).
+  int64_t bands() const { return batch * dilationH * tilesH(); }
+  int64_t tilesPerBand() const { return dilationW * tilesW(); }
 };
 
 /// Empty if the kernel can run `anchor` (geometry `g`) writing `out` (the
