@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -37,6 +38,18 @@ std::vector<int64_t> convOut(const ConvCase &c, bool transpose) {
                   c.padB[i] - c.padE[i]);
   }
   return s;
+}
+
+/// Why a test of an AVX-512 kernel cannot run here: no AVX-512, or one of
+/// `knobs` (kernel choices, docs/runtime.md) set to anything but 1. Empty
+/// if it can.
+std::string avx512KernelOff(std::initializer_list<const char *> knobs) {
+  if (!cpuHasAvx512())
+    return "no AVX-512";
+  for (const char *name : knobs)
+    if (const char *env = std::getenv(name); env && std::string(env) != "1")
+      return std::string(name) + "=" + env;
+  return "";
 }
 
 /// The descriptor of case `c` (a convolution, or conv_transpose), with the
@@ -261,13 +274,11 @@ TEST(Convolution, StridedPointwiseChannelsLastRunsOnThePackedGemm) {
   // ResNet's downsample convolution) gathers the positions it reads and
   // runs on the packed GEMM: strides 2 and 3x2, a batch of two, odd
   // planes, no bias, weights constant or read afresh, on 3 threads and on
-  // 1 (checkConv); fused with a residual add and a relu (the unfused ops
-  // are the reference). NCHW operands keep oneDNN's in-place GEMM path.
-  if (!cpuHasAvx512())
-    GTEST_SKIP() << "no AVX-512";
-  for (const char *name : {"CGC_REFERENCE_SUBSAMPLED_POINTWISE", "CGC_REFERENCE_PACKED_GEMM"})
-    if (const char *env = std::getenv(name); env && std::string(env) != "1")
-      GTEST_SKIP() << name << "=" << env;
+  // 1 (checkConv; with a chain: Fusion.StridedPointwiseTakesItsChain).
+  // NCHW operands keep oneDNN's in-place GEMM path.
+  if (std::string off = avx512KernelOff({"CGC_REFERENCE_SUBSAMPLED_POINTWISE", "CGC_REFERENCE_PACKED_GEMM"});
+      !off.empty())
+    GTEST_SKIP() << off;
   std::mt19937 rng(46);
   const std::vector<ConvCase> cases = {
       // n, c, m, groups, in, kernel, stride, dilation, padB, padE
@@ -287,36 +298,6 @@ TEST(Convolution, StridedPointwiseChannelsLastRunsOnThePackedGemm) {
       for (bool constant : {true, false})
         checkConv(c, CGC_DTYPE_FLOAT32, false, layout, layout, constant, rng);
     }
-  // Fused: conv + add(residual) + relu, channels-last.
-  const ConvCase &c = cases.front();
-  const std::vector<int64_t> shape = convOut(c, false);
-  Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 28, 28}, Layout::ChannelsLast);
-  Tensor w(CGC_DTYPE_FLOAT32, {128, 64, 1, 1}), b(CGC_DTYPE_FLOAT32, {128});
-  Tensor r(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-  Tensor t(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-  Tensor y(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-  fillRandom(x, rng, -1, 1);
-  fillRandom(w, rng, -0.2, 0.2);
-  fillRandom(b, rng, -0.5, 0.5);
-  fillRandom(r, rng, -1, 1);
-  KernelOptions options;
-  options.constantInputs = {false, true, true, false};
-  Desc conv = convCaseDesc(c, x, w, &b, t);
-  KernelDesc add = Desc("cgc_op.add").in(t).in(r).out(t).get();
-  KernelDesc relu = Desc("cgc_op.relu").in(t).out(y).get();
-  runKernel(*make(conv.get(), options), {&x, &w, &b}, {&t}, pool1());
-  runKernel(*make(add), {&t, &r}, {&t}, pool1());
-  runKernel(*make(relu), {&t}, {&y}, pool1());
-  const std::vector<double> expected = y.values();
-  std::string reason;
-  std::unique_ptr<Kernel> fused = createFusedKernel(conv.get(), {add, relu}, options, reason);
-  ASSERT_TRUE(fused) << reason;
-  EXPECT_NE(fused->describe().find("input subsampled"), std::string::npos) << fused->describe();
-  for (ThreadPool *pool : {&pool1(), &pool3()}) {
-    Tensor out(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-    runKernel(*fused, {&x, &w, &b, &r}, {&out}, *pool);
-    EXPECT_TRUE(closeTo(out, expected, 1e-5, 1e-5, "fused [" + fused->describe() + "]"));
-  }
 }
 
 TEST(Convolution, FewInputChannelsRunDirect) {
@@ -612,11 +593,9 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
   // result's largest (about 5e-6 measured); a wrong transform or a
   // misplaced tile is off by the order of the result. Smaller problems and
   // NCHW operands keep oneDNN.
-  if (!cpuHasAvx512())
-    GTEST_SKIP() << "no AVX-512";
-  for (const char *name : {"CGC_REFERENCE_WINOGRAD_GEMM", "CGC_REFERENCE_PACKED_GEMM"})
-    if (const char *env = std::getenv(name); env && std::string(env) != "1")
-      GTEST_SKIP() << name << "=" << env;
+  if (std::string off = avx512KernelOff({"CGC_REFERENCE_WINOGRAD_GEMM", "CGC_REFERENCE_PACKED_GEMM"});
+      !off.empty())
+    GTEST_SKIP() << off;
   std::mt19937 rng(48);
   const std::vector<ConvCase> cases = {
       // n, c, m, groups, in, kernel, stride, dilation, padB, padE
@@ -678,49 +657,6 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
     auto k = make(convCaseDesc(c, x, w, &b, y));
     ASSERT_TRUE(k);
     EXPECT_EQ(k->describe().find("on the packed GEMM"), std::string::npos) << k->describe();
-  }
-}
-
-TEST(Convolution, WinogradOnThePackedGemmAppliesItsChain) {
-  // A clip leading the chain (applied before the store) and a residual
-  // add after it (on each output row of a band), the residual NCHW while
-  // the result is channels-last, on a dilated convolution (a band's rows
-  // are 2 apart): the fused kernel agrees with the unfused ops on 1 thread
-  // and on 3.
-  if (!cpuHasAvx512())
-    GTEST_SKIP() << "no AVX-512";
-  for (const char *name : {"CGC_REFERENCE_WINOGRAD_GEMM", "CGC_REFERENCE_PACKED_GEMM"})
-    if (const char *env = std::getenv(name); env && std::string(env) != "1")
-      GTEST_SKIP() << name << "=" << env;
-  std::mt19937 rng(49);
-  const ConvCase c{1, 64, 96, 1, {22, 25}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}};
-  const std::vector<int64_t> shape = convOut(c, false);
-  Tensor x(CGC_DTYPE_FLOAT32, {1, 64, 22, 25}, Layout::ChannelsLast);
-  Tensor w(CGC_DTYPE_FLOAT32, {96, 64, 3, 3}), b(CGC_DTYPE_FLOAT32, {96});
-  Tensor r(CGC_DTYPE_FLOAT32, shape, Layout::Contiguous);
-  Tensor t(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-  Tensor y(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-  fillRandom(x, rng, -1, 1);
-  fillRandom(w, rng, -0.2, 0.2);
-  fillRandom(b, rng, -0.5, 0.5);
-  fillRandom(r, rng, -1, 1);
-  KernelOptions options;
-  options.constantInputs = {false, true, true, false};
-  Desc conv = convCaseDesc(c, x, w, &b, t);
-  KernelDesc clip = Desc("cgc_op.clip").in(t).out(t).f("min", -0.5).f("max", 0.75).get();
-  KernelDesc add = Desc("cgc_op.add").in(t).in(r).out(y).get();
-  std::vector<double> e = convOracle(x, w, &b, c, shape);
-  for (int64_t i = 0; i < count(shape); ++i)
-    e[size_t(i)] = std::clamp(e[size_t(i)], -0.5, 0.75) + r.get(i);
-  std::string reason;
-  std::unique_ptr<Kernel> fused = createFusedKernel(conv.get(), {clip, add}, options, reason);
-  ASSERT_TRUE(fused) << reason;
-  EXPECT_NE(fused->describe().find("clip before the store"), std::string::npos)
-      << fused->describe();
-  for (ThreadPool *pool : {&pool1(), &pool3()}) {
-    Tensor out(CGC_DTYPE_FLOAT32, shape, Layout::ChannelsLast);
-    runKernel(*fused, {&x, &w, &b, &r}, {&out}, *pool);
-    EXPECT_TRUE(closeTo(out, e, 1e-5, 1e-4, "clip + residual [" + fused->describe() + "]"));
   }
 }
 

@@ -12,6 +12,7 @@
 #include "sgemm.h"  // PackedSgemm::available
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -289,6 +290,74 @@ TEST(Fusion, ResidualAddedInPlaceAsOneDnnSum) {
       runKernel(*fused, {&x, &w, &b, &inPlace}, {&inPlace}, *pool);
       EXPECT_TRUE(closeTo(inPlace, expected, 1e-5, 1e-5, "in place"));
     }
+  }
+}
+
+/// A float32 convolution of `in` (N, C, H, W) into `outC` channels, k x k
+/// with `stride`, `dilation` and `pad` on every side, on channels-last
+/// operands with random constant weights, then `chain` (its full-size
+/// operands laid out as `residualLayout`): checks that fused and unfused
+/// (the same convolution kernel, then each op) agree on 3 threads and on
+/// 1, and returns the fused kernel's description.
+std::string checkChannelsLastConvChain(const std::vector<int64_t> &in, int64_t outC, int64_t k,
+                                       int64_t stride, int64_t dilation, int64_t pad,
+                                       const std::vector<Step> &chain, Layout residualLayout,
+                                       std::mt19937 &rng) {
+  std::vector<int64_t> out = {in[0], outC};
+  for (size_t d = 2; d < 4; ++d)
+    out.push_back((in[d] + 2 * pad - dilation * (k - 1) - 1) / stride + 1);
+  Tensor x(CGC_DTYPE_FLOAT32, in, Layout::ChannelsLast);
+  Tensor w(CGC_DTYPE_FLOAT32, {outC, in[1], k, k}), b(CGC_DTYPE_FLOAT32, {outC});
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w, rng, -0.2, 0.2);
+  fillRandom(b, rng, -0.5, 0.5);
+  Tensor y(CGC_DTYPE_FLOAT32, out, Layout::ChannelsLast);
+  KernelOptions options;
+  options.constantInputs = {false, true, true};
+  Desc conv = convDesc(x, w, &b, y, {pad, pad});
+  conv.ints("strides", {stride, stride}).ints("dilations", {dilation, dilation});
+  FusedRun r = runChain(conv, {&x, &w, &b}, out, chain, rng, options, Layout::ChannelsLast,
+                        residualLayout);
+  EXPECT_FALSE(r.fused.empty()) << "not fused: " << r.reason;
+  if (r.fused.empty())
+    return "";
+  Tensor t(CGC_DTYPE_FLOAT32, out);
+  t.setValues(r.fused);
+  EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "fused [" + r.description + "]"));
+  t.setValues(r.fusedOnOneThread);
+  EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "fused on one thread"));
+  return r.description;
+}
+
+TEST(Fusion, StridedPointwiseTakesItsChain) {
+  // A strided channels-last 1x1 convolution (its input gathered for the
+  // packed GEMM, Convolution.StridedPointwiseChannelsLastRunsOnThePackedGemm)
+  // with a residual add and a relu, as a ResNet's downsample path would
+  // have them.
+  std::mt19937 rng(76);
+  const std::vector<int64_t> out = {1, 128, 14, 14};
+  const std::string what = checkChannelsLastConvChain(
+      {1, 64, 28, 28}, 128, 1, 2, 1, 0, {{"cgc_op.add", {}, out}, {"cgc_op.relu"}},
+      Layout::ChannelsLast, rng);
+  if (PackedSgemm::available() && kernelChoiceOn("CGC_REFERENCE_SUBSAMPLED_POINTWISE"))
+    EXPECT_NE(what.find("input subsampled"), std::string::npos) << what;
+}
+
+TEST(Fusion, WinogradConvolutionAppliesItsChain) {
+  // A 3x3 convolution on Winograd's F(4x4,3x3) on the packed GEMM
+  // (Convolution.WinogradOnThePackedGemmMatchesTheOracle), dilated (a
+  // band's output rows are 2 apart), with a clip leading its chain
+  // (applied before the store) and a residual add after it (on each output
+  // row), the residual NCHW while the result is channels-last.
+  std::mt19937 rng(77);
+  const std::vector<int64_t> out = {1, 96, 22, 25};
+  const std::vector<Step> chain = {{"cgc_op.clip", {{"min", F(-0.5)}, {"max", F(0.75)}}},
+                                   {"cgc_op.add", {}, out}};
+  const std::string what =
+      checkChannelsLastConvChain({1, 64, 22, 25}, 96, 3, 1, 2, 2, chain, Layout::Contiguous, rng);
+  if (PackedSgemm::available() && kernelChoiceOn("CGC_REFERENCE_WINOGRAD_GEMM")) {
+    EXPECT_NE(what.find("Winograd F(4x4,3x3) on the packed GEMM"), std::string::npos) << what;
+    EXPECT_NE(what.find("clip before the store"), std::string::npos) << what;
   }
 }
 
