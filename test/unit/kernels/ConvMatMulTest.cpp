@@ -644,8 +644,12 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
     }
   }
   // Too few tiles (4x4 output tiles of a 7x7 plane: 4), too few channels,
-  // NCHW operands: not this kernel.
+  // tiles mostly past the output (DeepLabV3's dilation 12 on 28x28: 144
+  // phases of 2x2 or 3x3 pixels, each in a 4x4 tile), NCHW operands: not
+  // this kernel.
   const std::vector<std::pair<ConvCase, Layout>> others = {
+      {{1, 64, 64, 1, {28, 28}, {3, 3}, {1, 1}, {12, 12}, {12, 12}, {12, 12}},
+       Layout::ChannelsLast},
       {{1, 512, 512, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, Layout::ChannelsLast},
       {{1, 8, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, Layout::ChannelsLast},
       {{1, 64, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, Layout::Contiguous},

@@ -52,6 +52,12 @@ struct WinogradGeometry {
   /// phase, dilationH apart in the output).
   int64_t bands() const { return batch * dilationH * tilesH(); }
   int64_t tilesPerBand() const { return dilationW * tilesW(); }
+  /// The share of the tiles' pixels that are outputs (phases much smaller
+  /// than a tile, as with a dilation near the plane's size, compute
+  /// little else).
+  double filled() const {
+    return double(outH * outW) / double(dilationH * tilesH() * dilationW * tilesW() * 16);
+  }
 };
 
 /// Empty if the kernel can run `anchor` (geometry `g`) writing `out` (the
@@ -62,9 +68,11 @@ std::string winogradConvolutionMismatch(const WinogradGeometry &g, const KernelD
                                         const KernelOperand &out);
 
 /// Fewer input or output channels, or fewer tiles (rows of the products),
-/// and oneDNN's kernels keep the convolution.
+/// or tiles less filled with output pixels, and oneDNN's kernels keep the
+/// convolution.
 constexpr int64_t kWinogradGemmMinChannels = 16;
 constexpr int64_t kWinogradGemmMinTiles = 16;
+constexpr double kWinogradGemmMinFilled = 0.5;
 
 /// True where this kernel measured faster than oneDNN's kernels: enough
 /// channels and tiles for the 36 products to run at the GEMM's speed, or
