@@ -276,7 +276,8 @@ TEST(Convolution, StridedPointwiseChannelsLastRunsOnThePackedGemm) {
   // planes, no bias, weights constant or read afresh, on 3 threads and on
   // 1 (checkConv; with a chain: Fusion.StridedPointwiseTakesItsChain).
   // NCHW operands keep oneDNN's in-place GEMM path.
-  if (std::string off = avx512KernelOff({"CGC_REFERENCE_SUBSAMPLED_POINTWISE", "CGC_REFERENCE_PACKED_GEMM"});
+  if (std::string off = avx512KernelOff(
+          {"CGC_REFERENCE_SUBSAMPLED_POINTWISE", "CGC_REFERENCE_PACKED_GEMM"});
       !off.empty())
     GTEST_SKIP() << off;
   std::mt19937 rng(46);
@@ -582,18 +583,20 @@ std::vector<double> conv2dOracle(const ConvCase &c, const Tensor &x, const Tenso
 
 TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
   // 3x3 stride-1 float32 convolutions on channels-last operands with >= 16
-  // channels each way and >= 16 output tiles of 4x4 run Winograd's
-  // F(4x4,3x3) on the packed GEMM (winograd.h), on 1 thread and on 3 (bands
-  // of tiles per thread, or each phase split its own way where the
-  // transformed weights outweigh the tiles): channel counts that leave a partial vector
-  // (70 in, 72 out), planes that leave partial tiles (23x27), asymmetric
-  // and no padding, a batch of two, no bias, weights constant or read
-  // afresh. F(4x4,3x3) rounds more than a direct sum (its transforms scale
-  // by up to 8): each element is held to 1e-4 of itself plus 2e-5 of the
-  // result's largest (about 5e-6 measured); a wrong transform or a
-  // misplaced tile is off by the order of the result. Smaller problems and
-  // NCHW operands keep oneDNN.
-  if (std::string off = avx512KernelOff({"CGC_REFERENCE_WINOGRAD_GEMM", "CGC_REFERENCE_PACKED_GEMM"});
+  // channels each way and >= 16 output tiles of 4x4 (at least half of
+  // their pixels outputs) run Winograd's F(4x4,3x3) on the packed GEMM
+  // (winograd.h), smaller planes F(2x2,3x3) where 2x2 tiles qualify; on 1
+  // thread and on 3 (bands of tiles per thread, or each step split its own
+  // way where the transformed weights outweigh the tiles): channel counts
+  // that leave a partial vector (70 in, 72 out), planes that leave partial
+  // tiles (23x27), asymmetric and no padding, a batch of two, no bias,
+  // weights constant or read afresh. F(4x4,3x3) rounds more than a direct
+  // sum (its transforms scale by up to 8): each element is held to 1e-4 of
+  // itself plus 2e-5 of the result's largest (about 5e-6 measured); a wrong
+  // transform or a misplaced tile is off by the order of the result.
+  // Smaller problems and NCHW operands keep oneDNN.
+  if (std::string off =
+          avx512KernelOff({"CGC_REFERENCE_WINOGRAD_GEMM", "CGC_REFERENCE_PACKED_GEMM"});
       !off.empty())
     GTEST_SKIP() << off;
   std::mt19937 rng(48);
@@ -612,8 +615,13 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
       // than the dilation.
       {1, 64, 64, 1, {28, 28}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},
       {1, 48, 40, 1, {27, 30}, {3, 3}, {1, 1}, {4, 3}, {4, 2}, {4, 4}},
+      // F(2x2,3x3): a 7x9 plane (6 tiles of 4x4, 20 of 2x2), and a dilated
+      // 10x10 whose 5x5 phases fill 39% of 4x4 tiles, 69% of 2x2 ones.
+      {1, 64, 48, 1, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 32, 32, 1, {10, 10}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},
   };
   for (const ConvCase &c : cases) {
+    const bool small = &c >= &cases[cases.size() - 2];
     Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, Layout::ChannelsLast);
     Tensor w(CGC_DTYPE_FLOAT32, {c.m, c.c, 3, 3}), b(CGC_DTYPE_FLOAT32, {c.m});
     fillRandom(w, rng, -1, 1);
@@ -625,7 +633,9 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
       options.constantInputs = {false, constant, constant};
       auto k = make(convCaseDesc(c, x, w, c.bias ? &b : nullptr, y), options);
       ASSERT_TRUE(k);
-      EXPECT_NE(k->describe().find("Winograd F(4x4,3x3) on the packed GEMM"), std::string::npos)
+      EXPECT_NE(k->describe().find(small ? "Winograd F(2x2,3x3) on the packed GEMM"
+                                         : "Winograd F(4x4,3x3) on the packed GEMM"),
+                std::string::npos)
           << k->describe();
       for (ThreadPool *pool : {&pool3(), &pool1()}) {
         // A new input each run: nothing a run leaves in scratch memory can
@@ -643,14 +653,14 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
       }
     }
   }
-  // Too few tiles (4x4 output tiles of a 7x7 plane: 4), too few channels,
-  // tiles mostly past the output (DeepLabV3's dilation 12 on 28x28: 144
-  // phases of 2x2 or 3x3 pixels, each in a 4x4 tile), NCHW operands: not
-  // this kernel.
+  // Too few tiles (a 3x3 plane: 4 of 2x2), too few channels, tiles mostly
+  // past the output (DeepLabV3's dilation 12 on 28x28: 144 phases of 2x2
+  // or 3x3 pixels, filling 34% of 4x4 tiles and of 2x2 ones), NCHW
+  // operands: not this kernel.
   const std::vector<std::pair<ConvCase, Layout>> others = {
       {{1, 64, 64, 1, {28, 28}, {3, 3}, {1, 1}, {12, 12}, {12, 12}, {12, 12}},
        Layout::ChannelsLast},
-      {{1, 512, 512, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, Layout::ChannelsLast},
+      {{1, 512, 512, 1, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, Layout::ChannelsLast},
       {{1, 8, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, Layout::ChannelsLast},
       {{1, 64, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, Layout::Contiguous},
   };

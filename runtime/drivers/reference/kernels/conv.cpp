@@ -1577,7 +1577,8 @@ bool stemConvolution(const ConvGeom &g, const KernelDesc &desc, const KernelOper
 /// True if the Winograd kernel of winograd.h runs `desc` (geometry `g`)
 /// writing `out`, with its geometry in `w`: a 2-D 3x3, stride-1 (dilated or
 /// not), ungrouped float32 convolution on channels-last operands, large enough
-/// that its 36 products beat oneDNN's kernels (winogradConvolutionPays).
+/// that its products beat oneDNN's kernels (winogradTile picks F(4x4,3x3)
+/// or F(2x2,3x3)).
 bool winogradGemm(const ConvGeom &g, const KernelDesc &desc, const KernelOperand &out,
                   WinogradGeometry &w) {
   if (g.transpose || g.spatial() != 2 || g.groups != 1)
@@ -1590,7 +1591,8 @@ bool winogradGemm(const ConvGeom &g, const KernelDesc &desc, const KernelOperand
   w.padTop = g.padBegin[0], w.padLeft = g.padBegin[1];
   w.dilationH = g.dilation[0], w.dilationW = g.dilation[1];
   w.hasBias = g.hasBias;
-  return winogradConvolutionPays(w) && winogradConvolutionMismatch(w, desc, out).empty();
+  w.tile = winogradTile(w);
+  return w.tile != 0 && winogradConvolutionMismatch(w, desc, out).empty();
 }
 
 std::unique_ptr<Kernel> makeGeneric(const ConvGeom &g, cgc_dtype_t dtype) {

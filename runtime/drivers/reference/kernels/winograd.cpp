@@ -36,45 +36,75 @@
 namespace cgc::ref {
 namespace {
 
-constexpr int kAlpha = 6; // transformed patch: 6x6
-constexpr int kTile = 4;  // output tile: 4x4
-constexpr int kPoints = kAlpha * kAlpha;
+/// F(4x4,3x3): 6x6 patches, 4x4 output tiles; G in double for the weight
+/// transform, B^T and A^T as the passes below (see the file comment).
+struct F4x4 {
+  static constexpr int kAlpha = 6, kTile = 4, kPoints = kAlpha * kAlpha;
+  static constexpr const char *kName = "F(4x4,3x3)";
+  static constexpr double kG[kAlpha][3] = {{1.0 / 4, 0, 0},
+                                           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                           {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                           {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                           {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                           {0, 0, 1}};
 
-/// G of F(4x4, 3x3), in double for the weight transform.
-constexpr double kG[kAlpha][3] = {{1.0 / 4, 0, 0},
-                                  {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                  {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                  {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                  {0, 0, 1}};
+  /// r = B^T d over six vectors.
+  [[gnu::always_inline]] CGC_TARGET_AVX512 static void inputPass(const __m512 (&d)[kAlpha],
+                                                                 __m512 (&r)[kAlpha]) {
+    const __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f),
+                 two = _mm512_set1_ps(2.0f);
+    const __m512 a = _mm512_fnmadd_ps(four, d[2], d[4]); // d4 - 4 d2
+    const __m512 b = _mm512_fnmadd_ps(four, d[1], d[3]); // d3 - 4 d1
+    const __m512 c = _mm512_sub_ps(d[4], d[2]);
+    const __m512 e = _mm512_mul_ps(two, _mm512_sub_ps(d[3], d[1]));
+    r[0] = _mm512_fmadd_ps(four, d[0], _mm512_fnmadd_ps(five, d[2], d[4]));
+    r[1] = _mm512_add_ps(a, b);
+    r[2] = _mm512_sub_ps(a, b);
+    r[3] = _mm512_add_ps(c, e);
+    r[4] = _mm512_sub_ps(c, e);
+    r[5] = _mm512_fmadd_ps(four, d[1], _mm512_fnmadd_ps(five, d[3], d[5]));
+  }
 
-/// r = B^T d over six vectors.
-[[gnu::always_inline]] CGC_TARGET_AVX512 inline void inputPass(const __m512 (&d)[kAlpha],
-                                                               __m512 (&r)[kAlpha]) {
-  const __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f),
-               two = _mm512_set1_ps(2.0f);
-  const __m512 a = _mm512_fnmadd_ps(four, d[2], d[4]); // d4 - 4 d2
-  const __m512 b = _mm512_fnmadd_ps(four, d[1], d[3]); // d3 - 4 d1
-  const __m512 c = _mm512_sub_ps(d[4], d[2]);
-  const __m512 e = _mm512_mul_ps(two, _mm512_sub_ps(d[3], d[1]));
-  r[0] = _mm512_fmadd_ps(four, d[0], _mm512_fnmadd_ps(five, d[2], d[4]));
-  r[1] = _mm512_add_ps(a, b);
-  r[2] = _mm512_sub_ps(a, b);
-  r[3] = _mm512_add_ps(c, e);
-  r[4] = _mm512_sub_ps(c, e);
-  r[5] = _mm512_fmadd_ps(four, d[1], _mm512_fnmadd_ps(five, d[3], d[5]));
-}
+  /// y = A^T m over six vectors.
+  [[gnu::always_inline]] CGC_TARGET_AVX512 static void outputPass(const __m512 (&m)[kAlpha],
+                                                                  __m512 (&y)[kTile]) {
+    const __m512 a = _mm512_add_ps(m[1], m[2]), b = _mm512_sub_ps(m[1], m[2]);
+    const __m512 c = _mm512_add_ps(m[3], m[4]), e = _mm512_sub_ps(m[3], m[4]);
+    y[0] = _mm512_add_ps(_mm512_add_ps(m[0], a), c);
+    y[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), e, b);
+    y[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), c, a);
+    y[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), e, b), m[5]);
+  }
+};
 
-/// y = A^T m over six vectors.
-[[gnu::always_inline]] CGC_TARGET_AVX512 inline void outputPass(const __m512 (&m)[kAlpha],
-                                                                __m512 (&y)[kTile]) {
-  const __m512 a = _mm512_add_ps(m[1], m[2]), b = _mm512_sub_ps(m[1], m[2]);
-  const __m512 c = _mm512_add_ps(m[3], m[4]), e = _mm512_sub_ps(m[3], m[4]);
-  y[0] = _mm512_add_ps(_mm512_add_ps(m[0], a), c);
-  y[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), e, b);
-  y[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), c, a);
-  y[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), e, b), m[5]);
-}
+/// F(2x2,3x3) (points 0, 1, -1 and infinity): 4x4 patches, 2x2 output
+/// tiles, 16 products instead of 36. For planes too small to fill enough
+/// 4x4 tiles (7x7: 4 tiles, against 16 of 2x2):
+///
+///   B^T = [1  0 -1  0]   G = [  1    0    0]   A^T = [1 1  1  0]
+///         [0  1  1  0]       [1/2  1/2  1/2]         [0 1 -1 -1]
+///         [0 -1  1  0]       [1/2 -1/2  1/2]
+///         [0  1  0 -1]       [  0    0    1]
+struct F2x2 {
+  static constexpr int kAlpha = 4, kTile = 2, kPoints = kAlpha * kAlpha;
+  static constexpr const char *kName = "F(2x2,3x3)";
+  static constexpr double kG[kAlpha][3] = {
+      {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+
+  [[gnu::always_inline]] CGC_TARGET_AVX512 static void inputPass(const __m512 (&d)[kAlpha],
+                                                                 __m512 (&r)[kAlpha]) {
+    r[0] = _mm512_sub_ps(d[0], d[2]);
+    r[1] = _mm512_add_ps(d[1], d[2]);
+    r[2] = _mm512_sub_ps(d[2], d[1]);
+    r[3] = _mm512_sub_ps(d[1], d[3]);
+  }
+
+  [[gnu::always_inline]] CGC_TARGET_AVX512 static void outputPass(const __m512 (&m)[kAlpha],
+                                                                  __m512 (&y)[kTile]) {
+    y[0] = _mm512_add_ps(_mm512_add_ps(m[0], m[1]), m[2]);
+    y[1] = _mm512_sub_ps(_mm512_sub_ps(m[1], m[2]), m[3]);
+  }
+};
 
 /// Rounds `n` up to whole zmm vectors.
 int64_t roundVectors(int64_t n) { return (n + 15) / 16 * 16; }
@@ -90,7 +120,9 @@ struct Buffers {
   int64_t firstTile = 0, rows = 0;
 };
 
-class WinogradKernel final : public KernelBase {
+template <class F> class WinogradKernel final : public KernelBase {
+  static constexpr int kAlpha = F::kAlpha, kTile = F::kTile, kPoints = F::kPoints;
+
 public:
   WinogradKernel(const WinogradGeometry &g, const KernelDesc &anchor,
                  const std::vector<KernelDesc> &chain, bool constantParams,
@@ -110,7 +142,7 @@ public:
     const std::vector<KernelDesc> rest(chain.begin() + int64_t(clamp_.ops), chain.end());
     epilogue_ = Epilogue(anchor.outputs[0].shape, CGC_DTYPE_FLOAT32, rest, ys, {0, 2, 3, 1});
     packedFloats_ = int64_t(gemm_.packedBytes() / sizeof(float));
-    description_ = cat(what, chainSummary(chain), " (Winograd F(4x4,3x3) on the packed GEMM: ",
+    description_ = cat(what, chainSummary(chain), " (Winograd ", F::kName, " on the packed GEMM: ",
                        kPoints, " products of ", tiles_, "x", g.inC, "x", g.outC,
                        g.dilationH * g.dilationW > 1
                            ? cat(" (dilation ", g.dilationH, "x", g.dilationW, ": ",
@@ -272,7 +304,7 @@ private:
             const double *g0 = &taps[size_t(j * outC)], *g1 = &taps[size_t((3 + j) * outC)],
                          *g2 = &taps[size_t((6 + j) * outC)];
             for (int64_t o = 0; o < outC; ++o)
-              dst[o] = kG[a][0] * g0[o] + kG[a][1] * g1[o] + kG[a][2] * g2[o];
+              dst[o] = F::kG[a][0] * g0[o] + F::kG[a][1] * g1[o] + F::kG[a][2] * g2[o];
           }
         // u[a][b] = sum_j half[a][j] G[b][j].
         for (int a = 0; a < kAlpha; ++a)
@@ -280,7 +312,7 @@ private:
             float *dst = &u[size_t(((a * kAlpha + bb) * block + (c - c0)) * outC)];
             const double *h0 = &half[size_t(a * 3 * outC)], *h1 = h0 + outC, *h2 = h1 + outC;
             for (int64_t o = 0; o < outC; ++o)
-              dst[o] = float(h0[o] * kG[bb][0] + h1[o] * kG[bb][1] + h2[o] * kG[bb][2]);
+              dst[o] = float(h0[o] * F::kG[bb][0] + h1[o] * F::kG[bb][1] + h2[o] * F::kG[bb][2]);
           }
       }
       for (int64_t xi = 0; xi < kPoints; ++xi)
@@ -319,14 +351,14 @@ private:
           d[i] = rowIn[i] && colIn[j]
                      ? _mm512_maskz_loadu_ps(mask, x + i * rowStep + j * colStep + c0)
                      : _mm512_setzero_ps();
-        inputPass(d, cols[j]);
+        F::inputPass(d, cols[j]);
       }
       // Then rows: v[a][b] = sum_j t[a][j] B^T[b][j].
       for (int a = 0; a < kAlpha; ++a) {
         __m512 row[kAlpha], r[kAlpha];
         for (int j = 0; j < kAlpha; ++j)
           row[j] = cols[j][a];
-        inputPass(row, r);
+        F::inputPass(row, r);
         for (int bb = 0; bb < kAlpha; ++bb)
           _mm512_store_ps(v + (a * kAlpha + bb) * pointStride + c0, r[bb]);
       }
@@ -362,14 +394,14 @@ private:
         __m512 d[kAlpha];
         for (int a = 0; a < kAlpha; ++a)
           d[a] = _mm512_maskz_loadu_ps(mask, m + (a * kAlpha + bb) * pointStride + o0);
-        outputPass(d, sums[bb]);
+        F::outputPass(d, sums[bb]);
       }
       const __m512 b = _mm512_load_ps(bias + o0);
       for (int i = 0; i < rows; ++i) {
         __m512 row[kAlpha], r[kTile];
         for (int bb = 0; bb < kAlpha; ++bb)
           row[bb] = sums[bb][i];
-        outputPass(row, r);
+        F::outputPass(row, r);
         for (int j = 0; j < cols; ++j) {
           __m512 z = _mm512_add_ps(r[j], b);
           if (clamp)
@@ -414,32 +446,41 @@ std::string winogradConvolutionMismatch(const WinogradGeometry &g, const KernelD
   return "";
 }
 
-bool winogradConvolutionPays(const WinogradGeometry &g) {
+int64_t winogradTile(const WinogradGeometry &g) {
   // For comparisons: wherever it can run.
   const char *mode = std::getenv("CGC_REFERENCE_WINOGRAD_GEMM");
-  if (mode && !std::strcmp(mode, "all"))
-    return true;
+  const bool everywhere = mode && !std::strcmp(mode, "all");
+  if (g.inC < kWinogradGemmMinChannels || g.outC < kWinogradGemmMinChannels)
+    return everywhere ? 4 : 0;
   // Measured against oneDNN's kernels (bench-kernels, "3x3 convolutions,
-  // channels-last", weights in cache): 1.3-2.6x faster with 49 tiles or
-  // more and 16 channels or more each way (16->16 @112 1.3x, 128->32 @56
-  // 2.2x), 1.1-1.5x with 16 tiles (256->256 @14, 48->192 @13), 0.8x with 4
-  // (512->512 @7). In ResNet-50 at 1 thread, with the weights streaming
-  // (4x the filter's bytes), its five 256->256 @14 took 3.58-3.70 ms
-  // against 4.11-4.23 on oneDNN's F(2x2,3x3), its two 512->512 @7
-  // 3.24-3.29 against 2.33-2.50.
+  // channels-last", weights in cache): F(4x4,3x3) 1.3-2.6x faster with 49
+  // tiles or more and 16 channels or more each way (16->16 @112 1.3x,
+  // 128->32 @56 2.2x), 1.1-1.5x with 16 tiles (256->256 @14, 48->192 @13),
+  // 0.8x with 4 (512->512 @7). In ResNet-50 at 1 thread, with the weights
+  // streaming (4x the filter's bytes), its five 256->256 @14 took
+  // 3.58-3.70 ms against 4.11-4.23 on oneDNN's F(2x2,3x3), its two
+  // 512->512 @7 3.24-3.29 against 2.33-2.50 (F(2x2,3x3) on ours: see
+  // docs/reference-kernels.md).
   // DeepLabV3's atrous convolutions (dilation 12, 24 and 36 on 28x28) fill
-  // 34%, 9% and 4% of their tiles: the model ran 610 ms with them here
+  // 34%, 9% and 4% of their 4x4 tiles: the model ran 610 ms with them here
   // against 225 on oneDNN, whose direct kernel skips the taps in the
   // padding. FCN ResNet-50's (dilation 2 and 4 on 28x28) fill 77%.
-  return g.inC >= kWinogradGemmMinChannels && g.outC >= kWinogradGemmMinChannels &&
-         g.tiles() >= kWinogradGemmMinTiles && g.filled() >= kWinogradGemmMinFilled;
+  for (int64_t tile : {4, 2}) {
+    WinogradGeometry t = g;
+    t.tile = tile;
+    if (t.tiles() >= kWinogradGemmMinTiles && t.filled() >= kWinogradGemmMinFilled)
+      return tile;
+  }
+  return everywhere ? 4 : 0;
 }
 
 std::unique_ptr<Kernel> makeWinogradConvolution(const WinogradGeometry &g,
                                                 const KernelDesc &anchor,
                                                 const std::vector<KernelDesc> &chain,
                                                 bool constantParams, const std::string &what) {
-  return std::make_unique<WinogradKernel>(g, anchor, chain, constantParams, what);
+  if (g.tile == 2)
+    return std::make_unique<WinogradKernel<F2x2>>(g, anchor, chain, constantParams, what);
+  return std::make_unique<WinogradKernel<F4x4>>(g, anchor, chain, constantParams, what);
 }
 
 } // namespace cgc::ref

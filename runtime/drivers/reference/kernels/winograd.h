@@ -12,13 +12,16 @@
 // double and packed as the GEMM's B). The output transform (A^T M A) then
 // gives the 16 pixels of each tile. That is 36 multiply-adds per 16 output
 // pixels and filter tap pair instead of 144: 4x fewer than the direct
-// convolution, on the same register tiles as the 1x1 convolutions.
+// convolution, on the same register tiles as the 1x1 convolutions. Planes
+// too small for enough 4x4 tiles (7x7, 8x8) use F(2x2,3x3): 4x4 patches,
+// 16 products, 2.25x fewer multiply-adds.
 //
 // Faster than oneDNN 2.6's kernels (its own Winograd ones included) from
 // 16 channels up, most of all on large channel counts, where its F(4x4,3x3)
 // kernel ran no faster than a direct one (FCN ResNet-50's 2048->512 head at
 // 28x28). conv.cpp decides when it runs (winogradConvolutionMismatch, and
-// where it pays). Private to cgc_ref_kernels.
+// winogradTile: where it pays, and with which tile). Private to
+// cgc_ref_kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,12 +44,14 @@ struct WinogradGeometry {
   int64_t padTop = 0, padLeft = 0;
   int64_t dilationH = 1, dilationW = 1;
   bool hasBias = false;
+  /// Output tile side: 4 for F(4x4,3x3), 2 for F(2x2,3x3).
+  int64_t tile = 4;
 
-  /// Output tiles of 4x4 pixels of a phase (of the largest, which starts
-  /// at row and column 0): the rows of each of the 36 products come from
-  /// batch x dilationH x dilationW x tilesH() x tilesW() tiles.
-  int64_t tilesH() const { return ((outH + dilationH - 1) / dilationH + 3) / 4; }
-  int64_t tilesW() const { return ((outW + dilationW - 1) / dilationW + 3) / 4; }
+  /// Output tiles of a phase (of the largest, which starts at row and
+  /// column 0): the rows of each product come from batch x dilationH x
+  /// dilationW x tilesH() x tilesW() tiles.
+  int64_t tilesH() const { return ((outH + dilationH - 1) / dilationH + tile - 1) / tile; }
+  int64_t tilesW() const { return ((outW + dilationW - 1) / dilationW + tile - 1) / tile; }
   int64_t tiles() const { return batch * dilationH * dilationW * tilesH() * tilesW(); }
   /// Bands: a phase's row of tiles over every column phase (4 rows of the
   /// phase, dilationH apart in the output).
@@ -56,7 +61,8 @@ struct WinogradGeometry {
   /// than a tile, as with a dilation near the plane's size, compute
   /// little else).
   double filled() const {
-    return double(outH * outW) / double(dilationH * tilesH() * dilationW * tilesW() * 16);
+    return double(outH * outW) /
+           double(dilationH * tilesH() * dilationW * tilesW() * tile * tile);
   }
 };
 
@@ -74,10 +80,12 @@ constexpr int64_t kWinogradGemmMinChannels = 16;
 constexpr int64_t kWinogradGemmMinTiles = 16;
 constexpr double kWinogradGemmMinFilled = 0.5;
 
-/// True where this kernel measured faster than oneDNN's kernels: enough
-/// channels and tiles for the 36 products to run at the GEMM's speed, or
-/// everywhere it can run with CGC_REFERENCE_WINOGRAD_GEMM=all.
-bool winogradConvolutionPays(const WinogradGeometry &g);
+/// The output tile side with which this kernel measured faster than
+/// oneDNN's kernels for `g` (whose own `tile` is ignored): 4 (F(4x4,3x3))
+/// where enough 4x4 tiles are enough filled, else 2 (F(2x2,3x3)) where 2x2
+/// ones are, else 0: oneDNN keeps the convolution. With
+/// CGC_REFERENCE_WINOGRAD_GEMM=all never 0.
+int64_t winogradTile(const WinogradGeometry &g);
 
 /// The kernel for `anchor` followed by `chain` (elementwise ops that keep
 /// the shape and dtype; may be empty: a leading relu or clip is applied
