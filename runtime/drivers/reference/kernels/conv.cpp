@@ -170,19 +170,26 @@ bool unevenBands(int64_t rows, int64_t bands) {
   return (rows + bands - 1) / bands * bands * 10 > rows * 11;
 }
 
-/// A dense channels-last operand shaped like `dims` with `channels`
-/// channels (dimension 1).
-onednn::PlainOperand denseChannelsLast(std::vector<int64_t> dims, int64_t channels,
-                                       dnnl::memory::data_type type) {
-  dims[1] = channels;
+/// The element strides of a dense channels-last (N, C, spatial...) value
+/// shaped `dims`: channels innermost, then the spatial dimensions, then N.
+std::vector<int64_t> channelsLastStrides(const std::vector<int64_t> &dims) {
   std::vector<int64_t> strides(dims.size());
   strides[1] = 1;
-  int64_t extent = channels;
+  int64_t extent = dims[1];
   for (size_t d = dims.size(); d-- > 2;) {
     strides[d] = extent;
     extent *= dims[d];
   }
   strides[0] = extent;
+  return strides;
+}
+
+/// A dense channels-last operand shaped like `dims` with `channels`
+/// channels (dimension 1).
+onednn::PlainOperand denseChannelsLast(std::vector<int64_t> dims, int64_t channels,
+                                       dnnl::memory::data_type type) {
+  dims[1] = channels;
+  std::vector<int64_t> strides = channelsLastStrides(dims);
   return {dims, strides, type};
 }
 
@@ -1271,14 +1278,7 @@ std::unique_ptr<Kernel> makeSubsampledPointwise(const ConvGeom &g, const KernelD
   KernelOperand sub = x;
   sub.shape = {g.batch, g.inC};
   sub.shape.insert(sub.shape.end(), g.out.begin(), g.out.end());
-  sub.strides.assign(sub.shape.size(), 0);
-  int64_t step = g.inC;
-  sub.strides[1] = 1;
-  for (size_t d = sub.shape.size(); d-- > 2;) {
-    sub.strides[d] = step;
-    step *= sub.shape[d];
-  }
-  sub.strides[0] = step;
+  sub.strides = channelsLastStrides(sub.shape);
   std::vector<int64_t> view = x.effectiveStrides();
   for (size_t i = 0; i < g.stride.size(); ++i)
     view[2 + i] *= g.stride[i];
