@@ -10,9 +10,11 @@
 //         [0  2 -1 -2  1  0]       [1/24 -1/12   1/6]
 //         [0  4  0 -5  0  1]       [   0     0     1]
 //
-// A run has three steps: the input transform (V: 36 x tiles x inC floats),
-// the 36 products, and the output transform with the bias, the leading
-// clamp and the rest of the chain, per band of tiles (4 output rows). Where
+// (F(2x2,3x3)'s are with its struct below.) A run has three steps: the
+// input transform (V: points x tiles x inC floats; 36 points for
+// F(4x4,3x3), 16 for F(2x2,3x3)), one product per point, and the output
+// transform with the bias, the leading clamp and the rest of the chain,
+// per band of tiles (a tile's rows of output). Where
 // the transformed weights are no larger than V and M, each thread takes
 // whole bands through all three; else each step is split across the pool
 // on its own (the products by point, so each thread streams only its
@@ -110,13 +112,13 @@ struct F2x2 {
 int64_t roundVectors(int64_t n) { return (n + 15) / 16 * 16; }
 
 /// Where the phases read and write: V and M hold `rows` tiles from
-/// `firstTile` on ([36][rows][ldv] and [36][rows][ldm]).
+/// `firstTile` on ([points][rows][ldv] and [points][rows][ldm]).
 struct Buffers {
   const float *x = nullptr;
   float *v = nullptr;
   float *m = nullptr;
   float *y = nullptr;
-  const float *packed = nullptr; // 36 packed U, then the bias
+  const float *packed = nullptr; // the packed U of every point, then the bias
   int64_t firstTile = 0, rows = 0;
 };
 
@@ -187,9 +189,7 @@ public:
         Buffers mine = io;
         mine.firstTile = b0 * g_.tilesPerBand();
         mine.rows = (b1 - b0) * g_.tilesPerBand();
-        Scratch transformed(size_t(kPoints * mine.rows * (ldv_ + ldm_)) * sizeof(float));
-        mine.v = transformed.as<float>();
-        mine.m = mine.v + kPoints * mine.rows * ldv_;
+        const Scratch transformed = transformedFor(mine);
         for (int64_t t = 0; t < mine.rows; ++t)
           inputTile(mine, mine.firstTile + t);
         for (int64_t xi = 0; xi < kPoints; ++xi)
@@ -201,9 +201,7 @@ public:
     }
     // Three phases across the pool: tiles, points, bands.
     io.rows = tiles_;
-    Scratch transformed(size_t(kPoints * tiles_ * (ldv_ + ldm_)) * sizeof(float));
-    io.v = transformed.as<float>();
-    io.m = io.v + kPoints * tiles_ * ldv_;
+    const Scratch transformed = transformedFor(io);
     const int64_t tilePieces = std::min(threads, tiles_);
     pool.run(size_t(tilePieces), [&](size_t p) {
       int64_t begin, end;
@@ -228,6 +226,15 @@ public:
   }
 
 private:
+  /// Scratch for V and M of the `io.rows` tiles `io` holds, pointed to by
+  /// io.v and io.m.
+  Scratch transformedFor(Buffers &io) const {
+    Scratch transformed(size_t(kPoints * io.rows * (ldv_ + ldm_)) * sizeof(float));
+    io.v = transformed.as<float>();
+    io.m = io.v + kPoints * io.rows * ldv_;
+    return transformed;
+  }
+
   /// Product xi for the tiles `io` holds: M_xi = V_xi U_xi.
   void product(const Buffers &io, int64_t xi) const {
     PackedSgemm::Args ga;
@@ -239,7 +246,7 @@ private:
     gemm_.run(ga, 0, io.rows, 0, gemm_.panels());
   }
 
-  /// The output tiles of band `band` (up to 4 output rows, dilationH
+  /// The output tiles of band `band` (up to kTile output rows, dilationH
   /// apart), then the rest of the chain over each of those rows while they
   /// are in cache.
   void outputBand(const Buffers &io, int64_t band, const void *const *extra) const {
@@ -276,8 +283,8 @@ private:
   }
 
   /// U_xi = G g G^T for every filter, in double, rounded once, packed as
-  /// the 36 products' B (inC x outC each) a block of input channels at a
-  /// time (no copy of all 36 at once); then the bias (zeros without one),
+  /// the products' B (inC x outC each) a block of input channels at a time
+  /// (no copy of all of them at once); then the bias (zeros without one),
   /// padded to whole vectors.
   void fill(const float *w, const float *b, float *p) const {
     const int64_t inC = g_.inC, outC = g_.outC;
@@ -365,8 +372,8 @@ private:
     }
   }
 
-  /// Tile `t`'s 4x4 output pixels, every output channel, from the 36
-  /// products: A^T M A, plus the bias, through the leading clamp.
+  /// Tile `t`'s output pixels, every output channel, from the products:
+  /// A^T M A, plus the bias, through the leading clamp.
   CGC_TARGET_AVX512 void outputTile(const Buffers &io, int64_t t) const {
     const TilePlace tp = place(t);
     const int64_t dH = g_.dilationH, dW = g_.dilationW;
