@@ -253,6 +253,34 @@ void makeChannelsLast(Buffer &b) {
   b.operand.strides = {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
 }
 
+/// Creates `b.kernel` (`d` fused with `chain`, its weights and bias
+/// constant) with environment variable `knob` at `kernelValue` (null: as
+/// it is) and `b.baseline` with `knob` at `baselineValue` (kernel choices
+/// are read when kernels are created), then restores `knob`. Exits naming
+/// the case if either cannot be created.
+void createPair(Bench &b, const KernelDesc &d, const std::vector<KernelDesc> &chain,
+                const char *knob, const char *kernelValue, const char *baselineValue) {
+  KernelOptions options;
+  options.constantInputs = {false, true, true};
+  const char *previous = std::getenv(knob);
+  const std::string saved = previous ? previous : "";
+  std::string error;
+  if (kernelValue)
+    setenv(knob, kernelValue, 1);
+  b.kernel = createFusedKernel(d, chain, options, error);
+  setenv(knob, baselineValue, 1);
+  if (b.kernel)
+    b.baseline = createFusedKernel(d, chain, options, error);
+  if (previous)
+    setenv(knob, saved.c_str(), 1);
+  else
+    unsetenv(knob);
+  if (!b.kernel || !b.baseline) {
+    std::fprintf(stderr, "%s: %s\n", b.name.c_str(), error.c_str());
+    std::exit(1);
+  }
+}
+
 /// A depthwise convolution (C channels, k x k, padding k / 2) on
 /// channels-last activations followed by `act` (clip(0, 6) for
 /// MobileNetV2's relu6, swish for EfficientNet), as the driver runs it
@@ -288,23 +316,7 @@ Bench depthwiseChannelsLast(const std::string &group, int count, int64_t c, int6
     a.setAttr("min", AttrValue::ofFloat(0));
     a.setAttr("max", AttrValue::ofFloat(6));
   }
-  KernelOptions options;
-  options.constantInputs = {false, true, true};
-  std::string error;
-  b.kernel = createFusedKernel(d, {a}, options, error);
-  const char *previous = std::getenv("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE");
-  std::string saved = previous ? previous : "";
-  setenv("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE", "0", 1);
-  if (b.kernel)
-    b.baseline = createFusedKernel(d, {a}, options, error);
-  if (previous)
-    setenv("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE", saved.c_str(), 1);
-  else
-    unsetenv("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE");
-  if (!b.kernel || !b.baseline) {
-    std::fprintf(stderr, "%s: %s\n", b.name.c_str(), error.c_str());
-    std::exit(1);
-  }
+  createPair(b, d, {a}, "CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE", nullptr, "0");
   return b;
 }
 
@@ -336,24 +348,7 @@ Bench winogradChannelsLast(const std::string &group, int count, int64_t c, int64
   r.op = "cgc_op.relu";
   r.inputs = {b.outputs[0].operand};
   r.outputs = {b.outputs[0].operand};
-  KernelOptions options;
-  options.constantInputs = {false, true, true};
-  std::string error;
-  const char *previous = std::getenv("CGC_REFERENCE_WINOGRAD_GEMM");
-  std::string saved = previous ? previous : "";
-  setenv("CGC_REFERENCE_WINOGRAD_GEMM", "all", 1);
-  b.kernel = createFusedKernel(d, {r}, options, error);
-  setenv("CGC_REFERENCE_WINOGRAD_GEMM", "0", 1);
-  if (b.kernel)
-    b.baseline = createFusedKernel(d, {r}, options, error);
-  if (previous)
-    setenv("CGC_REFERENCE_WINOGRAD_GEMM", saved.c_str(), 1);
-  else
-    unsetenv("CGC_REFERENCE_WINOGRAD_GEMM");
-  if (!b.kernel || !b.baseline) {
-    std::fprintf(stderr, "%s: %s\n", b.name.c_str(), error.c_str());
-    std::exit(1);
-  }
+  createPair(b, d, {r}, "CGC_REFERENCE_WINOGRAD_GEMM", "all", "0");
   return b;
 }
 
