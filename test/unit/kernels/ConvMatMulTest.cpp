@@ -67,32 +67,42 @@ Desc convCaseDesc(const ConvCase &c, const Tensor &x, const Tensor &w, const Ten
   return d;
 }
 
-/// Direct convolution in double.
+/// Direct convolution in double, over the logical row-major values of its
+/// operands (each output's taps placed once, then summed channel by
+/// channel).
 std::vector<double> convOracle(const Tensor &x, const Tensor &w, const Tensor *b,
                                const ConvCase &c, const std::vector<int64_t> &outShape) {
+  const std::vector<double> xv = x.values(), wv = w.values();
+  const size_t spatial = c.kernel.size();
+  const int64_t cg = c.c / c.groups, mg = c.m / c.groups, taps = count(c.kernel);
+  const int64_t plane = count(c.in);
+  std::vector<std::vector<int64_t>> tapCoords(static_cast<size_t>(taps));
+  for (int64_t k = 0; k < taps; ++k)
+    tapCoords[size_t(k)] = coords(k, c.kernel);
+  // Per tap of the current output: its offset in an input plane, or -1 in
+  // the padding.
+  std::vector<int64_t> tapOffset(static_cast<size_t>(taps));
   std::vector<double> out(static_cast<size_t>(count(outShape)));
-  const int64_t cg = c.c / c.groups, mg = c.m / c.groups;
-  std::vector<int64_t> outSp(outShape.begin() + 2, outShape.end());
   for (int64_t o = 0; o < count(outShape); ++o) {
-    std::vector<int64_t> oc = coords(o, outShape);
-    int64_t n = oc[0], m = oc[1], g = m / mg;
-    double acc = b ? b->get(m) : 0;
-    for (int64_t ci = 0; ci < cg; ++ci)
-      for (int64_t k = 0; k < count(c.kernel); ++k) {
-        std::vector<int64_t> kc = coords(k, c.kernel);
-        std::vector<int64_t> ic = {n, g * cg + ci};
-        bool inside = true;
-        for (size_t d = 0; d < c.kernel.size(); ++d) {
-          int64_t i = oc[2 + d] * c.stride[d] - c.padB[d] + kc[d] * c.dilation[d];
-          inside = inside && i >= 0 && i < c.in[d];
-          ic.push_back(i);
-        }
-        if (!inside)
-          continue;
-        std::vector<int64_t> wc = {m, ci};
-        wc.insert(wc.end(), kc.begin(), kc.end());
-        acc += x.get(linear(ic, x.shape())) * w.get(linear(wc, w.shape()));
+    const std::vector<int64_t> oc = coords(o, outShape);
+    const int64_t n = oc[0], m = oc[1], g = m / mg;
+    for (int64_t k = 0; k < taps; ++k) {
+      int64_t offset = 0;
+      for (size_t d = 0; d < spatial && offset >= 0; ++d) {
+        const int64_t i =
+            oc[2 + d] * c.stride[d] - c.padB[d] + tapCoords[size_t(k)][d] * c.dilation[d];
+        offset = i >= 0 && i < c.in[d] ? offset * c.in[d] + i : -1;
       }
+      tapOffset[size_t(k)] = offset;
+    }
+    double acc = b ? b->get(m) : 0;
+    for (int64_t ci = 0; ci < cg; ++ci) {
+      const double *xp = xv.data() + (n * c.c + g * cg + ci) * plane;
+      const double *wp = wv.data() + (m * cg + ci) * taps;
+      for (int64_t k = 0; k < taps; ++k)
+        if (tapOffset[size_t(k)] >= 0)
+          acc += xp[tapOffset[size_t(k)]] * wp[k];
+    }
     out[size_t(o)] = acc;
   }
   return out;
@@ -552,35 +562,6 @@ TEST(Convolution, Winograd3x3MatchesTheOracle) {
   }
 }
 
-/// A 2-D convolution (stride 1, ungrouped) in double, over
-/// the logical row-major values of its operands: the oracle of the
-/// Winograd tests, fast enough for their larger planes.
-std::vector<double> conv2dOracle(const ConvCase &c, const Tensor &x, const Tensor &w,
-                                 const Tensor *b, const std::vector<int64_t> &outShape) {
-  const std::vector<double> xv = x.values(), wv = w.values();
-  const int64_t H = c.in[0], W = c.in[1], KH = c.kernel[0], KW = c.kernel[1];
-  const int64_t OH = outShape[2], OW = outShape[3];
-  std::vector<double> out(static_cast<size_t>(count(outShape)));
-  for (int64_t n = 0; n < c.n; ++n)
-    for (int64_t m = 0; m < c.m; ++m)
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          double acc = b ? b->get(m) : 0;
-          for (int64_t ci = 0; ci < c.c; ++ci)
-            for (int64_t i = 0; i < KH; ++i)
-              for (int64_t j = 0; j < KW; ++j) {
-                const int64_t ih = oh - c.padB[0] + i * c.dilation[0];
-                const int64_t iw = ow - c.padB[1] + j * c.dilation[1];
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W)
-                  continue;
-                acc += xv[size_t(((n * c.c + ci) * H + ih) * W + iw)] *
-                       wv[size_t(((m * c.c + ci) * KH + i) * KW + j)];
-              }
-          out[size_t(((n * c.m + m) * OH + oh) * OW + ow)] = acc;
-        }
-  return out;
-}
-
 TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
   // 3x3 stride-1 float32 convolutions on channels-last operands with >= 16
   // channels each way and >= 16 output tiles of 4x4 (at least half of
@@ -641,7 +622,7 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
         // A new input each run: nothing a run leaves in scratch memory can
         // pass for its result.
         fillRandom(x, rng, -2, 2);
-        const std::vector<double> e = conv2dOracle(c, x, w, c.bias ? &b : nullptr, shape);
+        const std::vector<double> e = convOracle(x, w, c.bias ? &b : nullptr, c, shape);
         double scale = 0;
         for (double v : e)
           scale = std::max(scale, std::abs(v));
