@@ -12,7 +12,6 @@
 #include "sgemm.h"  // PackedSgemm::available
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 
