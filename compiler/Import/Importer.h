@@ -18,11 +18,13 @@
 #include "compiler/Import/ConstantStore.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,15 @@ struct ImportedModel {
 mlir::FailureOr<ImportedModel> importONNX(llvm::StringRef path,
                                           const ImportOptions &options,
                                           mlir::MLIRContext &context);
+
+/// Imports a binary ONNX model held in memory (an application's bytes: the
+/// runtime's compile API). `name` labels it in diagnostics; external data is
+/// read relative to `name`'s directory, and a model with external data but
+/// no directory in `name` is refused. The bytes must outlive the returned
+/// model's constants (they point into them).
+mlir::FailureOr<ImportedModel>
+importONNXBuffer(std::shared_ptr<llvm::MemoryBuffer> bytes, llvm::StringRef name,
+                 const ImportOptions &options, mlir::MLIRContext &context);
 
 /// Parses `name=D0xD1x...` (a rank-0 shape is written `name=`) into
 /// `options.inputShapes`. Returns an error message, empty on success.

@@ -64,6 +64,8 @@ public:
         store(store), fileLoc(getONNXFileLoc(context, path)) {}
 
   LogicalResult read();
+  /// The model's bytes are `bytes`, not the file at `path`.
+  void setBytes(std::shared_ptr<llvm::MemoryBuffer> bytes) { given = std::move(bytes); }
   LogicalResult checkHeader();
   LogicalResult moveConstants();
   LogicalResult checkGraph();
@@ -93,6 +95,7 @@ private:
 
   MLIRContext *context;
   std::string path;
+  std::shared_ptr<llvm::MemoryBuffer> given;
   const ImportOptions &options;
   onnx::ModelProto &model;
   ConstantStore &store;
@@ -110,7 +113,7 @@ private:
 //===----------------------------------------------------------------------===//
 
 LogicalResult ModelLoader::read() {
-  StringRef extension = llvm::sys::path::extension(path);
+  StringRef extension = given ? StringRef() : llvm::sys::path::extension(path);
   bool onnxText = extension == ".onnxtxt";
   bool protoText = extension == ".pbtxt" || extension == ".textproto";
   if (onnxText || protoText) {
@@ -129,15 +132,19 @@ LogicalResult ModelLoader::read() {
 
   // Mapped, not read: the weights stay in the file's pages (see
   // MappedModel.h), which become resident only when something reads them.
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false,
-                                            /*IsVolatile=*/false);
-  if (!buffer)
-    return error() << "cannot open the model: " << buffer.getError().message();
-  if ((*buffer)->getBufferSize() == 0)
-    return error() << "the model file is empty";
-  size_t size = (*buffer)->getBufferSize();
-  std::string message = import::parseMappedModel(std::move(*buffer), model,
+  std::shared_ptr<llvm::MemoryBuffer> bytes = given;
+  if (!bytes) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false,
+                                              /*IsVolatile=*/false);
+    if (!buffer)
+      return error() << "cannot open the model: " << buffer.getError().message();
+    bytes = std::move(*buffer);
+  }
+  if (bytes->getBufferSize() == 0)
+    return error() << (given ? "the model is empty (0 bytes)" : "the model file is empty");
+  size_t size = bytes->getBufferSize();
+  std::string message = import::parseMappedModel(std::move(bytes), model,
                                                  mapped);
   if (!message.empty())
     return error() << "not a valid ONNX model (" << size
@@ -194,6 +201,11 @@ ModelLoader::openExternalFile(StringRef location, StringRef tensorName) {
   auto it = externalFiles.find(location);
   if (it != externalFiles.end())
     return it->second;
+  if (given && llvm::sys::path::parent_path(path).empty())
+    return emitError(valueLoc(tensorName))
+           << "external data location '" << location
+           << "': the model was given as bytes without a path, so it has no "
+              "directory to read external data from";
   SmallString<256> full = llvm::sys::path::parent_path(path);
   llvm::sys::path::append(full, location);
   // Mapped, not read: only the pages the importer looks at become resident.
@@ -890,13 +902,17 @@ void registerImportDialects(DialectRegistry &registry) {
   registry.insert<CGCDialect, op::CGCOpDialect>();
 }
 
-FailureOr<ImportedModel> importONNX(StringRef path,
-                                    const ImportOptions &options,
-                                    MLIRContext &context) {
+/// Imports the model at `path`, or `bytes` (labelled `path`) when given.
+static FailureOr<ImportedModel> importModel(StringRef path,
+                                            std::shared_ptr<llvm::MemoryBuffer> bytes,
+                                            const ImportOptions &options,
+                                            MLIRContext &context) {
   context.loadDialect<CGCDialect, op::CGCOpDialect>();
   auto model = std::make_unique<onnx::ModelProto>();
   ImportedModel result;
   ModelLoader loader(&context, path, options, *model, result.constants);
+  if (bytes)
+    loader.setBytes(std::move(bytes));
   if (failed(loader.read()) || failed(loader.checkHeader()) ||
       failed(loader.moveConstants()) || failed(loader.checkGraph()) ||
       failed(loader.bindInputs()))
@@ -909,6 +925,21 @@ FailureOr<ImportedModel> importONNX(StringRef path,
     return failure();
   result.module = std::move(*module);
   return result;
+}
+
+FailureOr<ImportedModel> importONNX(StringRef path, const ImportOptions &options,
+                                    MLIRContext &context) {
+  return importModel(path, nullptr, options, context);
+}
+
+FailureOr<ImportedModel>
+importONNXBuffer(std::shared_ptr<llvm::MemoryBuffer> bytes, StringRef name,
+                 const ImportOptions &options, MLIRContext &context) {
+  if (!bytes) {
+    emitError(getONNXFileLoc(&context, name)) << "no model bytes were given";
+    return failure();
+  }
+  return importModel(name, std::move(bytes), options, context);
 }
 
 static std::string splitOption(StringRef text, StringRef flag,

@@ -2,6 +2,7 @@
 
 #include "compiler/Targets/Registry.h"
 
+#include "compiler/Targets/Device/DeviceTarget.h"
 #include "compiler/Targets/Fallback/FallbackTarget.h"
 #include "compiler/Targets/File/FileTarget.h"
 #include "compiler/Targets/Reference/PartitionCompiler.h"
@@ -72,6 +73,22 @@ void registerBuiltinTargets() {
            std::string &error) -> std::optional<TargetHandle> {
           return createReferenceTarget(argument, error);
         });
+    registerTargetKind(
+        "device",
+        "device[:NAME|PATH], the patterns a D3D12 device's driver declares "
+        "through MLIR_EXCHANGE (the default device without an argument)",
+        [](llvm::StringRef argument,
+           std::string &error) -> std::optional<TargetHandle> {
+          DeviceTargetInfo info;
+          if (!describeDeviceTarget(argument.str(), info, error))
+            return std::nullopt;
+          if (!info.target) {
+            error = "target 'device" + (argument.empty() ? "" : ":" + argument.str()) +
+                    "': " + info.label + " cannot be compiled for: " + info.unavailable;
+            return std::nullopt;
+          }
+          return info.target;
+        });
   });
 }
 
@@ -136,6 +153,18 @@ bool resolveTargets(llvm::ArrayRef<std::string> specs,
     targets.push_back(std::move(*fallback));
   }
   return true;
+}
+
+void registerTargetInstance(llvm::StringRef spec, TargetHandle handle) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.resolved[spec] = std::move(handle);
+}
+
+void unregisterTargetInstance(llvm::StringRef spec) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.resolved.erase(spec);
 }
 
 std::string describeTargetKinds() {

@@ -7,6 +7,9 @@
 //   patterns:FILE.mlir     a target whose patterns come from a file
 //   reference[:FILE.mlir]  the reference CPU driver's compiler side
 //                          (compiler/Targets/Reference)
+//   device[:NAME|PATH]     the patterns a D3D12 device's driver declares
+//                          through MLIR_EXCHANGE (compiler/Targets/Device);
+//                          the default device without an argument
 //
 // Other targets (device-backed ones) register a kind with
 // registerTargetKind.
@@ -49,6 +52,11 @@ std::optional<TargetHandle> resolveTarget(llvm::StringRef spec,
 /// is listed (it must then be last). Two targets may not share a name.
 bool resolveTargets(llvm::ArrayRef<std::string> specs,
                     std::vector<TargetHandle> &targets, std::string &error);
+
+/// Makes `spec` resolve to `handle` (a target created by the caller, such as
+/// a device the application holds) until unregisterTargetInstance(spec).
+void registerTargetInstance(llvm::StringRef spec, TargetHandle handle);
+void unregisterTargetInstance(llvm::StringRef spec);
 
 /// One line per registered kind: "  KIND  description".
 std::string describeTargetKinds();

@@ -25,6 +25,10 @@ Ref<cgc_model_s> loadModelFile(cgc_device_s *device, const char *path,
                                const cgc_model_options_t *options);
 Ref<cgc_model_s> loadModelMemory(cgc_device_s *device, const void *data, size_t size,
                                  const cgc_model_options_t *options);
+cgc_blob_s *compileOnnxMemory(cgc_device_s *device, const void *data, size_t size,
+                              const char *name, const cgc_compile_options_t *options);
+cgc_blob_s *compileOnnxFile(cgc_device_s *device, const char *path,
+                            const cgc_compile_options_t *options);
 } // namespace cgc::rt
 
 namespace {
@@ -215,6 +219,29 @@ cgc_status_t cgc_model_load_memory(cgc_device_t *device, const void *data, size_
 }
 
 void cgc_model_release(cgc_model_t *model) { releaseObject(model); }
+
+cgc_status_t cgc_model_compile_onnx(cgc_device_t *device, const void *data, size_t size,
+                                    const char *name, const cgc_compile_options_t *options,
+                                    cgc_blob_t **out_compiled) {
+  return guard([&] {
+    need(device, "cgc_model_compile_onnx", "device");
+    need(out_compiled, "cgc_model_compile_onnx", "out_compiled");
+    *out_compiled = nullptr;
+    *out_compiled = compileOnnxMemory(device, data, size, name, options);
+  });
+}
+
+cgc_status_t cgc_model_compile_onnx_file(cgc_device_t *device, const char *path,
+                                         const cgc_compile_options_t *options,
+                                         cgc_blob_t **out_compiled) {
+  return guard([&] {
+    need(device, "cgc_model_compile_onnx_file", "device");
+    need(path, "cgc_model_compile_onnx_file", "path");
+    need(out_compiled, "cgc_model_compile_onnx_file", "out_compiled");
+    *out_compiled = nullptr;
+    *out_compiled = compileOnnxFile(device, path, options);
+  });
+}
 
 size_t cgc_model_input_count(const cgc_model_t *model) {
   return model ? model->plan().inputs.size() : 0;

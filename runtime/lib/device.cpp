@@ -93,6 +93,7 @@ Ref<cgc_device_s> createDevice(const cgc_device_options_t &options) {
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   device->compileThreads = options.compile_threads ? options.compile_threads : cores;
   device->debugLayer = options.debug_layer;
+  device->driver = options.driver && *options.driver ? options.driver : "default";
   {
     std::lock_guard<std::mutex> lock(createMutex);
     if (CGCD3D12SelectDriver(options.driver) != S_OK)

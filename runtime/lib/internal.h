@@ -122,6 +122,9 @@ private:
 
 struct cgc_device_s final : cgc::rt::Object {
   cgc::rt::ComPtr<ID3D12Device14> d3d;
+  /// The driver as the application named it ("reference", a path), or
+  /// "default".
+  std::string driver;
   uint32_t compileThreads = 1;
   bool debugLayer = false;
 

@@ -6,7 +6,14 @@
 //   --emit=plan          the execution plan (JSON) the runtime reads
 //   --emit=model         the compiled model (the default): one DX container
 //
-// Flags: --target (repeatable or comma-separated, in priority order),
+// Targets: --target (repeatable or comma-separated, in priority order) and
+// --device NAME|PATH (the patterns a D3D12 device's driver declares through
+// MLIR_EXCHANGE, first in priority). An ONNX model compiled with neither is
+// compiled for the default device's patterns (the fallback target alone when
+// that device declares none); Input IR (.mlir) for the fallback target. What
+// each target claimed is printed to stderr for ONNX models.
+//
+// Flags: --target,
 // --partition-granularity, --max-subgraphs, --alignment, --schedule,
 // --no-in-place, --memory-report FILE (.txt table, .svg timeline, .html
 // both; repeatable), --mlir-timing, --no-precompile (store no precompiled
@@ -19,6 +26,7 @@
 #include "compiler/Package/Package.h"
 #include "compiler/Pipeline/Isolation.h"
 #include "compiler/Pipeline/Pipeline.h"
+#include "compiler/Targets/Device/DeviceTarget.h"
 #include "compiler/Targets/Registry.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -35,6 +43,7 @@ namespace {
 
 struct LowerFlags {
   std::vector<std::string> targets;
+  std::optional<std::string> device;
   std::string granularity = "target";
   unsigned maxSubgraphs = 0;
   uint64_t alignment = 64;
@@ -71,9 +80,30 @@ FailureOr<ImportedModel *> lower(Session &session, LowerFlags &flags) {
   if (flags.lowered)
     return model;
 
+  // The device's target, first in priority: named by --device, or the
+  // default device for an ONNX model compiled without --target.
+  std::vector<std::string> targets = flags.targets;
+  bool onnx = !StringRef(session.inputPath).ends_with(".mlir") &&
+              !StringRef(session.inputPath).ends_with(".mlirbc");
+  std::string deviceSpec;
+  if (flags.device || (targets.empty() && onnx)) {
+    DeviceTargetInfo info;
+    std::string error;
+    if (!describeDeviceTarget(flags.device.value_or(""), info, error)) {
+      llvm::errs() << "cgc-compile: error: " << error << "\n";
+      flags.loweringFailed = true;
+      return failure();
+    }
+    llvm::errs() << "cgc-compile: compiling for " << describeDevice(info) << "\n";
+    if (info.target) {
+      deviceSpec = registerDeviceTarget(info);
+      targets.insert(targets.begin(), deviceSpec);
+    }
+  }
+
   PassManager pm(&session.getContext(), ModuleOp::getOperationName());
   LowerToOutputIROptions options;
-  options.targets = ArrayRef<std::string>(flags.targets);
+  options.targets = ArrayRef<std::string>(targets);
   options.granularity = flags.granularity;
   options.maxSubgraphs = flags.maxSubgraphs;
   options.alignment = flags.alignment;
@@ -84,10 +114,16 @@ FailureOr<ImportedModel *> lower(Session &session, LowerFlags &flags) {
   buildLowerToOutputIRPipeline(pm, options);
   TimingScope lowerTimer = root.nest("Lower (Input IR -> Output IR)");
   pm.enableTiming(lowerTimer);
-  if (failed(pm.run((*model)->module->getOperation()))) {
+  LogicalResult lowered = pm.run((*model)->module->getOperation());
+  if (!deviceSpec.empty())
+    unregisterDeviceTarget(deviceSpec);
+  if (failed(lowered)) {
     flags.loweringFailed = true;
     return failure();
   }
+  if (onnx)
+    llvm::errs() << "cgc-compile: targets claimed:\n"
+                 << describeClaims((*model)->module->getOperation());
   flags.lowered = true;
   return model;
 }
@@ -199,6 +235,13 @@ void registerLowerStages(Driver &driver) {
                        "Known:\n" +
                            describeTargetKinds())
             ->delimiter(',')
+            ->group("Lowering");
+        app.add_option("--device", flags->device,
+                       "Compile for the patterns a D3D12 device declares "
+                       "(MLIR_EXCHANGE): a driver name (reference) or a "
+                       "driver library's path; first in priority, before "
+                       "--target. ONNX models use the default device when "
+                       "neither is given")
             ->group("Lowering");
         app.add_option("--partition-granularity", flags->granularity,
                        "subgraph: one partition per subgraph; target: the "

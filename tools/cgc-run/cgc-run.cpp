@@ -1,8 +1,11 @@
 //===- cgc-run.cpp - Run or benchmark a compiled model --------------------===//
 //
 //   cgc-run model.cgc [INPUT...] [options]
-//   cgc-run model.onnx ...          compiles on the fly (with the compiler
-//                                   module, libcgc_run_compiler.so: Compile.h)
+//   cgc-run model.onnx ...          compiles on the fly for the device
+//                                   (cgc_model_compile_onnx_file: its driver's
+//                                   patterns through MLIR_EXCHANGE, the rest
+//                                   on the fallback target; --target instead
+//                                   names the targets)
 //
 // INPUT is FILE (.npy or ONNX TensorProto .pb, in input order), NAME=FILE, or
 // NAME=random; inputs not given are random (--seed). --input-dir DIR takes
@@ -20,7 +23,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Compile.h"
 #include "Tensors.h"
 #include "ToolSupport.h"
 
@@ -155,28 +157,63 @@ int runMain(const Options &o) {
   Progress progress(o.quiet);
   Timings timings;
 
-  // The compiled model: from the file, or compiled now.
+  cgc_device_options_t deviceOptions;
+  cgc_device_options_init(&deviceOptions);
+  deviceOptions.driver = o.driver.empty() ? nullptr : o.driver.c_str();
+  deviceOptions.debug_layer = o.debugLayer;
+  deviceOptions.device_threads = o.threads;
+  deviceOptions.compile_threads = o.compileThreads;
+  cgc_device_t *device = nullptr;
+  check(cgc_device_create(&deviceOptions, &device), kFailure, "creating the device");
+
+  // The compiled model: from the file, or compiled now for the device (its
+  // driver's patterns first unless --target names the targets).
   std::vector<uint8_t> compiled;
   bool isOnnx = endsWith(o.model, ".onnx") || endsWith(o.model, ".onnxtxt");
   if (isOnnx) {
-    std::string error;
-    const CompilerInterface *compiler = loadCompiler(error);
-    if (!compiler)
-      fail(kUsage, o.model + ": " + error);
-    CompileOptions co;
-    co.inputShapes = o.inputShapes;
-    co.freezeInputs = o.freezeInputs;
-    co.targets = o.targets;
+    std::vector<const char *> shapes, frozen, targets;
+    for (const std::string &s : o.inputShapes)
+      shapes.push_back(s.c_str());
+    for (const std::string &s : o.freezeInputs)
+      frozen.push_back(s.c_str());
+    for (const std::string &s : o.targets)
+      targets.push_back(s.c_str());
+    cgc_compile_options_t co;
+    cgc_compile_options_init(&co);
+    co.input_shapes = shapes.data();
+    co.input_shape_count = shapes.size();
+    co.freeze_inputs = frozen.data();
+    co.freeze_input_count = frozen.size();
+    co.targets = targets.data();
+    co.target_count = targets.size();
+    co.no_device_patterns = !o.targets.empty();
     auto start = std::chrono::steady_clock::now();
-    co.progress = [&](const std::string &stage) {
+    struct CompileState {
+      Progress *progress;
+      const Options *o;
+      std::chrono::steady_clock::time_point start;
+    } cs{&progress, &o, start};
+    co.message_user_data = &cs;
+    co.progress = [](void *user, const char *stage) {
+      auto *c = static_cast<CompileState *>(user);
       std::ostringstream os;
       os.precision(2);
-      os << std::fixed << "cgc-run: compiling " << o.model << ": " << stage << " ("
-         << seconds(std::chrono::steady_clock::now() - start) << " s)";
-      progress.line(os.str());
+      os << std::fixed << "cgc-run: compiling " << c->o->model << ": " << stage << " ("
+         << seconds(std::chrono::steady_clock::now() - c->start) << " s)";
+      c->progress->line(os.str());
     };
-    if (!compiler->compileOnnx(o.model, co, compiled, error))
-      fail(kFailure, o.model + ": " + error);
+    co.message = [](void *user, const char *text) {
+      auto *c = static_cast<CompileState *>(user);
+      std::string body = text;
+      while (!body.empty() && body.back() == '\n')
+        body.pop_back();
+      c->progress->line("cgc-run: " + body);
+    };
+    cgc_blob_t *blob = nullptr;
+    check(cgc_model_compile_onnx_file(device, o.model.c_str(), &co, &blob), kFailure, "");
+    const auto *bytes = static_cast<const uint8_t *>(cgc_blob_data(blob));
+    compiled.assign(bytes, bytes + cgc_blob_size(blob));
+    cgc_blob_release(blob);
     timings.compileSeconds = seconds(std::chrono::steady_clock::now() - start);
     progress.done();
     if (!o.saveModel.empty()) {
@@ -188,15 +225,6 @@ int runMain(const Options &o) {
   } else if (!o.inputShapes.empty() || !o.freezeInputs.empty() || !o.targets.empty()) {
     fail(kUsage, "--input-shape, --freeze-input and --target apply to .onnx models only");
   }
-
-  cgc_device_options_t deviceOptions;
-  cgc_device_options_init(&deviceOptions);
-  deviceOptions.driver = o.driver.empty() ? nullptr : o.driver.c_str();
-  deviceOptions.debug_layer = o.debugLayer;
-  deviceOptions.device_threads = o.threads;
-  deviceOptions.compile_threads = o.compileThreads;
-  cgc_device_t *device = nullptr;
-  check(cgc_device_create(&deviceOptions, &device), kFailure, "creating the device");
 
   struct ProgressState {
     Progress *progress;

@@ -156,7 +156,7 @@ struct Driver {
 
 /// The driver selected now (loaded on first use, then cached for the
 /// process), or nullptr with a message.
-Driver *selectedDriver(std::string &error);
+Driver *selectedDriver(std::string &error, const char *explicitChoice = nullptr);
 
 //===----------------------------------------------------------------------===//
 // Info queue (debug messages)

@@ -409,9 +409,9 @@ static Driver *loadDriver(const std::string &path, std::string &error) {
   return result;
 }
 
-Driver *selectedDriver(std::string &error) {
+Driver *selectedDriver(std::string &error, const char *explicitChoice) {
   std::lock_guard<std::mutex> lock(gDriverMutex);
-  std::string choice = gSelected;
+  std::string choice = explicitChoice && *explicitChoice ? explicitChoice : gSelected;
   if (choice.empty()) {
     const char *env = std::getenv("CGC_D3D12_DRIVER");
     choice = env && *env ? env : "reference";
@@ -427,24 +427,13 @@ using namespace cgc::d3d12;
 // Entry points
 //===----------------------------------------------------------------------===//
 
-CGC_D3D12_API HRESULT D3D12CreateDevice(IUnknown *pAdapter, D3D_FEATURE_LEVEL MinimumFeatureLevel,
-                                        REFIID riid, void **ppDevice) {
-  setLastError("");
-  if (pAdapter) {
-    setLastError("D3D12CreateDevice: adapters are chosen with CGCD3D12SelectDriver; pass a null "
-                 "adapter");
-    return E_INVALIDARG;
-  }
-  if (MinimumFeatureLevel > D3D_FEATURE_LEVEL_12_0) {
-    setLastError("D3D12CreateDevice: cgc devices support feature level 12_0");
-    return E_INVALIDARG;
-  }
+static HRESULT createDeviceOn(const char *driverChoice, REFIID riid, void **ppDevice) {
   std::string error;
-  Driver *driver = selectedDriver(error);
+  Driver *driver = selectedDriver(error, driverChoice);
   if (!driver) {
     std::fprintf(stderr, "D3D12 ERROR: %s\n", error.c_str());
     setLastError(error);
-    return E_FAIL;
+    return driverChoice && *driverChoice ? E_INVALIDARG : E_FAIL;
   }
   if (!ppDevice)
     return S_FALSE;
@@ -459,6 +448,27 @@ CGC_D3D12_API HRESULT D3D12CreateDevice(IUnknown *pAdapter, D3D_FEATURE_LEVEL Mi
   hr = device->QueryInterface(riid, ppDevice);
   device->Release();
   return hr;
+}
+
+CGC_D3D12_API HRESULT D3D12CreateDevice(IUnknown *pAdapter, D3D_FEATURE_LEVEL MinimumFeatureLevel,
+                                        REFIID riid, void **ppDevice) {
+  setLastError("");
+  if (pAdapter) {
+    setLastError("D3D12CreateDevice: adapters are chosen with CGCD3D12SelectDriver; pass a null "
+                 "adapter");
+    return E_INVALIDARG;
+  }
+  if (MinimumFeatureLevel > D3D_FEATURE_LEVEL_12_0) {
+    setLastError("D3D12CreateDevice: cgc devices support feature level 12_0");
+    return E_INVALIDARG;
+  }
+  return createDeviceOn(nullptr, riid, ppDevice);
+}
+
+CGC_D3D12_API HRESULT CGCD3D12CreateDeviceOnDriver(const char *pDriverPathOrName, REFIID riid,
+                                                   void **ppDevice) {
+  setLastError("");
+  return createDeviceOn(pDriverPathOrName, riid, ppDevice);
 }
 
 CGC_D3D12_API HRESULT D3D12GetDebugInterface(REFIID riid, void **ppvDebug) {

@@ -160,6 +160,64 @@ CGC_RUNTIME_API cgc_status_t cgc_model_load_memory(cgc_device_t *device, const v
                                                    cgc_model_t **out_model);
 CGC_RUNTIME_API void cgc_model_release(cgc_model_t *model);
 
+/*===----------------------------------------------------------------------===*
+ * Compiling ONNX models for a device (the spec's JIT-only DXCGC inside an
+ * application). The compiler asks the device for its MLIR programs tier and
+ * MLIR interfaces, takes its driver's declared patterns through
+ * MLIR_EXCHANGE, sends the specialization requests through it, and gives the
+ * rest to the fallback target (all of it when the device declares nothing).
+ * The compiler is a module the runtime loads on first use
+ * (libcgc_compiler.so beside libcgc_runtime.so): applications that only
+ * load compiled models never map MLIR. Without it, compiling fails with
+ * CGC_STATUS_UNIMPLEMENTED naming the missing file.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct cgc_compile_options_t {
+  /* "NAME=D0xD1x..." static shapes for symbolic inputs. */
+  const char *const *input_shapes;
+  size_t input_shape_count;
+  /* "NAME=FILE.pb": inputs that determine shapes, bound to constants. */
+  const char *const *freeze_inputs;
+  size_t freeze_input_count;
+  /* More compilation targets (cgc-compile's --target values), in priority
+   * order after the device's own; the fallback target is always last. */
+  const char *const *targets;
+  size_t target_count;
+  /* Do not ask the device for its patterns: compile for `targets` and the
+   * fallback target only. */
+  bool no_device_patterns;
+  /* Called with messages for the user: the device and its target, what each
+   * target claimed ("targets claimed:\n  reference: 53 subgraphs, ..."). */
+  void (*message)(void *user_data, const char *text);
+  /* Called when a stage starts: "importing", "lowering", "packaging". */
+  void (*progress)(void *user_data, const char *stage);
+  void *message_user_data; /* passed to both */
+} cgc_compile_options_t;
+
+CGC_RUNTIME_API void cgc_compile_options_init(cgc_compile_options_t *options);
+
+/* A compiled model's bytes (for cgc_model_load_memory or a .cgc file). */
+typedef struct cgc_blob_s cgc_blob_t;
+CGC_RUNTIME_API const void *cgc_blob_data(const cgc_blob_t *blob);
+CGC_RUNTIME_API size_t cgc_blob_size(const cgc_blob_t *blob);
+CGC_RUNTIME_API void cgc_blob_release(cgc_blob_t *blob);
+
+/* Compiles the binary ONNX model in `data` (`size` bytes) for `device`.
+ * `name` labels it in messages and gives the directory of its external data
+ * (NULL: "model.onnx", no external data). options may be NULL. Errors name
+ * the ONNX node (CGC_STATUS_INVALID_ARGUMENT). */
+CGC_RUNTIME_API cgc_status_t cgc_model_compile_onnx(cgc_device_t *device, const void *data,
+                                                    size_t size, const char *name,
+                                                    const cgc_compile_options_t *options,
+                                                    cgc_blob_t **out_compiled);
+/* The same for a file (binary ONNX, or ONNX/protobuf text by extension). */
+CGC_RUNTIME_API cgc_status_t cgc_model_compile_onnx_file(cgc_device_t *device, const char *path,
+                                                         const cgc_compile_options_t *options,
+                                                         cgc_blob_t **out_compiled);
+/* The compiler module this runtime loads (its path), whether or not it
+ * exists. */
+CGC_RUNTIME_API const char *cgc_compiler_module_path(void);
+
 /* A model input or output. Pointers are valid while the model lives. */
 typedef struct cgc_tensor_info_t {
   const char *name;

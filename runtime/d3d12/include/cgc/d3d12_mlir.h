@@ -387,6 +387,14 @@ CGC_D3D12_API void CGCD3D12SetDeviceCreationFlags(UINT Flags);
 /// CGCD3D12GetLastError).
 CGC_D3D12_API HRESULT CGCD3D12SelectDriver(const char *pDriverPathOrName);
 
+/// Creates a device on the driver `pDriverPathOrName` (a name or a path, as
+/// for CGCD3D12SelectDriver; null or empty: the default), leaving the
+/// selection of D3D12CreateDevice untouched, so threads may create devices on
+/// different drivers at once. Fails like CGCD3D12SelectDriver for a driver
+/// that cannot be loaded, and like D3D12CreateDevice otherwise.
+CGC_D3D12_API HRESULT CGCD3D12CreateDeviceOnDriver(const char *pDriverPathOrName, REFIID riid,
+                                                   void **ppDevice);
+
 /// Lists the drivers found: writes up to *pCount NUL-separated paths into
 /// pBuffer (may be null to query sizes). *pCount receives the number of
 /// drivers, *pBufferSize the bytes needed.

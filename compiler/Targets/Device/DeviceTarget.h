@@ -1,0 +1,68 @@
+//===- DeviceTarget.h - Compiling for a D3D12 device ------------*- C++ -*-===//
+//
+// The compiler's side of the spec's device flow: a target whose declaration
+// and specialization answers come from a D3D12 device through
+// CheckFeatureSupport(D3D12_FEATURE_MLIR_EXCHANGE) (DeviceExchange.h), named
+// after the module its driver declares (the origin written on the subgraphs
+// it claims). `cgc-compile --device`, `cgc-run model.onnx` and the runtime's
+// compile API (cgc_model_compile_onnx) all compile through it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_COMPILER_TARGETS_DEVICE_DEVICETARGET_H
+#define CGC_COMPILER_TARGETS_DEVICE_DEVICETARGET_H
+
+#include "compiler/Targets/Device/DeviceExchange.h"
+
+#include "mlir/IR/Operation.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cgc {
+
+/// What compiling for a device found.
+struct DeviceTargetInfo {
+  /// "device 'reference'", "the default device", ... for messages.
+  std::string label;
+  device::Capabilities caps;
+  /// The target, when the device declares patterns; else `unavailable` says
+  /// why the compilation is for the fallback target alone.
+  std::optional<TargetHandle> target;
+  std::string unavailable;
+  /// The patterns it declared, by name.
+  std::vector<std::string> patterns;
+};
+
+/// Queries `device` and fetches its declaration. A device that cannot take
+/// part (no MLIR tier, interfaces missing, DXGI_ERROR_UNSUPPORTED from the
+/// exchange, an empty declaration) gives an info without a target and with
+/// the reason; a device that answers with something malformed, or whose
+/// queries fail, is an error (false, `error`).
+bool describeDeviceTarget(device::DeviceRef device, std::string label,
+                          DeviceTargetInfo &info, std::string &error);
+
+/// The same for a new device on `driver` (a name, a path, or empty for the
+/// default).
+bool describeDeviceTarget(const std::string &driver, DeviceTargetInfo &info,
+                          std::string &error);
+
+/// Registers `device`'s target under a `--target` spec of its own (the
+/// spec is returned; the device stays alive while it is registered), so the
+/// pipeline resolves it like any other target.
+std::string registerDeviceTarget(const DeviceTargetInfo &info);
+/// Forgets a spec registerDeviceTarget returned.
+void unregisterDeviceTarget(const std::string &spec);
+
+/// One line per target that claimed subgraphs in an Output IR module:
+/// "  reference: 53 subgraphs, 140 layers" ..., in the order first seen.
+std::string describeClaims(mlir::Operation *outputIR);
+
+/// "device 'X' (MLIR programs tier 2.0): N patterns" or "device 'X':
+/// fallback target only (REASON)".
+std::string describeDevice(const DeviceTargetInfo &info);
+
+} // namespace cgc
+
+#endif // CGC_COMPILER_TARGETS_DEVICE_DEVICETARGET_H
