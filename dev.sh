@@ -83,9 +83,8 @@ run_example() {
   local models="$BUILD_DIR/models" model="$BUILD_DIR/models/mobilenet_v2"
   log "Exporting MobileNetV2 (torchvision, random weights) to ONNX"
   /usr/bin/python3 "$ROOT/scripts/export_models.py" --out "$models" --only mobilenet_v2
-  log "Compiling it for the reference driver: cgc-compile $model.onnx --target reference -o $model.cgc"
-  "$BUILD_DIR/bin/cgc-compile" "$model.onnx" --input-shape input=1x3x224x224 --target reference \
-    -o "$model.cgc"
+  log "Compiling it for the device's patterns (MLIR_EXCHANGE): cgc-compile $model.onnx -o $model.cgc"
+  "$BUILD_DIR/bin/cgc-compile" "$model.onnx" --input-shape input=1x3x224x224 -o "$model.cgc"
   /usr/bin/python3 -c "import numpy; numpy.save('$model.input.npy', numpy.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(numpy.float32))"
   local compare=()
   if [[ -x "$BUILD_DIR/bin/cgc-ort-run" ]]; then

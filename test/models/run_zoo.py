@@ -158,10 +158,12 @@ def main():
     parser.add_argument("--work", required=True, help="scratch directory")
     parser.add_argument("--only", nargs="*", choices=sorted(MODELS), default=sorted(MODELS))
     parser.add_argument("--report", help="write the results as JSON here")
-    parser.add_argument("--target", default="reference",
-                        help="cgc-compile targets: the reference driver's target, whose "
-                             "partitions are MLIR programs its JIT compiles ('' for the "
-                             "fallback target's kernel programs alone)")
+    parser.add_argument("--target", default="",
+                        help="cgc-run --target values; by default none, so cgc-run compiles "
+                             "for the patterns the device's driver declares through "
+                             "MLIR_EXCHANGE (the reference driver: MLIR programs its JIT "
+                             "compiles); 'fallback' for the fallback target's kernel "
+                             "programs alone, 'reference' for the in-process target")
     parser.add_argument("--threads", default="1,0",
                         help="comma-separated cgc-run --threads counts to run each model at "
                              "(0: one per core)")

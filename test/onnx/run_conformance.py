@@ -186,9 +186,12 @@ def main():
     parser.add_argument("--timeout", type=int, default=300)
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--atol", type=float, default=1e-7)
-    parser.add_argument("--target", default="reference",
-                        help="cgc-compile targets (the fallback target is always appended); "
-                             "'' for the fallback target alone")
+    parser.add_argument("--target", default="",
+                        help="cgc-run --target values (the fallback target is always "
+                             "appended): 'fallback' for the fallback target alone, "
+                             "'reference' for the in-process reference target; by default "
+                             "none, so cgc-run compiles for the device's declared patterns "
+                             "(MLIR_EXCHANGE through the reference driver)")
     parser.add_argument("--update-xfail", action="store_true")
     parser.add_argument("--report", help="write every result as JSON here")
     parser.add_argument("-v", "--verbose", action="store_true")
