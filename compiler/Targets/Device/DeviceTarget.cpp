@@ -7,6 +7,7 @@
 #include "cgc_pattern/IR/CGCPatternOps.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <atomic>
 #include <map>
@@ -85,20 +86,40 @@ std::string registerDeviceTarget(const DeviceTargetInfo &info) {
 void unregisterDeviceTarget(const std::string &spec) { unregisterTargetInstance(spec); }
 
 std::string describeClaims(Operation *outputIR) {
+  // Identical matches share one cgc.subgraph: count its invocations (and
+  // before the program is built, when there are none, the definitions).
   struct Claim {
     size_t order = 0, subgraphs = 0, layers = 0;
   };
+  llvm::StringMap<SubgraphOp> byName;
+  outputIR->walk([&](SubgraphOp subgraph) { byName[subgraph.getSymName()] = subgraph; });
+  auto layersOf = [](SubgraphOp subgraph) {
+    size_t layers = 0;
+    if (FunctionalDefinitionOp definition = subgraph.getFunctionalDefinition())
+      for (Operation &op : definition.getBody().front())
+        if (op.getDialect() && op.getDialect()->getNamespace() == "cgc_op")
+          ++layers;
+    return layers;
+  };
   std::map<std::string, Claim> claims;
-  outputIR->walk([&](SubgraphOp subgraph) {
+  auto count = [&](SubgraphOp subgraph) {
     auto [it, inserted] = claims.try_emplace(subgraph.getOrigin().str());
     if (inserted)
       it->second.order = claims.size();
     ++it->second.subgraphs;
-    if (FunctionalDefinitionOp definition = subgraph.getFunctionalDefinition())
-      for (Operation &op : definition.getBody().front())
-        if (op.getDialect() && op.getDialect()->getNamespace() == "cgc_op")
-          ++it->second.layers;
+    it->second.layers += layersOf(subgraph);
+  };
+  bool invoked = false;
+  outputIR->walk([&](InvokeOp invoke) {
+    auto it = byName.find(invoke.getCallee());
+    if (it != byName.end()) {
+      invoked = true;
+      count(it->second);
+    }
   });
+  if (!invoked)
+    for (auto &entry : byName)
+      count(entry.second);
   std::vector<std::pair<size_t, std::string>> ordered;
   for (auto &[name, claim] : claims)
     ordered.push_back({claim.order, name});

@@ -56,7 +56,8 @@ std::string registerDeviceTarget(const DeviceTargetInfo &info);
 void unregisterDeviceTarget(const std::string &spec);
 
 /// One line per target that claimed subgraphs in an Output IR module:
-/// "  reference: 53 subgraphs, 140 layers" ..., in the order first seen.
+/// "  reference: 53 subgraphs, 140 layers" ..., in the order first seen:
+/// invocations of each target's subgraphs and the layers they hold.
 std::string describeClaims(mlir::Operation *outputIR);
 
 /// "device 'X' (MLIR programs tier 2.0): N patterns" or "device 'X':
