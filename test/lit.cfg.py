@@ -29,3 +29,7 @@ config.substitutions.append(("%python", config.python_executable))
 tools = [ToolSubst("cgc-opt", unresolved="fatal"),
          ToolSubst("cgc-compile", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, [config.cgc_tools_dir])
+
+# The Python package's extension is built (python/CMakeLists.txt).
+if os.path.isdir(os.path.join(config.cgc_obj_root, "python", "cgc")):
+    config.available_features.add("cgc-python")

@@ -124,11 +124,23 @@ bool compileOnnx(const Request &request, std::vector<uint8_t> &model, std::strin
   return true;
 }
 
+bool describeDevice(void *d3d12Device, DeviceDescription &description, std::string &error) {
+  DeviceTargetInfo info;
+  if (!describeDeviceTarget(device::retainDevice(d3d12Device), "the device", info, error))
+    return false;
+  description.tier = info.caps.tierName();
+  description.target = info.target ? info.target->name : "";
+  description.patterns = info.patterns;
+  description.unavailable = info.unavailable;
+  return true;
+}
+
 } // namespace
 } // namespace cgc::compiler_module
 
 extern "C" __attribute__((visibility("default"))) const cgc::compiler_module::Interface *
 CgcCompilerModuleOpen(uint32_t version) {
-  static const cgc::compiler_module::Interface module = {&cgc::compiler_module::compileOnnx};
+  static const cgc::compiler_module::Interface module = {&cgc::compiler_module::compileOnnx,
+                                                         &cgc::compiler_module::describeDevice};
   return version == cgc::compiler_module::kVersion ? &module : nullptr;
 }

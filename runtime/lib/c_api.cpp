@@ -29,9 +29,34 @@ cgc_blob_s *compileOnnxMemory(cgc_device_s *device, const void *data, size_t siz
                               const char *name, const cgc_compile_options_t *options);
 cgc_blob_s *compileOnnxFile(cgc_device_s *device, const char *path,
                             const cgc_compile_options_t *options);
+void deviceInfo(cgc_device_s *device, cgc_device_info_t *out);
 } // namespace cgc::rt
 
 namespace {
+
+/// CGCD3D12EnumerateDrivers, once.
+const std::vector<std::string> &driverPaths() {
+  static const std::vector<std::string> paths = [] {
+    std::vector<std::string> out;
+    SIZE_T size = 0;
+    UINT count = 0;
+    if (FAILED(CGCD3D12EnumerateDrivers(nullptr, &size, &count)))
+      return out;
+    std::string buffer(size, '\0');
+    if (FAILED(CGCD3D12EnumerateDrivers(buffer.data(), &size, &count)))
+      return out;
+    for (size_t start = 0; start < buffer.size();) {
+      size_t end = buffer.find('\0', start);
+      if (end == std::string::npos)
+        end = buffer.size();
+      if (end > start)
+        out.push_back(buffer.substr(start, end - start));
+      start = end + 1;
+    }
+    return out;
+  }();
+  return paths;
+}
 
 /// Returned when there is no memory for a status; never freed.
 cgc_status_s *outOfMemoryStatus() {
@@ -229,6 +254,21 @@ cgc_status_t cgc_model_compile_onnx(cgc_device_t *device, const void *data, size
     *out_compiled = nullptr;
     *out_compiled = compileOnnxMemory(device, data, size, name, options);
   });
+}
+
+cgc_status_t cgc_device_info(cgc_device_t *device, cgc_device_info_t *out_info) {
+  return guard([&] {
+    need(device, "cgc_device_info", "device");
+    need(out_info, "cgc_device_info", "out_info");
+    deviceInfo(device, out_info);
+  });
+}
+
+size_t cgc_driver_count(void) { return driverPaths().size(); }
+
+const char *cgc_driver_path(size_t index) {
+  const std::vector<std::string> &paths = driverPaths();
+  return index < paths.size() ? paths[index].c_str() : nullptr;
 }
 
 cgc_status_t cgc_model_compile_onnx_file(cgc_device_t *device, const char *path,

@@ -59,7 +59,7 @@ const compiler_module::Interface &loadModule() {
       dlsym(module, CGC_COMPILER_MODULE_OPEN_NAME));
   const compiler_module::Interface *table =
       open ? open(compiler_module::kVersion) : nullptr;
-  if (!table || !table->compileOnnx) {
+  if (!table || !table->compileOnnx || !table->describeDevice) {
     dlclose(module);
     fail(CGC_STATUS_INCOMPATIBLE, path + " is not a cgc compiler module of interface version " +
                                       std::to_string(compiler_module::kVersion));
@@ -132,6 +132,34 @@ cgc_blob_s *compileOnnxFile(cgc_device_s *device, const char *path,
   compiler_module::Request request;
   request.path = path;
   return compile(device, std::move(request), options);
+}
+
+struct DeviceInfo {
+  compiler_module::DeviceDescription description;
+  std::vector<const char *> patterns;
+  cgc_device_info_t info = {};
+};
+
+void deviceInfo(cgc_device_s *device, cgc_device_info_t *out) {
+  std::lock_guard<std::mutex> lock(device->infoMutex);
+  if (!device->info) {
+    const compiler_module::Interface &module = loadModule();
+    auto info = std::make_shared<DeviceInfo>();
+    std::string error;
+    if (!module.describeDevice(device->d3d.Get(), info->description, error))
+      fail(CGC_STATUS_INTERNAL, "device '" + device->driver + "': " + error);
+    for (const std::string &p : info->description.patterns)
+      info->patterns.push_back(p.c_str());
+    info->info.driver = device->driver.c_str();
+    info->info.mlir_tier = info->description.tier.c_str();
+    info->info.target =
+        info->description.target.empty() ? nullptr : info->description.target.c_str();
+    info->info.pattern_count = info->patterns.size();
+    info->info.patterns = info->patterns.data();
+    info->info.unavailable = info->description.unavailable.c_str();
+    device->info = info;
+  }
+  *out = static_cast<DeviceInfo *>(device->info.get())->info;
 }
 
 } // namespace cgc::rt

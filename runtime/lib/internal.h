@@ -126,6 +126,9 @@ struct cgc_device_s final : cgc::rt::Object {
   /// "default".
   std::string driver;
   uint32_t compileThreads = 1;
+  /// cgc_device_info's answer, computed once (compile.cpp).
+  std::mutex infoMutex;
+  std::shared_ptr<void> info;
   bool debugLayer = false;
 
   /// Error messages of the D3D12 runtime and the driver, numbered, recent

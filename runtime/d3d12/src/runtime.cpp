@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cwchar>
 
 namespace cgc::d3d12 {
@@ -507,8 +508,13 @@ CGC_D3D12_API HRESULT CGCD3D12EnumerateDrivers(char *pBuffer, SIZE_T *pBufferSiz
   if (DIR *d = opendir(dir.c_str())) {
     while (dirent *e = readdir(d)) {
       std::string name = e->d_name;
-      if (name.rfind("libcgc_driver_", 0) == 0 && name.size() > 3 &&
-          name.compare(name.size() - 3, 3, ".so") == 0)
+      // libcgc_driver_<name>_jit.so is a driver's compiler module (the
+      // reference driver's JIT), not a driver.
+      auto endsWith = [&](const char *suffix) {
+        size_t n = std::strlen(suffix);
+        return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
+      };
+      if (name.rfind("libcgc_driver_", 0) == 0 && endsWith(".so") && !endsWith("_jit.so"))
         found.push_back(dir + "/" + name);
     }
     closedir(d);

@@ -47,10 +47,23 @@ struct Request {
   std::function<void(const std::string &stage)> progress;
 };
 
+/// What a device offers the compiler (its MLIR programs tier, the target its
+/// declaration names and the patterns in it).
+struct DeviceDescription {
+  std::string tier; // "2.0", "1.0", "NOT_SUPPORTED"
+  std::string target;
+  std::vector<std::string> patterns;
+  /// Why the compiler cannot use its patterns ("" when it can).
+  std::string unavailable;
+};
+
 struct Interface {
   /// Compiles the model into compiled-model bytes; false with the
   /// compiler's diagnostics in `error`.
   bool (*compileOnnx)(const Request &request, std::vector<uint8_t> &model, std::string &error);
+  /// Asks the device (an ID3D12Device *) what compileOnnx would; false with
+  /// a message if its answers are malformed.
+  bool (*describeDevice)(void *d3d12Device, DeviceDescription &description, std::string &error);
 };
 
 constexpr uint32_t kVersion = 2;

@@ -214,6 +214,25 @@ CGC_RUNTIME_API cgc_status_t cgc_model_compile_onnx(cgc_device_t *device, const 
 CGC_RUNTIME_API cgc_status_t cgc_model_compile_onnx_file(cgc_device_t *device, const char *path,
                                                          const cgc_compile_options_t *options,
                                                          cgc_blob_t **out_compiled);
+/* What a device offers the compiler: its MLIR programs tier, the target its
+ * driver's declaration names and the patterns in it (asked through
+ * MLIR_EXCHANGE by the compiler module, so CGC_STATUS_UNIMPLEMENTED without
+ * it). Strings are valid while the device lives. */
+typedef struct cgc_device_info_t {
+  const char *driver;      /* as named at creation, or "default" */
+  const char *mlir_tier;   /* "2.0", "1.0" or "NOT_SUPPORTED" */
+  const char *target;      /* NULL when the driver declares no pattern */
+  size_t pattern_count;
+  const char *const *patterns;
+  const char *unavailable; /* why its patterns cannot be used; "" if they can */
+} cgc_device_info_t;
+CGC_RUNTIME_API cgc_status_t cgc_device_info(cgc_device_t *device, cgc_device_info_t *out_info);
+
+/* The D3D12 drivers found (libcgc_driver_*.so beside the D3D12 layer, and
+ * $CGC_D3D12_DRIVER): their count and paths (valid for the process). */
+CGC_RUNTIME_API size_t cgc_driver_count(void);
+CGC_RUNTIME_API const char *cgc_driver_path(size_t index);
+
 /* The compiler module this runtime loads (its path), whether or not it
  * exists. */
 CGC_RUNTIME_API const char *cgc_compiler_module_path(void);

@@ -1,0 +1,341 @@
+"""The cgc Python API: compile ONNX models for a device, run them with numpy.
+
+Everything goes through cgc's runtime library (its C API, cgc/runtime.h):
+compiling asks the device's driver for its patterns through MLIR_EXCHANGE
+(the spec's DXCGC inside the application), running records the command list
+once and replays it. Errors are :class:`Error` with the runtime's message,
+which names the ONNX node, the input, the bind point or the file.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _cgc
+from ._container import read_plan
+
+
+class Error(RuntimeError):
+    """A failure reported by cgc's runtime or compiler.
+
+    ``message`` is the runtime's text, ``code`` its status name
+    ("INVALID_ARGUMENT", "NOT_FOUND", "DEVICE_LOST", ...).
+    """
+
+    def __init__(self, message: str, code: str = "INTERNAL") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+    def __str__(self) -> str:
+        return "%s [%s]" % (self.message, self.code)
+
+
+_cgc._set_error_type(Error)
+
+ModelLike = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Any]
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """A model input or output: its name, numpy dtype and static shape."""
+
+    name: str
+    dtype: np.dtype
+    shape: Tuple[int, ...]
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """A D3D12 driver as the compiler sees it (:func:`devices`)."""
+
+    driver: str
+    mlir_tier: str
+    target: Optional[str]
+    patterns: Tuple[str, ...]
+    unavailable: str = ""
+
+
+def _info_from_plan(entry: Mapping[str, Any]) -> TensorInfo:
+    return TensorInfo(entry["name"], np.dtype(entry["dtype"]), tuple(entry["shape"]))
+
+
+_devices: Dict[Tuple[Optional[str], bool, int], "_cgc.Device"] = {}
+_devices_lock = threading.Lock()
+
+
+def _device(driver: Optional[str] = None, debug_layer: bool = False,
+            threads: Optional[int] = None) -> "_cgc.Device":
+    """A device on `driver` (a name, a path, or None for the default),
+    created once per process and settings."""
+    if threads is not None and (not isinstance(threads, int) or threads < 0):
+        raise ValueError("threads must be a non-negative integer, got %r" % (threads,))
+    key = (None if driver is None else os.fspath(driver), bool(debug_layer), int(threads or 0))
+    with _devices_lock:
+        if key not in _devices:
+            _devices[key] = _cgc.Device(key[0], key[1], key[2])
+        return _devices[key]
+
+
+def _shape_options(input_shapes: Optional[Mapping[str, Sequence[int]]]) -> List[str]:
+    out = []
+    for name, shape in (input_shapes or {}).items():
+        dims = [int(d) for d in shape]
+        if any(d < 0 for d in dims):
+            raise ValueError("input_shapes[%r]: dimensions must be non-negative, got %r"
+                             % (name, tuple(shape)))
+        out.append("%s=%s" % (name, "x".join(str(d) for d in dims)))
+    return out
+
+
+def _model_bytes_or_path(model: ModelLike) -> Tuple[Any, str]:
+    """(bytes or a path string, a name for messages)."""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return bytes(model), "model.onnx"
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not os.path.exists(path):
+            raise FileNotFoundError("%s: no such file" % path)
+        return path, path
+    serialize = getattr(model, "SerializeToString", None)
+    if serialize is None:
+        raise TypeError("model must be a path, bytes or an onnx.ModelProto, got %s"
+                        % type(model).__name__)
+    return serialize(), "model.onnx"
+
+
+class CompiledModel:
+    """A compiled model: the bytes the runtime loads (a `.cgc` file), its
+    inputs and outputs, and its memory plan. Made by :func:`compile` or
+    :func:`load`."""
+
+    def __init__(self, data: bytes, messages: str = "") -> None:
+        self._data = bytes(data)
+        self._plan = read_plan(self._data)
+        self.messages = messages
+        """What the compiler said: the device, what each target claimed."""
+
+    @property
+    def data(self) -> bytes:
+        return self._data
+
+    @property
+    def inputs(self) -> List[TensorInfo]:
+        return [_info_from_plan(e) for e in self._plan["inputs"]]
+
+    @property
+    def outputs(self) -> List[TensorInfo]:
+        return [_info_from_plan(e) for e in self._plan["outputs"]]
+
+    @property
+    def plan(self) -> Dict[str, Any]:
+        """The execution plan (docs/architecture.md): programs, commands with
+        their bindings, scratch and constants, and the memory figures."""
+        return self._plan
+
+    @property
+    def memory(self) -> Dict[str, int]:
+        """Scratch footprint, its lower bound and the naive sum, in bytes."""
+        return dict(self._plan.get("memory", {}))
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        with open(path, "wb") as f:
+            f.write(self._data)
+
+    def __repr__(self) -> str:
+        return "CompiledModel(inputs=%r, outputs=%r, %d bytes)" % (
+            [i.name for i in self.inputs], [o.name for o in self.outputs], len(self._data))
+
+
+def compile(model: ModelLike, *, device: Optional[str] = None,
+            targets: Optional[Sequence[str]] = None,
+            input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+            freeze_inputs: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]] = None
+            ) -> CompiledModel:
+    """Compiles an ONNX model (a path, bytes or an ``onnx.ModelProto``).
+
+    By default for the patterns the device's driver declares through
+    MLIR_EXCHANGE (``device``: a driver name or path, None for the default
+    device), the rest for the fallback target. ``targets`` names the
+    compilation targets instead (cgc-compile's ``--target``), ``input_shapes``
+    binds symbolic input dimensions, ``freeze_inputs`` binds inputs that
+    determine shapes to ``.pb`` tensors.
+    """
+    source, name = _model_bytes_or_path(model)
+    dev = _device(device)
+    frozen = ["%s=%s" % (k, os.fspath(v)) for k, v in (freeze_inputs or {}).items()]
+    data, messages = _cgc.compile_onnx(dev, source, name, list(targets or []),
+                                       _shape_options(input_shapes), frozen, bool(targets))
+    return CompiledModel(data, messages)
+
+
+def load(path: Union[str, "os.PathLike[str]"]) -> CompiledModel:
+    """Reads a compiled model (``.cgc``) written by cgc-compile or
+    :meth:`CompiledModel.save`."""
+    with open(path, "rb") as f:
+        return CompiledModel(f.read())
+
+
+def devices() -> List[DeviceInfo]:
+    """The D3D12 drivers found, with their MLIR programs tier and the
+    patterns they declare (asked through their devices)."""
+    out = []
+    for path in _cgc.drivers():
+        info = _device(path).info()
+        out.append(DeviceInfo(path, info["mlir_tier"], info["target"],
+                              tuple(info["patterns"]), info["unavailable"]))
+    return out
+
+
+class Session:
+    """A model loaded on a device, ready to run.
+
+    ``model_or_path``: a :class:`CompiledModel`, a ``.cgc`` path, or an ONNX
+    model (path, bytes or ``onnx.ModelProto``), which is compiled for the
+    device first (``input_shapes``, ``targets`` as for :func:`compile`).
+    ``device`` names the driver, ``threads`` the device's worker threads,
+    ``debug_layer`` validates every dispatch.
+    """
+
+    def __init__(self, model_or_path: Union[CompiledModel, ModelLike], *,
+                 device: Optional[str] = None, threads: Optional[int] = None,
+                 debug_layer: bool = False,
+                 input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+                 targets: Optional[Sequence[str]] = None) -> None:
+        self._device = _device(device, debug_layer, threads)
+        compiled = model_or_path
+        if not isinstance(compiled, CompiledModel):
+            source, name = _model_bytes_or_path(model_or_path)
+            is_cgc = (isinstance(source, bytes) and source[:4] == b"DXBC") or \
+                (isinstance(source, str) and source.endswith(".cgc"))
+            if is_cgc:
+                compiled = CompiledModel(source) if isinstance(source, bytes) else load(source)
+            else:
+                data, messages = _cgc.compile_onnx(
+                    self._device, source, name, list(targets or []),
+                    _shape_options(input_shapes), [], bool(targets))
+                compiled = CompiledModel(data, messages)
+        self.compiled = compiled
+        self._model = _cgc.Model(self._device, compiled.data)
+        self._context = _cgc.Context(self._model)
+        self._inputs = [TensorInfo(t.name, np.dtype(t.dtype), tuple(t.shape))
+                        for t in self._model.inputs]
+        self._outputs = [TensorInfo(t.name, np.dtype(t.dtype), tuple(t.shape))
+                         for t in self._model.outputs]
+        self._input_index = {t.name: i for i, t in enumerate(self._inputs)}
+        self._output_index = {t.name: i for i, t in enumerate(self._outputs)}
+        self._lock = threading.Lock()
+
+    @property
+    def inputs(self) -> List[TensorInfo]:
+        return list(self._inputs)
+
+    @property
+    def outputs(self) -> List[TensorInfo]:
+        return list(self._outputs)
+
+    def _array(self, info: TensorInfo, value: Any) -> np.ndarray:
+        array = np.asarray(value)
+        if array.dtype != info.dtype:
+            raise TypeError("input %r is %s; the model expects %s (cgc does not convert)"
+                            % (info.name, array.dtype, info.dtype))
+        if tuple(array.shape) != info.shape:
+            raise ValueError("input %r has shape %s; the model expects %s"
+                             % (info.name, tuple(array.shape), info.shape))
+        return array
+
+    def run(self, feeds: Mapping[str, Any],
+            outputs: Optional[Sequence[str]] = None) -> Dict[str, np.ndarray]:
+        """Runs the model on ``feeds`` (every input by name) and returns the
+        outputs by name (those named in ``outputs``, else all). Inputs that
+        are C-contiguous and 64-byte aligned are read in place; outputs are
+        written in place into the arrays returned. The GIL is released while
+        the device runs."""
+        if self._context.closed:
+            raise ValueError("the session is closed")
+        if not isinstance(feeds, Mapping):
+            raise TypeError("feeds must be a mapping from input names to arrays")
+        unknown = sorted(set(feeds) - set(self._input_index))
+        if unknown:
+            raise KeyError("unknown input %r; the model's inputs are %s"
+                           % (unknown[0], [i.name for i in self._inputs]))
+        missing = [i.name for i in self._inputs if i.name not in feeds]
+        if missing:
+            raise KeyError("missing input %r" % missing[0])
+        wanted = list(outputs) if outputs is not None else [o.name for o in self._outputs]
+        for name in wanted:
+            if name not in self._output_index:
+                raise KeyError("unknown output %r; the model's outputs are %s"
+                               % (name, [o.name for o in self._outputs]))
+        arrays = [self._array(info, feeds[info.name]) for info in self._inputs]
+        with self._lock:
+            results = self._context.run(arrays)
+        return {name: results[self._output_index[name]] for name in wanted}
+
+    def stats(self) -> Dict[str, int]:
+        """Runs, command-list recordings and bytes the runtime copied."""
+        return self._context.stats()
+
+    def close(self) -> None:
+        """Waits for the session's runs and frees its memory; runs after it
+        raise."""
+        self._context.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class NodeArg:
+    """ONNX Runtime's description of an input or output."""
+
+    name: str
+    shape: List[int]
+    type: str
+
+
+_ORT_TYPES = {"float32": "tensor(float)", "float64": "tensor(double)",
+              "float16": "tensor(float16)", "int8": "tensor(int8)", "uint8": "tensor(uint8)",
+              "int16": "tensor(int16)", "uint16": "tensor(uint16)", "int32": "tensor(int32)",
+              "uint32": "tensor(uint32)", "int64": "tensor(int64)",
+              "uint64": "tensor(uint64)", "bool": "tensor(bool)"}
+
+
+class InferenceSession:
+    """ONNX Runtime's ``InferenceSession`` over cgc: an ORT user switches with
+    one line. ``providers`` and ``sess_options`` are accepted and ignored
+    (cgc runs on its own device); keyword arguments go to :class:`Session`."""
+
+    def __init__(self, path_or_bytes: ModelLike, sess_options: Any = None,
+                 providers: Optional[Sequence[Any]] = None, provider_options: Any = None,
+                 **kwargs: Any) -> None:
+        self._session = Session(path_or_bytes, **kwargs)
+
+    def get_inputs(self) -> List[NodeArg]:
+        return [NodeArg(i.name, list(i.shape), _ORT_TYPES.get(i.dtype.name, str(i.dtype)))
+                for i in self._session.inputs]
+
+    def get_outputs(self) -> List[NodeArg]:
+        return [NodeArg(o.name, list(o.shape), _ORT_TYPES.get(o.dtype.name, str(o.dtype)))
+                for o in self._session.outputs]
+
+    def get_providers(self) -> List[str]:
+        return ["CgcExecutionProvider"]
+
+    def run(self, output_names: Optional[Sequence[str]], input_feed: Mapping[str, Any],
+            run_options: Any = None) -> List[np.ndarray]:
+        names = list(output_names) if output_names else [o.name for o in self._session.outputs]
+        result = self._session.run(input_feed, names)
+        return [result[n] for n in names]

@@ -1,0 +1,356 @@
+//===- module.cpp - cgc._cgc: the Python extension over the runtime's C API -===//
+//
+// A thin layer: every call goes to cgc/runtime.h, every failure becomes a
+// cgc.Error carrying the runtime's message and status code. The Python
+// package (python/cgc) shapes the API users see. The GIL is released while
+// the runtime compiles, loads or runs.
+//
+// Zero copy: an input array that is C-contiguous, of the model's dtype and
+// shape and 64-byte aligned is bound in place (cgc_tensor_wrap_host); any
+// other array is copied once into the context's own buffer. Outputs are
+// fresh 64-byte aligned numpy arrays the run writes in place and that are
+// returned as they are.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/runtime.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+py::object gErrorType; // cgc.Error, set by the package
+
+void check(cgc_status_t status) {
+  if (!status)
+    return;
+  std::string message = cgc_status_message(status);
+  std::string code = cgc_status_code_name(cgc_status_code(status));
+  cgc_status_free(status);
+  if (gErrorType) {
+    PyErr_SetObject(gErrorType.ptr(), py::make_tuple(message, code).ptr());
+    throw py::error_already_set();
+  }
+  throw std::runtime_error(code + ": " + message);
+}
+
+py::dtype toNumpy(cgc_dtype_t dtype) {
+  switch (dtype) {
+  case CGC_DTYPE_FLOAT32: return py::dtype("float32");
+  case CGC_DTYPE_FLOAT64: return py::dtype("float64");
+  case CGC_DTYPE_FLOAT16: return py::dtype("float16");
+  case CGC_DTYPE_INT8: return py::dtype("int8");
+  case CGC_DTYPE_UINT8: return py::dtype("uint8");
+  case CGC_DTYPE_INT16: return py::dtype("int16");
+  case CGC_DTYPE_UINT16: return py::dtype("uint16");
+  case CGC_DTYPE_INT32: return py::dtype("int32");
+  case CGC_DTYPE_UINT32: return py::dtype("uint32");
+  case CGC_DTYPE_INT64: return py::dtype("int64");
+  case CGC_DTYPE_UINT64: return py::dtype("uint64");
+  case CGC_DTYPE_BOOL: return py::dtype("bool");
+  default: {
+    const char *name = cgc_dtype_name(dtype);
+    throw py::type_error(std::string("the tensor's dtype ") + (name ? name : "?") +
+                         " has no numpy equivalent");
+  }
+  }
+}
+
+struct Device {
+  cgc_device_t *device = nullptr;
+  explicit Device(std::optional<std::string> driver, bool debugLayer, uint32_t threads) {
+    cgc_device_options_t options;
+    cgc_device_options_init(&options);
+    options.driver = driver ? driver->c_str() : nullptr;
+    options.debug_layer = debugLayer;
+    options.device_threads = threads;
+    cgc_status_t status;
+    {
+      py::gil_scoped_release release;
+      status = cgc_device_create(&options, &device);
+    }
+    check(status);
+  }
+  ~Device() { cgc_device_release(device); }
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+};
+
+/// Compiles an ONNX model (bytes or a path) for `device`; returns the
+/// compiled model's bytes and the compiler's messages.
+py::tuple compileOnnx(std::shared_ptr<Device> device, py::object model, const std::string &name,
+                      std::vector<std::string> targets, std::vector<std::string> inputShapes,
+                      std::vector<std::string> freezeInputs, bool noDevicePatterns) {
+  auto pointers = [](const std::vector<std::string> &v) {
+    std::vector<const char *> out;
+    for (const std::string &s : v)
+      out.push_back(s.c_str());
+    return out;
+  };
+  std::vector<const char *> t = pointers(targets), s = pointers(inputShapes),
+                            f = pointers(freezeInputs);
+  std::string messages;
+  cgc_compile_options_t options;
+  cgc_compile_options_init(&options);
+  options.targets = t.data();
+  options.target_count = t.size();
+  options.input_shapes = s.data();
+  options.input_shape_count = s.size();
+  options.freeze_inputs = f.data();
+  options.freeze_input_count = f.size();
+  options.no_device_patterns = noDevicePatterns;
+  options.message = [](void *user, const char *text) {
+    std::string &m = *static_cast<std::string *>(user);
+    m += text;
+    if (m.empty() || m.back() != '\n')
+      m += '\n';
+  };
+  options.message_user_data = &messages;
+  cgc_blob_t *blob = nullptr;
+  cgc_status_t status;
+  if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model) ||
+      py::isinstance<py::memoryview>(model)) {
+    py::buffer_info bytes = py::buffer(model).request();
+    py::gil_scoped_release release;
+    status = cgc_model_compile_onnx(device->device, bytes.ptr, size_t(bytes.size * bytes.itemsize),
+                                    name.c_str(), &options, &blob);
+  } else {
+    std::string path = py::str(model);
+    py::gil_scoped_release release;
+    status = cgc_model_compile_onnx_file(device->device, path.c_str(), &options, &blob);
+  }
+  check(status);
+  py::bytes result(static_cast<const char *>(cgc_blob_data(blob)), cgc_blob_size(blob));
+  cgc_blob_release(blob);
+  return py::make_tuple(result, messages);
+}
+
+struct TensorInfo {
+  std::string name;
+  py::dtype dtype;
+  std::vector<int64_t> shape;
+  uint64_t bytes;
+};
+
+struct Model {
+  std::shared_ptr<Device> device; // the model keeps its device
+  cgc_model_t *model = nullptr;
+  Model(std::shared_ptr<Device> d, py::bytes data) : device(std::move(d)) {
+    std::string_view view = data;
+    cgc_status_t status;
+    {
+      py::gil_scoped_release release;
+      status = cgc_model_load_memory(device->device, view.data(), view.size(), nullptr, &model);
+    }
+    check(status);
+  }
+  Model(std::shared_ptr<Device> d, const std::string &path) : device(std::move(d)) {
+    cgc_status_t status;
+    {
+      py::gil_scoped_release release;
+      status = cgc_model_load_file(device->device, path.c_str(), nullptr, &model);
+    }
+    check(status);
+  }
+  ~Model() { cgc_model_release(model); }
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+
+  std::vector<TensorInfo> infos(bool outputs) const {
+    size_t n = outputs ? cgc_model_output_count(model) : cgc_model_input_count(model);
+    std::vector<TensorInfo> out;
+    for (size_t i = 0; i < n; ++i) {
+      cgc_tensor_info_t info;
+      check(outputs ? cgc_model_output_info(model, i, &info) : cgc_model_input_info(model, i, &info));
+      out.push_back({info.name, toNumpy(info.dtype),
+                     std::vector<int64_t>(info.shape, info.shape + info.rank), info.bytes});
+    }
+    return out;
+  }
+};
+
+/// A 64-byte aligned, C-contiguous array of `dtype` and `shape`.
+py::array alignedArray(const py::dtype &dtype, const std::vector<int64_t> &shape) {
+  size_t bytes = size_t(dtype.itemsize());
+  for (int64_t d : shape)
+    bytes *= size_t(d);
+  void *p = nullptr;
+  if (posix_memalign(&p, 64, std::max<size_t>(bytes, 64)) != 0)
+    throw std::bad_alloc();
+  py::capsule owner(p, [](void *q) { std::free(q); });
+  return py::array(dtype, std::vector<py::ssize_t>(shape.begin(), shape.end()), p, owner);
+}
+
+cgc_dtype_t dtypeFromNumpy(const py::dtype &dtype) {
+  static const std::pair<const char *, cgc_dtype_t> table[] = {
+      {"float32", CGC_DTYPE_FLOAT32}, {"float64", CGC_DTYPE_FLOAT64},
+      {"float16", CGC_DTYPE_FLOAT16}, {"int8", CGC_DTYPE_INT8},
+      {"uint8", CGC_DTYPE_UINT8},     {"int16", CGC_DTYPE_INT16},
+      {"uint16", CGC_DTYPE_UINT16},   {"int32", CGC_DTYPE_INT32},
+      {"uint32", CGC_DTYPE_UINT32},   {"int64", CGC_DTYPE_INT64},
+      {"uint64", CGC_DTYPE_UINT64},   {"bool", CGC_DTYPE_BOOL}};
+  for (auto &[name, value] : table)
+    if (dtype.is(py::dtype(name)))
+      return value;
+  return CGC_DTYPE_INVALID;
+}
+
+struct Context {
+  std::shared_ptr<Model> model;
+  cgc_context_t *context = nullptr;
+  std::vector<TensorInfo> inputs, outputs;
+  bool closed = false;
+
+  explicit Context(std::shared_ptr<Model> m) : model(std::move(m)) {
+    check(cgc_context_create(model->model, nullptr, &context));
+    inputs = model->infos(false);
+    outputs = model->infos(true);
+  }
+  ~Context() { close(); }
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
+  void close() {
+    if (!closed) {
+      py::gil_scoped_release release;
+      cgc_context_release(context);
+      context = nullptr;
+      closed = true;
+    }
+  }
+
+  /// Runs with `feeds` in input order; returns the outputs in order.
+  std::vector<py::array> run(const std::vector<py::array> &feeds) {
+    if (closed)
+      throw py::value_error("the session is closed");
+    if (feeds.size() != inputs.size())
+      throw py::value_error("expected " + std::to_string(inputs.size()) + " inputs, got " +
+                            std::to_string(feeds.size()));
+    std::vector<cgc_tensor_t *> wrapped;
+    auto releaseWrapped = [&] {
+      for (cgc_tensor_t *t : wrapped)
+        cgc_tensor_release(t);
+    };
+    try {
+      for (size_t i = 0; i < feeds.size(); ++i) {
+        const py::array &a = feeds[i];
+        const TensorInfo &info = inputs[i];
+        cgc_tensor_t *tensor = nullptr;
+        bool inPlace = (a.flags() & py::array::c_style) &&
+                       (reinterpret_cast<uintptr_t>(a.data()) % 64) == 0 &&
+                       size_t(a.nbytes()) == info.bytes;
+        if (inPlace) {
+          cgc_tensor_desc_t desc = {dtypeFromNumpy(info.dtype), info.shape.size(),
+                                    info.shape.data()};
+          check(cgc_tensor_wrap_host(model->device->device, &desc, const_cast<void *>(a.data()),
+                                     size_t(a.nbytes()), &tensor));
+          wrapped.push_back(tensor);
+        }
+        check(cgc_context_bind_input(context, i, tensor));
+        if (!inPlace)
+          check(cgc_context_set_input_data(context, i, a.data(), size_t(a.nbytes())));
+      }
+      std::vector<py::array> results;
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        const TensorInfo &info = outputs[i];
+        py::array out = alignedArray(info.dtype, info.shape);
+        cgc_tensor_desc_t desc = {dtypeFromNumpy(info.dtype), info.shape.size(), info.shape.data()};
+        cgc_tensor_t *tensor = nullptr;
+        check(cgc_tensor_wrap_host(model->device->device, &desc, out.mutable_data(),
+                                   size_t(out.nbytes()), &tensor));
+        wrapped.push_back(tensor);
+        check(cgc_context_bind_output(context, i, tensor));
+        results.push_back(std::move(out));
+      }
+      cgc_status_t status;
+      {
+        py::gil_scoped_release release;
+        status = cgc_context_run(context);
+      }
+      check(status);
+      releaseWrapped();
+      return results;
+    } catch (...) {
+      releaseWrapped();
+      throw;
+    }
+  }
+
+};
+
+py::dict deviceInfo(std::shared_ptr<Device> device) {
+  cgc_device_info_t info;
+  cgc_status_t status;
+  {
+    py::gil_scoped_release release;
+    status = cgc_device_info(device->device, &info);
+  }
+  check(status);
+  py::dict d;
+  d["driver"] = std::string(info.driver);
+  d["mlir_tier"] = std::string(info.mlir_tier);
+  d["target"] = info.target ? py::object(py::str(info.target)) : py::object(py::none());
+  py::list patterns;
+  for (size_t i = 0; i < info.pattern_count; ++i)
+    patterns.append(std::string(info.patterns[i]));
+  d["patterns"] = patterns;
+  d["unavailable"] = std::string(info.unavailable ? info.unavailable : "");
+  return d;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_cgc, m) {
+  m.doc() = "cgc's runtime (C API) for Python; use the cgc package, not this module";
+  m.def("_set_error_type", [](py::object type) { gErrorType = type; });
+  m.def("runtime_version", [] { return std::string(cgc_runtime_version()); });
+  m.def("compiler_module_path", [] { return std::string(cgc_compiler_module_path()); });
+  m.def("drivers", [] {
+    std::vector<std::string> out;
+    size_t count = cgc_driver_count();
+    for (size_t i = 0; i < count; ++i)
+      out.emplace_back(cgc_driver_path(i));
+    return out;
+  });
+
+  py::class_<Device, std::shared_ptr<Device>>(m, "Device")
+      .def(py::init<std::optional<std::string>, bool, uint32_t>(), py::arg("driver") = py::none(),
+           py::arg("debug_layer") = false, py::arg("threads") = 0)
+      .def("info", &deviceInfo);
+  m.def("compile_onnx", &compileOnnx, py::arg("device"), py::arg("model"), py::arg("name"),
+        py::arg("targets"), py::arg("input_shapes"), py::arg("freeze_inputs"),
+        py::arg("no_device_patterns"));
+
+  py::class_<TensorInfo>(m, "TensorInfo")
+      .def_readonly("name", &TensorInfo::name)
+      .def_readonly("dtype", &TensorInfo::dtype)
+      .def_readonly("shape", &TensorInfo::shape)
+      .def_readonly("bytes", &TensorInfo::bytes);
+  py::class_<Model, std::shared_ptr<Model>>(m, "Model")
+      .def(py::init<std::shared_ptr<Device>, py::bytes>())
+      .def(py::init<std::shared_ptr<Device>, const std::string &>())
+      .def_property_readonly("inputs", [](const Model &m) { return m.infos(false); })
+      .def_property_readonly("outputs", [](const Model &m) { return m.infos(true); });
+  py::class_<Context, std::shared_ptr<Context>>(m, "Context")
+      .def(py::init<std::shared_ptr<Model>>())
+      .def("run", &Context::run)
+      .def("close", &Context::close)
+      .def_property_readonly("closed", [](const Context &c) { return c.closed; })
+      .def("stats", [](const Context &c) {
+        cgc_context_stats_t s;
+        cgc_context_stats(c.context, &s);
+        py::dict d;
+        d["runs"] = s.runs;
+        d["recordings"] = s.recordings;
+        d["bytes_copied"] = s.bytes_copied;
+        return d;
+      });
+}

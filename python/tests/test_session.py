@@ -1,0 +1,185 @@
+"""cgc.compile, cgc.Session, cgc.InferenceSession and cgc.devices."""
+
+import gc
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+
+import cgc
+from conftest import BUILD, ROOT, aligned, normwise
+
+
+def test_session_matches_numpy(mlp):
+    path, x, y = mlp
+    session = cgc.Session(path)
+    out = session.run({"x": x})
+    assert list(out) == ["y"]
+    assert out["y"].dtype == np.float32 and out["y"].shape == (4, 8)
+    assert normwise(out["y"], y) < 1e-6
+    np.testing.assert_allclose(out["y"], y, rtol=1e-5, atol=1e-7)
+    assert "target 'reference'" in session.compiled.messages
+
+
+def test_compile_from_path_bytes_and_modelproto_agree(mlp, tmp_path):
+    path, x, y = mlp
+    with open(path, "rb") as f:
+        data = f.read()
+    results = []
+    for source in (path, data, onnx.load(path)):
+        compiled = cgc.compile(source)
+        assert [i.name for i in compiled.inputs] == ["x"]
+        assert compiled.inputs[0].dtype == np.float32 and compiled.inputs[0].shape == (4, 16)
+        assert compiled.outputs[0].shape == (4, 8)
+        memory = compiled.memory
+        assert memory["lower_bound"] <= memory["footprint"] <= memory["naive"]
+        results.append(cgc.Session(compiled).run({"x": x})["y"])
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])
+
+    saved = tmp_path / "mlp.cgc"
+    compiled.save(saved)
+    loaded = cgc.load(saved)
+    assert loaded.data == compiled.data
+    np.testing.assert_array_equal(cgc.Session(str(saved)).run({"x": x})["y"], results[0])
+
+
+def test_matches_cgc_run(mlp, tmp_path):
+    path, x, _ = mlp
+    np.save(tmp_path / "x.npy", x)
+    subprocess.run([os.path.join(BUILD, "bin", "cgc-run"), path, "x=%s" % (tmp_path / "x.npy"),
+                    "--output-dir", str(tmp_path / "out"), "-q"], check=True)
+    expected = np.load(tmp_path / "out" / "y.npy")
+    np.testing.assert_array_equal(cgc.Session(path).run({"x": x})["y"], expected)
+
+
+def test_targets_skip_the_device(mlp):
+    path, x, y = mlp
+    compiled = cgc.compile(path, targets=["fallback"])
+    assert "compiling for" not in compiled.messages
+    assert "fallback: 7 subgraphs" in compiled.messages
+    assert normwise(cgc.Session(compiled).run({"x": x})["y"], y) < 1e-6
+
+
+def test_inference_session_is_ort_shaped(mlp):
+    path, x, y = mlp
+    sess = cgc.InferenceSession(path, providers=["CPUExecutionProvider"])
+    (inp,) = sess.get_inputs()
+    assert (inp.name, inp.shape, inp.type) == ("x", [4, 16], "tensor(float)")
+    assert sess.get_outputs()[0].name == "y"
+    (out,) = sess.run(None, {"x": x})
+    assert normwise(out, y) < 1e-6
+    (out2,) = sess.run(["y"], {"x": x})
+    np.testing.assert_array_equal(out, out2)
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(BUILD, "bin", "cgc-ort-run")),
+                    reason="ONNX Runtime is not installed (scripts/setup_ort.sh)")
+def test_inference_session_matches_onnx_runtime(mlp, tmp_path):
+    path, x, _ = mlp
+    np.save(tmp_path / "x.npy", x)
+    subprocess.run([os.path.join(BUILD, "bin", "cgc-ort-run"), path,
+                    "x=%s" % (tmp_path / "x.npy"), "--output-dir", str(tmp_path / "ort")],
+                   check=True, stdout=subprocess.DEVNULL)
+    ort = np.load(tmp_path / "ort" / "y.npy")
+    (out,) = cgc.InferenceSession(path).run(None, {"x": x})
+    assert normwise(out, ort) < 1e-6
+
+
+def test_aligned_inputs_are_not_copied(mlp):
+    path, x, y = mlp
+    session = cgc.Session(path)
+    session.run({"x": aligned(x)})
+    assert session.stats()["bytes_copied"] == 0
+    out = session.run({"x": aligned(x)})["y"]
+    assert out.ctypes.data % 64 == 0 and out.flags.c_contiguous and out.flags.writeable
+    assert session.stats()["bytes_copied"] == 0
+    assert normwise(out, y) < 1e-6
+
+
+def test_bad_inputs_raise_clear_errors(mlp):
+    path, x, _ = mlp
+    session = cgc.Session(path)
+    with pytest.raises(TypeError, match="input 'x' is float64; the model expects float32"):
+        session.run({"x": x.astype(np.float64)})
+    with pytest.raises(ValueError, match=r"input 'x' has shape \(2, 16\)"):
+        session.run({"x": x[:2]})
+    with pytest.raises(KeyError, match="unknown input 'z'"):
+        session.run({"x": x, "z": x})
+    with pytest.raises(KeyError, match="missing input 'x'"):
+        session.run({})
+    with pytest.raises(KeyError, match="unknown output 'w'"):
+        session.run({"x": x}, outputs=["w"])
+    session.close()
+    with pytest.raises(ValueError, match="the session is closed"):
+        session.run({"x": x})
+
+
+def test_bad_models_raise_cgc_errors(tmp_path):
+    with pytest.raises(cgc.Error) as info:
+        cgc.compile(b"\x0f\x0f\x0f not onnx")
+    assert info.value.code == "INVALID_ARGUMENT"
+    assert "not a valid ONNX model" in info.value.message
+    with pytest.raises(FileNotFoundError):
+        cgc.compile(tmp_path / "missing.onnx")
+    bad = tmp_path / "bad.cgc"
+    bad.write_bytes(b"DXBC" + b"\0" * 40)
+    with pytest.raises(ValueError, match="not a valid compiled model"):
+        cgc.load(bad)
+    with pytest.raises(TypeError, match="model must be a path, bytes or an onnx.ModelProto"):
+        cgc.compile(42)
+    with pytest.raises(cgc.Error, match="cannot use the D3D12 driver"):
+        cgc.Session(b"", device="/nonexistent/libcgc_driver_x.so")
+
+
+def test_lifetimes(mlp):
+    path, x, y = mlp
+    compiled = cgc.compile(path)
+    session = cgc.Session(compiled)
+    del compiled
+    gc.collect()
+    out = session.run({"x": x})["y"]  # the session outlives the CompiledModel object
+    session.close()
+    del session
+    gc.collect()
+    assert normwise(out, y) < 1e-6  # arrays outlive the session
+
+
+def test_devices_report_the_reference_driver():
+    found = {os.path.basename(d.driver): d for d in cgc.devices()}
+    ref = found["libcgc_driver_reference.so"]
+    assert ref.mlir_tier == "2.0" and ref.target == "reference"
+    assert "anchorEpilogue" in ref.patterns and ref.unavailable == ""
+
+
+GEMM = os.path.join(BUILD, "examples", "gemm-driver", "libcgc_driver_gemm.so")
+
+
+@pytest.mark.skipif(not os.path.exists(GEMM), reason="the example driver is not built")
+def test_a_third_party_driver(mlp):
+    path, x, y = mlp
+    session = cgc.Session(path, device=GEMM)
+    assert "target 'gemm'" in session.compiled.messages
+    assert normwise(session.run({"x": x})["y"], y) < 1e-6
+
+
+def test_module_cli(mlp, tmp_path):
+    path, x, _ = mlp
+    env = dict(os.environ)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "cgc", *a], env=env,
+                                    capture_output=True, text=True)
+    r = run("devices")
+    assert r.returncode == 0 and "target reference" in r.stdout
+    r = run("compile", path, "-o", str(tmp_path / "m.cgc"))
+    assert r.returncode == 0 and "targets claimed" in r.stderr
+    np.save(tmp_path / "x.npy", x)
+    r = run("run", str(tmp_path / "m.cgc"), "x=%s" % (tmp_path / "x.npy"), "--output-dir",
+            str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "y.npy"),
+                                  cgc.Session(path).run({"x": x})["y"])
+    r = run("run", str(tmp_path / "missing.onnx"))
+    assert r.returncode == 1 and "no such file" in r.stderr
