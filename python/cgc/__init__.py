@@ -11,9 +11,10 @@ Runtime's API over it, :func:`devices` lists the drivers.
 """
 
 from ._api import (CompiledModel, DeviceInfo, Error, InferenceSession, NodeArg, Session,
-                   TensorInfo, compile, devices, load)
+                   TensorInfo, compile, devices, from_dlpack, load)
 from ._cgc import runtime_version as _runtime_version
 
 __version__ = _runtime_version()
 __all__ = ["CompiledModel", "DeviceInfo", "Error", "InferenceSession", "NodeArg", "Session",
-           "TensorInfo", "compile", "devices", "load", "__version__"]
+           "TensorInfo", "compile", "devices", "from_dlpack", "load",
+           "__version__"]

@@ -196,6 +196,14 @@ def devices() -> List[DeviceInfo]:
     return out
 
 
+def from_dlpack(tensor: Any) -> np.ndarray:
+    """A numpy view of a CPU tensor of another library (torch, ...) through
+    DLPack: no copy. Session.run does this for any input with ``__dlpack__``;
+    its outputs are numpy arrays, which export ``__dlpack__`` themselves
+    (``torch.from_dlpack(output)`` shares their memory)."""
+    return np.from_dlpack(tensor)
+
+
 class Session:
     """A model loaded on a device, ready to run.
 
@@ -244,7 +252,8 @@ class Session:
         return list(self._outputs)
 
     def _array(self, info: TensorInfo, value: Any) -> np.ndarray:
-        array = np.asarray(value)
+        array = value if isinstance(value, np.ndarray) else from_dlpack(value) \
+            if hasattr(value, "__dlpack__") else np.asarray(value)
         if array.dtype != info.dtype:
             raise TypeError("input %r is %s; the model expects %s (cgc does not convert)"
                             % (info.name, array.dtype, info.dtype))

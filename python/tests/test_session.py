@@ -183,3 +183,17 @@ def test_module_cli(mlp, tmp_path):
                                   cgc.Session(path).run({"x": x})["y"])
     r = run("run", str(tmp_path / "missing.onnx"))
     assert r.returncode == 1 and "no such file" in r.stderr
+
+
+def test_dlpack_round_trip_with_torch_without_copies(mlp):
+    torch = pytest.importorskip("torch")
+    path, x, y = mlp
+    t = torch.from_numpy(aligned(x))
+    view = cgc.from_dlpack(t)
+    assert view.ctypes.data == t.data_ptr()  # no copy in
+    session = cgc.Session(path)
+    out = session.run({"x": t})["y"]
+    assert session.stats()["bytes_copied"] == 0
+    back = torch.from_dlpack(out)
+    assert back.data_ptr() == out.ctypes.data  # no copy out
+    assert normwise(back.numpy(), y) < 1e-6
