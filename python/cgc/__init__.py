@@ -10,11 +10,15 @@ design) for Python.
 Runtime's API over it, :func:`devices` lists the drivers.
 """
 
-from ._api import (CompiledModel, DeviceInfo, Error, InferenceSession, NodeArg, Session,
-                   TensorInfo, compile, devices, from_dlpack, load)
+from ._api import (CompiledModel, DeviceInfo, Error, ExternalMemory, ExternalSemaphore,
+                   InferenceSession, NodeArg, Session, TensorInfo, compile,
+                   create_shared_semaphore, devices, from_dlpack, import_memory,
+                   import_semaphore, load)
 from ._cgc import runtime_version as _runtime_version
 
 __version__ = _runtime_version()
-__all__ = ["CompiledModel", "DeviceInfo", "Error", "InferenceSession", "NodeArg", "Session",
+__all__ = ["CompiledModel", "DeviceInfo", "Error", "ExternalMemory", "ExternalSemaphore",
+           "InferenceSession", "NodeArg", "Session", "create_shared_semaphore",
+           "import_memory", "import_semaphore",
            "TensorInfo", "compile", "devices", "from_dlpack", "load",
            "__version__"]

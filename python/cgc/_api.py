@@ -204,6 +204,74 @@ def from_dlpack(tensor: Any) -> np.ndarray:
     return np.from_dlpack(tensor)
 
 
+class ExternalMemory:
+    """Memory another process or device shares as a file descriptor (a
+    memfd, a /dev/shm file, a dma-buf), mapped into this process without a
+    copy (:func:`import_memory`). Bind it to a session's inputs and outputs
+    (:meth:`Session.bind`), or view it with :meth:`array`."""
+
+    def __init__(self, native: "_cgc.ExternalMemory", importer: "_cgc.Importer") -> None:
+        self._native = native
+        self._importer = importer
+
+    @property
+    def size(self) -> int:
+        return self._native.size
+
+    def array(self, dtype: Any, shape: Sequence[int], offset: int = 0) -> np.ndarray:
+        """A numpy view of the imported bytes at ``offset`` (no copy)."""
+        return self._native.array(np.dtype(dtype), [int(d) for d in shape], int(offset))
+
+
+class ExternalSemaphore:
+    """A 64-bit timeline semaphore shared as a file descriptor (a D3D12 fence
+    created with D3D12_FENCE_FLAG_SHARED, :func:`create_shared_semaphore`):
+    sessions wait for and signal values on it (:meth:`Session.wait_for`,
+    :meth:`Session.signal`)."""
+
+    def __init__(self, native: "_cgc.ExternalSemaphore", importer: "_cgc.Importer") -> None:
+        self._native = native
+        self._importer = importer
+
+    @property
+    def value(self) -> int:
+        """The current value, read on the CPU."""
+        return self._native.value
+
+
+_importers: Dict[int, "_cgc.Importer"] = {}
+
+
+def _importer(dev: "_cgc.Device") -> "_cgc.Importer":
+    with _devices_lock:
+        if id(dev) not in _importers:
+            _importers[id(dev)] = _cgc.Importer(dev)
+        return _importers[id(dev)]
+
+
+def import_memory(fd: int, size: int, *, offset: int = 0, access: str = "read_write",
+                  dma_buf: bool = False, device: Optional[str] = None) -> ExternalMemory:
+    """Imports ``size`` bytes at ``offset`` of a shared allocation (the
+    caller keeps ``fd``; the import holds a descriptor of its own).
+    ``access``: "read_write", "read_only" (inputs only) or "write_only"."""
+    importer = _importer(_device(device))
+    return ExternalMemory(importer.import_memory(int(fd), int(size), int(offset), access,
+                                                 bool(dma_buf)), importer)
+
+
+def import_semaphore(fd: int, *, device: Optional[str] = None) -> ExternalSemaphore:
+    """Imports a timeline semaphore (a shared D3D12 fence's descriptor)."""
+    importer = _importer(_device(device))
+    return ExternalSemaphore(importer.import_semaphore(int(fd)), importer)
+
+
+def create_shared_semaphore(initial: int = 0, *, device: Optional[str] = None) -> int:
+    """Creates a shared timeline semaphore (a D3D12 fence with
+    D3D12_FENCE_FLAG_SHARED) and returns its file descriptor, which the
+    caller owns: import it here or send it to another process."""
+    return _cgc.create_shared_fence(_device(device), int(initial))
+
+
 class Session:
     """A model loaded on a device, ready to run.
 
@@ -289,6 +357,36 @@ class Session:
         with self._lock:
             results = self._context.run(arrays)
         return {name: results[self._output_index[name]] for name in wanted}
+
+    def bind(self, name: str, memory: ExternalMemory, offset: int = 0) -> None:
+        """Binds input or output ``name`` to imported memory at ``offset``:
+        :meth:`submit` reads (writes) it in place, zero copy. :meth:`run`
+        binds its own arrays again."""
+        if name in self._input_index:
+            output, index = False, self._input_index[name]
+        elif name in self._output_index:
+            output, index = True, self._output_index[name]
+        else:
+            raise KeyError("the model has no input or output %r" % name)
+        self._context.bind_external(memory._importer, output, index, memory._native, int(offset))
+
+    def submit(self) -> None:
+        """Queues a run with the buffers bound now (after any queued
+        semaphore wait) and returns at once; :meth:`wait` blocks for it."""
+        self._context.submit()
+
+    def wait(self, timeout_ms: int = 0xFFFFFFFF) -> None:
+        """Blocks until the submitted runs are done."""
+        self._context.wait(int(timeout_ms))
+
+    def wait_for(self, semaphore: ExternalSemaphore, value: int) -> None:
+        """Later runs start only once ``semaphore`` reaches ``value``."""
+        self._context.wait_semaphore(semaphore._importer, semaphore._native, int(value))
+
+    def signal(self, semaphore: ExternalSemaphore, value: int) -> None:
+        """``semaphore`` is set to ``value`` once the runs submitted so far
+        are done."""
+        self._context.signal_semaphore(semaphore._importer, semaphore._native, int(value))
 
     def stats(self) -> Dict[str, int]:
         """Runs, command-list recordings and bytes the runtime copied."""

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgc/runtime.h"
+#include "fence.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -204,6 +205,100 @@ cgc_dtype_t dtypeFromNumpy(const py::dtype &dtype) {
   return CGC_DTYPE_INVALID;
 }
 
+struct Importer;
+
+/// Memory another process or device shares as a file descriptor, mapped
+/// here (no copy).
+struct ExternalMemory {
+  std::shared_ptr<Device> device;
+  cgc_external_memory_t *memory = nullptr;
+  ~ExternalMemory() { cgc_external_memory_release(memory); }
+  uint64_t size() const { return cgc_external_memory_size(memory); }
+  /// A numpy view of [offset, offset + bytes of dtype x shape).
+  py::array array(py::object self, const py::dtype &dtype, std::vector<int64_t> shape,
+                  uint64_t offset) {
+    uint64_t bytes = uint64_t(dtype.itemsize());
+    for (int64_t d : shape) {
+      if (d < 0)
+        throw py::value_error("shape dimensions must be non-negative");
+      bytes *= uint64_t(d);
+    }
+    if (offset > size() || bytes > size() - offset)
+      throw py::value_error("a view of " + std::to_string(bytes) + " bytes at offset " +
+                            std::to_string(offset) + " does not fit the imported " +
+                            std::to_string(size()) + " bytes");
+    auto *base = static_cast<uint8_t *>(cgc_external_memory_data(memory));
+    return py::array(dtype, std::vector<py::ssize_t>(shape.begin(), shape.end()), base + offset,
+                     self);
+  }
+};
+
+struct ExternalSemaphore {
+  std::shared_ptr<Device> device;
+  cgc_external_semaphore_t *semaphore = nullptr;
+  ~ExternalSemaphore() { cgc_external_semaphore_release(semaphore); }
+  uint64_t value() const { return cgc_external_semaphore_value(semaphore); }
+};
+
+struct Importer {
+  std::shared_ptr<Device> device;
+  cgc_importer_t *importer = nullptr;
+  explicit Importer(std::shared_ptr<Device> d) : device(std::move(d)) {
+    check(cgc_importer_create(device->device, &importer));
+  }
+  ~Importer() { cgc_importer_release(importer); }
+  Importer(const Importer &) = delete;
+  Importer &operator=(const Importer &) = delete;
+
+  std::shared_ptr<ExternalMemory> importMemory(int fd, uint64_t size, uint64_t offset,
+                                               const std::string &access, bool dmaBuf) {
+    cgc_external_memory_descriptor_t desc = {};
+    desc.version = CGC_EXTERNAL_MEMORY_DESCRIPTOR_VERSION;
+    desc.handle_type = dmaBuf ? CGC_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF
+                              : CGC_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+    desc.fd = fd;
+    desc.size_bytes = size;
+    desc.offset_bytes = offset;
+    if (access == "read_write")
+      desc.access_mode = CGC_EXTERNAL_MEMORY_ACCESS_READ_WRITE;
+    else if (access == "read_only")
+      desc.access_mode = CGC_EXTERNAL_MEMORY_ACCESS_READ_ONLY;
+    else if (access == "write_only")
+      desc.access_mode = CGC_EXTERNAL_MEMORY_ACCESS_WRITE_ONLY;
+    else
+      throw py::value_error("access must be 'read_write', 'read_only' or 'write_only', got '" +
+                            access + "'");
+    auto memory = std::make_shared<ExternalMemory>();
+    memory->device = device;
+    check(cgc_importer_import_memory(importer, &desc, &memory->memory));
+    return memory;
+  }
+
+  std::shared_ptr<ExternalSemaphore> importSemaphore(int fd) {
+    cgc_external_semaphore_descriptor_t desc = {};
+    desc.version = CGC_EXTERNAL_SEMAPHORE_DESCRIPTOR_VERSION;
+    desc.type = CGC_EXTERNAL_SEMAPHORE_TYPE_D3D12_FENCE;
+    desc.native_handle = cgc::python::handleFromFd(fd);
+    auto semaphore = std::make_shared<ExternalSemaphore>();
+    semaphore->device = device;
+    check(cgc_importer_import_semaphore(importer, &desc, &semaphore->semaphore));
+    return semaphore;
+  }
+
+  /// A tensor over imported memory for binding.
+  cgc_tensor_t *tensor(ExternalMemory &memory, const TensorInfo &info, uint64_t offset) {
+    cgc_external_tensor_descriptor_t desc = {};
+    desc.version = CGC_EXTERNAL_TENSOR_DESCRIPTOR_VERSION;
+    desc.dtype = dtypeFromNumpy(info.dtype);
+    desc.shape = info.shape.data();
+    desc.rank = info.shape.size();
+    desc.offset_bytes = offset;
+    cgc_tensor_t *t = nullptr;
+    check(cgc_importer_create_tensor(importer, memory.memory, &desc, &t));
+    return t;
+  }
+};
+
 struct Context {
   std::shared_ptr<Model> model;
   cgc_context_t *context = nullptr;
@@ -225,6 +320,49 @@ struct Context {
       context = nullptr;
       closed = true;
     }
+  }
+
+  void requireOpen() const {
+    if (closed)
+      throw py::value_error("the session is closed");
+  }
+  /// Binds input (or output) `index` to imported memory at `offset`: runs
+  /// read (write) it in place until it is bound again.
+  void bindExternal(Importer &importer, bool output, size_t index, ExternalMemory &memory,
+                    uint64_t offset) {
+    requireOpen();
+    const std::vector<TensorInfo> &infos = output ? outputs : inputs;
+    if (index >= infos.size())
+      throw py::index_error("no " + std::string(output ? "output" : "input") + " #" +
+                            std::to_string(index));
+    cgc_tensor_t *t = importer.tensor(memory, infos[index], offset);
+    cgc_status_t status = output ? cgc_context_bind_output(context, index, t)
+                                 : cgc_context_bind_input(context, index, t);
+    cgc_tensor_release(t); // the context keeps its own reference
+    check(status);
+  }
+  void submit() {
+    requireOpen();
+    check(cgc_context_submit(context));
+  }
+  void wait(uint32_t timeoutMs) {
+    requireOpen();
+    cgc_status_t status;
+    {
+      py::gil_scoped_release release;
+      status = cgc_context_wait(context, timeoutMs);
+    }
+    check(status);
+  }
+  void waitSemaphore(Importer &importer, ExternalSemaphore &semaphore, uint64_t value) {
+    requireOpen();
+    check(cgc_importer_wait_semaphore(importer.importer, semaphore.semaphore,
+                                      cgc_context_stream(context), value));
+  }
+  void signalSemaphore(Importer &importer, ExternalSemaphore &semaphore, uint64_t value) {
+    requireOpen();
+    check(cgc_importer_signal_semaphore(importer.importer, semaphore.semaphore,
+                                        cgc_context_stream(context), value));
   }
 
   /// Runs with `feeds` in input order; returns the outputs in order.
@@ -329,6 +467,26 @@ PYBIND11_MODULE(_cgc, m) {
         py::arg("targets"), py::arg("input_shapes"), py::arg("freeze_inputs"),
         py::arg("no_device_patterns"));
 
+  py::class_<ExternalMemory, std::shared_ptr<ExternalMemory>>(m, "ExternalMemory")
+      .def_property_readonly("size", &ExternalMemory::size)
+      .def("array", [](py::object self, const py::dtype &dtype, std::vector<int64_t> shape,
+                       uint64_t offset) {
+        return self.cast<ExternalMemory &>().array(self, dtype, std::move(shape), offset);
+      });
+  py::class_<ExternalSemaphore, std::shared_ptr<ExternalSemaphore>>(m, "ExternalSemaphore")
+      .def_property_readonly("value", &ExternalSemaphore::value);
+  py::class_<Importer, std::shared_ptr<Importer>>(m, "Importer")
+      .def(py::init<std::shared_ptr<Device>>())
+      .def("import_memory", &Importer::importMemory)
+      .def("import_semaphore", &Importer::importSemaphore);
+  m.def("create_shared_fence", [](std::shared_ptr<Device> device, uint64_t initial) {
+    std::string error;
+    int fd = cgc::python::createSharedFence(cgc_device_d3d12(device->device), initial, error);
+    if (fd < 0)
+      throw std::runtime_error(error);
+    return fd;
+  });
+
   py::class_<TensorInfo>(m, "TensorInfo")
       .def_readonly("name", &TensorInfo::name)
       .def_readonly("dtype", &TensorInfo::dtype)
@@ -343,6 +501,11 @@ PYBIND11_MODULE(_cgc, m) {
       .def(py::init<std::shared_ptr<Model>>())
       .def("run", &Context::run)
       .def("close", &Context::close)
+      .def("bind_external", &Context::bindExternal)
+      .def("submit", &Context::submit)
+      .def("wait", &Context::wait)
+      .def("wait_semaphore", &Context::waitSemaphore)
+      .def("signal_semaphore", &Context::signalSemaphore)
       .def_property_readonly("closed", [](const Context &c) { return c.closed; })
       .def("stats", [](const Context &c) {
         cgc_context_stats_t s;

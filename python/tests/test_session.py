@@ -197,3 +197,45 @@ def test_dlpack_round_trip_with_torch_without_copies(mlp):
     back = torch.from_dlpack(out)
     assert back.data_ptr() == out.ctypes.data  # no copy out
     assert normwise(back.numpy(), y) < 1e-6
+
+
+def test_imported_memory_and_semaphores(mlp):
+    """A buffer and a timeline semaphore shared as file descriptors: the run
+    waits for the producer's value, reads and writes the shared memory in
+    place, then signals."""
+    path, x, y = mlp
+    fd = os.memfd_create("cgc-test")
+    os.ftruncate(fd, 4096)
+    fence_fd = cgc.create_shared_semaphore(0)
+    try:
+        memory = cgc.import_memory(fd, 4096)
+        semaphore = cgc.import_semaphore(fence_fd)
+        session = cgc.Session(path)
+        session.bind("x", memory, offset=0)
+        session.bind("y", memory, offset=1024)
+        session.wait_for(semaphore, 1)
+        session.submit()
+        session.signal(semaphore, 2)
+        # The producer writes the input through its own mapping of the file.
+        shared = np.memmap("/proc/self/fd/%d" % fd, dtype=np.uint8, mode="r+", shape=(4096,))
+        shared[:x.nbytes] = np.frombuffer(x.tobytes(), np.uint8)
+        assert semaphore.value == 0
+        assert not shared[1024:1024 + y.nbytes].any()  # the run waits for the value 1
+        # The producer signals on a stream of its own (another session: no
+        # work is queued before the signal there).
+        producer = cgc.Session(path)
+        producer.signal(cgc.import_semaphore(fence_fd), 1)
+        session.wait()
+        assert semaphore.value == 2
+        out = memory.array(np.float32, (4, 8), offset=1024)
+        assert normwise(out, y) < 1e-6
+        assert session.stats()["bytes_copied"] == 0
+        np.testing.assert_array_equal(
+            np.frombuffer(bytes(shared[1024:1024 + y.nbytes]), np.float32).reshape(4, 8), out)
+        with pytest.raises(KeyError, match="no input or output 'z'"):
+            session.bind("z", memory)
+        with pytest.raises(cgc.Error, match="OUT_OF_RANGE"):
+            session.bind("y", memory, offset=4090)
+    finally:
+        os.close(fd)
+        os.close(fence_fd)
