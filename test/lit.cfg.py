@@ -33,3 +33,7 @@ llvm_config.add_tool_substitutions(tools, [config.cgc_tools_dir])
 # The Python package's extension is built (python/CMakeLists.txt).
 if os.path.isdir(os.path.join(config.cgc_obj_root, "python", "cgc")):
     config.available_features.add("cgc-python")
+
+# The fuzz targets are built (test/fuzz/CMakeLists.txt: clang with libFuzzer).
+if os.path.exists(os.path.join(config.cgc_tools_dir, "cgc-fuzz-compiled-model")):
+    config.available_features.add("cgc-fuzz")

@@ -1,0 +1,31 @@
+//===- tensor_file_fuzzer.cpp - cgc-run's .npy and .pb readers -------------===//
+//
+// readNpy and readTensorProto (cgc-run's inputs and expected outputs) on any
+// bytes, through a memfd so the readers see a real file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Tensors.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  int fd = memfd_create("cgc-fuzz", 0);
+  if (fd < 0)
+    return 0;
+  size_t written = 0;
+  while (written < size) {
+    ssize_t n = write(fd, data + written, size - written);
+    if (n <= 0)
+      break;
+    written += size_t(n);
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  cgc::run::HostTensor tensor;
+  std::string error;
+  (void)cgc::run::readNpy(path, tensor, error);
+  (void)cgc::run::readTensorProto(path, tensor, error);
+  close(fd);
+  return 0;
+}
