@@ -153,6 +153,58 @@ private:
   }
 };
 
+/// Options of compileOnnx (cgc-compile's flags).
+struct CompileOptions {
+  std::vector<std::string> inputShapes;  ///< NAME=D0xD1...
+  std::vector<std::string> freezeInputs; ///< NAME=FILE.pb
+  std::vector<std::string> targets;      ///< after the device's own target
+  bool noDevicePatterns = false;         ///< `targets` and the fallback only
+};
+
+/// The result of compileOnnx: the compiled model's bytes (load them with
+/// Model(device, bytes.data(), bytes.size())) and what the compiler said.
+struct Compiled {
+  std::vector<uint8_t> bytes;
+  std::string messages;
+};
+
+/// Compiles an ONNX model held in memory (`name` labels it and gives the
+/// directory of its external data) for `device`: its driver's declared
+/// patterns first, the rest for the fallback target (cgc_model_compile_onnx).
+inline Compiled compileOnnx(Device &device, const void *data, size_t size,
+                            const std::string &name = "model.onnx",
+                            const CompileOptions &options = {}) {
+  auto pointers = [](const std::vector<std::string> &v) {
+    std::vector<const char *> out;
+    for (const std::string &s : v)
+      out.push_back(s.c_str());
+    return out;
+  };
+  std::vector<const char *> shapes = pointers(options.inputShapes),
+                            frozen = pointers(options.freezeInputs),
+                            targets = pointers(options.targets);
+  Compiled result;
+  cgc_compile_options_t o;
+  cgc_compile_options_init(&o);
+  o.input_shapes = shapes.data();
+  o.input_shape_count = shapes.size();
+  o.freeze_inputs = frozen.data();
+  o.freeze_input_count = frozen.size();
+  o.targets = targets.data();
+  o.target_count = targets.size();
+  o.no_device_patterns = options.noDevicePatterns;
+  o.message = [](void *user, const char *text) {
+    static_cast<std::string *>(user)->append(text).append("\n");
+  };
+  o.message_user_data = &result.messages;
+  cgc_blob_t *blob = nullptr;
+  check(cgc_model_compile_onnx(device.get(), data, size, name.c_str(), &o, &blob));
+  const auto *bytes = static_cast<const uint8_t *>(cgc_blob_data(blob));
+  result.bytes.assign(bytes, bytes + cgc_blob_size(blob));
+  cgc_blob_release(blob);
+  return result;
+}
+
 class Tensor : public detail::Handle<cgc_tensor_t, cgc_tensor_release> {
 public:
   Tensor() = default;

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "cgc/runtime.h"
+#include "cgc/runtime.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -202,6 +203,22 @@ TEST_F(CompileTest, BadInputIsAnError) {
   EXPECT_EQ(s.code, CGC_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(s.message.find("input_shapes is null"), std::string::npos) << s.message;
   cgc_device_release(device);
+}
+
+TEST_F(CompileTest, TheCppApiCompilesAndLoads) {
+  cgc::Device device;
+  cgc::Compiled compiled = cgc::compileOnnx(device, model.data(), model.size());
+  EXPECT_NE(compiled.messages.find("targets claimed:"), std::string::npos) << compiled.messages;
+  cgc::Model loaded(device, compiled.bytes.data(), compiled.bytes.size());
+  EXPECT_EQ(loaded.inputCount(), 3u);
+  cgc::CompileOptions options;
+  options.inputShapes = {"a=oops"};
+  try {
+    cgc::compileOnnx(device, model.data(), model.size(), "gemm.onnx", options);
+    ADD_FAILURE() << "a bad --input-shape compiled";
+  } catch (const cgc::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("--input-shape a=oops"), std::string::npos) << e.what();
+  }
 }
 
 } // namespace
