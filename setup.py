@@ -12,6 +12,8 @@ packages the build needs are those ./dev.sh installs (scripts/packages.txt).
 import os
 import shutil
 import subprocess
+import sys
+import sysconfig
 
 from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
@@ -34,8 +36,21 @@ class CMakeBuildPy(build_py):
     def run(self):
         super().run()
         build = build_dir()
+        python = getattr(sys, "_base_executable", None) or sys.executable
+        cache = os.path.join(build, "CMakeCache.txt")
+        if os.path.exists(cache):
+            # The extension is built for one interpreter: the build's must be
+            # ABI-compatible with this one.
+            soabi = sysconfig.get_config_var("SOABI")
+            with open(cache) as f:
+                configured = [l for l in f if l.startswith("_Python3_INTERPRETER_PROPERTIES")]
+            if configured and soabi and soabi not in configured[0]:
+                raise SystemExit("cgc setup.py: the build in %s is configured for another Python "
+                                 "(%s); this is %s (%s). Set CGC_BUILD_DIR to a new folder."
+                                 % (build, configured[0].strip(), sys.executable, soabi))
         if not os.path.exists(os.path.join(build, "build.ninja")):
             run(["cmake", "-G", "Ninja", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+                 "-DPython3_EXECUTABLE=" + python,
                  "-DCMAKE_C_COMPILER=clang-22", "-DCMAKE_CXX_COMPILER=clang++-22",
                  "-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache",
                  "-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld",
