@@ -149,17 +149,17 @@ bool isSubgraphInterface(const GUID &g) {
 HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
   if (!args || !args->pData)
     return E_INVALIDARG;
-  // The JIT module being there is what the tier and the interface support
-  // report; it is loaded only by what needs it (an exchange, a compile).
+  // The driver runs MLIR programs with or without its JIT (without it they
+  // must come precompiled, as cached blobs), so it reports tier 2.0 and
+  // CGC_SUBGRAPH_PARTITION either way; the exchanges need the JIT module,
+  // whose presence on disk is checked here without loading it (it is loaded
+  // only by what needs it: an exchange, a compile).
   switch (args->Type) {
   case D3D12DDI_CAPS_TYPE_MLIR: {
     if (args->DataSize != sizeof(D3D12DDI_OPTIONS_DATA_MLIR))
       return E_INVALIDARG;
-    // Without a JIT no MLIR program can be compiled: say so. (Precompiled
-    // programs are still accepted: a cache hit needs no compiler.)
     static_cast<D3D12DDI_OPTIONS_DATA_MLIR *>(args->pData)->MlirProgramsTier =
-        haveJitModule() ? D3D12DDI_MLIR_PROGRAMS_TIER_2_0
-                        : D3D12DDI_MLIR_PROGRAMS_TIER_NOT_SUPPORTED;
+        D3D12DDI_MLIR_PROGRAMS_TIER_2_0;
     return S_OK;
   }
   case D3D12DDICAPS_TYPE_MLIR_EXCHANGE_0119: {
@@ -187,8 +187,13 @@ HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
       return E_INVALIDARG;
     auto *s = static_cast<D3D12DDI_MLIR_INTERFACE_SUPPORT_0119 *>(args->pData);
     bool jit = haveJitModule();
-    for (UINT i = 0; i < s->NumMlirInterfaces; ++i)
-      s->pMlirInterfacesSupported[i] = jit && isSubgraphInterface(s->pMlirInterfacesRequested[i]);
+    for (UINT i = 0; i < s->NumMlirInterfaces; ++i) {
+      Guid guid;
+      std::memcpy(&guid, &s->pMlirInterfacesRequested[i], sizeof(guid));
+      s->pMlirInterfacesSupported[i] =
+          guid == interfaces::kSubgraphPartition ||
+          (jit && isSubgraphInterface(s->pMlirInterfacesRequested[i]));
+    }
     return S_OK;
   }
   default:

@@ -162,22 +162,23 @@ void checkMatchingBlobIsUsedAndNothingIsCompiled() {
   ASSERT_FALSE(isMapped("libMLIR")) << "this test binary must not link the compiler";
   auto device = makeDevice(nullptr, CGC_D3D12_DEVICE_FLAG_DEBUG);
 
-  // The tier and the interfaces come from the JIT module being there, without
-  // loading it.
+  // MLIR programs run with or without the JIT (precompiled without it); the
+  // exchanges' interfaces come from the JIT module being there, checked
+  // without loading it.
   D3D12_FEATURE_DATA_D3D12_OPTIONS_MLIR options = {};
   ASSERT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_D3D12_OPTIONS_MLIR, &options,
                                         sizeof(options)),
             S_OK);
-  EXPECT_EQ(options.MlirProgramsTier, CGC_HAVE_JIT_MODULE ? D3D12_MLIR_PROGRAMS_TIER_2_0
-                                                          : D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED);
-  GUID requested[] = {CGC_SUBGRAPH_PARTITION, CGC_INPUT};
-  BOOL supported[2] = {TRUE, TRUE};
-  D3D12_FEATURE_DATA_MLIR_INTERFACE_SUPPORT support = {2, requested, supported};
+  EXPECT_EQ(options.MlirProgramsTier, D3D12_MLIR_PROGRAMS_TIER_2_0);
+  GUID requested[] = {CGC_SUBGRAPH_PARTITION, CGC_INPUT, CGC_SUBGRAPH_DECLARATION_REQUEST};
+  BOOL supported[3] = {FALSE, TRUE, !CGC_HAVE_JIT_MODULE};
+  D3D12_FEATURE_DATA_MLIR_INTERFACE_SUPPORT support = {3, requested, supported};
   ASSERT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_MLIR_INTERFACE_SUPPORT, &support,
                                         sizeof(support)),
             S_OK);
-  EXPECT_EQ(supported[0], BOOL(CGC_HAVE_JIT_MODULE));
+  EXPECT_TRUE(supported[0]);
   EXPECT_FALSE(supported[1]);
+  EXPECT_EQ(supported[2], BOOL(CGC_HAVE_JIT_MODULE));
 
   auto container = partitionContainer(addBindPoints(), interfaces::kSubgraphPartition,
                                       kJunkBytecode);
@@ -237,7 +238,8 @@ TEST(PrecompiledProgram, WithoutAJitOnlyMatchingBlobsWork) {
   ASSERT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_D3D12_OPTIONS_MLIR, &options,
                                         sizeof(options)),
             S_OK);
-  EXPECT_EQ(options.MlirProgramsTier, D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED);
+  // Precompiled programs still run: MLIR programs are supported.
+  EXPECT_EQ(options.MlirProgramsTier, D3D12_MLIR_PROGRAMS_TIER_2_0);
   SIZE_T size = 0;
   D3D12_FEATURE_DATA_MLIR_EXCHANGE exchange = {CGC_SUBGRAPH_DECLARATION_REQUEST, nullptr, 0,
                                                nullptr, &size};
