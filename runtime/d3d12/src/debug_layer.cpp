@@ -15,8 +15,63 @@ static std::string describe(const ProgramInfo &program, UINT index) {
          bindPointKindName(bp.kind) + ", " + std::to_string(bp.bytes) + " bytes)";
 }
 
-std::vector<std::string> validateDispatchGraph(Device &device, const ProgramInfo *program,
-                                               const D3D12_DISPATCH_GRAPH_DESC &desc) {
+static std::string stateName(D3D12_RESOURCE_STATES state) {
+  switch (state) {
+  case D3D12_RESOURCE_STATE_COMMON: return "COMMON";
+  case D3D12_RESOURCE_STATE_UNORDERED_ACCESS: return "UNORDERED_ACCESS";
+  case D3D12_RESOURCE_STATE_GENERIC_READ: return "GENERIC_READ";
+  case D3D12_RESOURCE_STATE_COPY_DEST: return "COPY_DEST";
+  case D3D12_RESOURCE_STATE_COPY_SOURCE: return "COPY_SOURCE";
+  case D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE: return "NON_PIXEL_SHADER_RESOURCE";
+  default: return hex(uint32_t(state));
+  }
+}
+
+std::string bindingProblem(const ResourceRegistry::Entry &resource, D3D12_RESOURCE_STATES state) {
+  std::string which = "the resource" + (resource.name.empty() ? "" : " '" + resource.name + "'") +
+                      " at " + hex(resource.start);
+  if (!resource.unorderedAccess)
+    return which + " was created without D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS (MLIR "
+                   "program bindings are buffers with unordered access)";
+  if (resource.heapType == D3D12_HEAP_TYPE_UPLOAD || resource.heapType == D3D12_HEAP_TYPE_READBACK)
+    return which + " lives in an " +
+           (resource.heapType == D3D12_HEAP_TYPE_UPLOAD ? "UPLOAD" : "READBACK") +
+           " heap, which allows no unordered access; use a DEFAULT heap or a CUSTOM heap "
+           "with a CPU page property";
+  if (state != D3D12_RESOURCE_STATE_COMMON && state != D3D12_RESOURCE_STATE_UNORDERED_ACCESS)
+    return which + " is in state " + stateName(state) +
+           "; MLIR program bindings must be in D3D12_RESOURCE_STATE_COMMON or "
+           "UNORDERED_ACCESS (ResourceBarrier transition it first)";
+  return "";
+}
+
+/// Among the live resources holding [start, +size), one a binding may use;
+/// else an error for the innermost. False if no resource holds the range.
+static bool findBindable(Device &device, uint64_t start, uint64_t size,
+                         const std::function<D3D12_RESOURCE_STATES(const ResourceRegistry::Entry &)> &stateOf,
+                         ResourceRegistry::Entry &resource, std::string &problem) {
+  std::vector<ResourceRegistry::Entry> all = device.resources().findAll(start, size);
+  if (all.empty())
+    return false;
+  problem.clear();
+  for (const ResourceRegistry::Entry &candidate : all) {
+    std::string why = bindingProblem(candidate, stateOf(candidate));
+    if (why.empty()) {
+      resource = candidate;
+      problem.clear();
+      return true;
+    }
+    if (problem.empty()) {
+      resource = candidate;
+      problem = why;
+    }
+  }
+  return true;
+}
+
+std::vector<std::string> validateDispatchGraph(
+    Device &device, const ProgramInfo *program, const D3D12_DISPATCH_GRAPH_DESC &desc,
+    const std::function<D3D12_RESOURCE_STATES(const ResourceRegistry::Entry &)> &stateOf) {
   std::vector<std::string> errors;
   if (!program) {
     errors.push_back("DispatchGraph: no MLIR program is set on the command list (call SetProgram "
@@ -83,7 +138,8 @@ std::vector<std::string> validateDispatchGraph(Device &device, const ProgramInfo
       continue;
     }
     ResourceRegistry::Entry resource;
-    if (!device.resources().find(start, size, resource)) {
+    std::string problem;
+    if (!findBindable(device, start, size, stateOf, resource, problem)) {
       if (device.resources().find(start, 0, resource))
         errors.push_back(prefix + target + ": the range [" + hex(start) + ", +" +
                          std::to_string(size) + ") runs past the end of the " +
@@ -94,6 +150,8 @@ std::vector<std::string> validateDispatchGraph(Device &device, const ProgramInfo
                          " is not inside any live resource of this device");
       continue;
     }
+    if (!problem.empty())
+      errors.push_back(prefix + target + ": " + problem);
     const uint64_t usable = size ? size : resource.start + resource.size - start;
     if (usable < bp.bytes)
       errors.push_back(prefix + target + ": the bound range [" + hex(start) + ", +" +
@@ -110,9 +168,10 @@ std::vector<std::string> validateDispatchGraph(Device &device, const ProgramInfo
   return errors;
 }
 
-std::vector<std::string> validateDispatch(Device &device, const PipelineState *pipeline,
-                                          const std::vector<D3D12_GPU_VIRTUAL_ADDRESS> &views,
-                                          UINT x, UINT y, UINT z) {
+std::vector<std::string> validateDispatch(
+    Device &device, const PipelineState *pipeline,
+    const std::vector<D3D12_GPU_VIRTUAL_ADDRESS> &views, UINT x, UINT y, UINT z,
+    const std::function<D3D12_RESOURCE_STATES(const ResourceRegistry::Entry &)> &stateOf) {
   std::vector<std::string> errors;
   if (!pipeline) {
     errors.push_back("Dispatch: no compute pipeline state is set");
@@ -132,11 +191,14 @@ std::vector<std::string> validateDispatch(Device &device, const PipelineState *p
       continue;
     }
     ResourceRegistry::Entry resource;
-    if (!device.resources().find(address, 0, resource)) {
+    std::string problem;
+    if (!findBindable(device, address, 0, stateOf, resource, problem)) {
       errors.push_back(target + ": GPU virtual address " + hex(address) +
                        " is not inside any live resource of this device");
       continue;
     }
+    if (!problem.empty())
+      errors.push_back(target + ": " + problem);
     uint64_t usable = resource.start + resource.size - address;
     if (usable < bindings[i].bytes)
       errors.push_back(target + ": only " + std::to_string(usable) +

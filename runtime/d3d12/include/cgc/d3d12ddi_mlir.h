@@ -96,6 +96,14 @@ typedef struct D3D12DDI_OPTIONS_DATA_MLIR {
   D3D12DDI_MLIR_PROGRAMS_TIER MlirProgramsTier;
 } D3D12DDI_OPTIONS_DATA_MLIR;
 
+/* HRESULT_FROM_WIN32(ERROR_INSUFFICIENT_BUFFER) (winerror.h): the answer to an
+   exchange whose non-null pOutputData is smaller than the answer, with
+   *OutputDataSizeInBytes set to the size needed and nothing written. A null
+   pOutputData is the size query: S_OK and the size. */
+#ifndef E_NOT_SUFFICIENT_BUFFER
+#define E_NOT_SUFFICIENT_BUFFER ((HRESULT)0x8007007AL)
+#endif
+
 typedef struct D3D12DDI_MLIR_EXCHANGE_0119 {
   GUID MlirInterface;
   const void *pInputData;
