@@ -124,6 +124,10 @@ HRESULT CommandList::Close() {
   if (!recording_)
     return device_->fail(E_FAIL, "Close: the command list is not recording");
   recording_ = false;
+  if (HRESULT removed = device_->GetDeviceRemovedReason(); FAILED(removed))
+    return device_->fail(DXGI_ERROR_DEVICE_REMOVED,
+                         "Close: the device was removed (" + hresultName(removed) +
+                             "); recreate it (GetDeviceRemovedReason)");
   D3D12DDI_HRECORDING_CGC handle = {};
   HRESULT driverHr = ddi_->pfnClose(handle_, &handle);
   auto recording = std::make_shared<Recording>();
@@ -699,6 +703,12 @@ HRESULT Fence::QueryInterface(REFIID riid, void **ppv) {
 }
 void Fence::notImplemented(const char *what) { device_->notImplemented(what); }
 
+UINT64 Fence::GetCompletedValue() {
+  if (FAILED(device_->GetDeviceRemovedReason()) && !shared_)
+    return UINT64_MAX;
+  return value_->load();
+}
+
 void Fence::signal(uint64_t value) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -837,6 +847,11 @@ void CommandQueue::notImplemented(const char *what) { device_->notImplemented(wh
 void CommandQueue::ExecuteCommandLists(UINT NumCommandLists, ID3D12CommandList *const *ppCommandLists) {
   if (NumCommandLists && !ppCommandLists) {
     device_->error("ExecuteCommandLists: ppCommandLists is null");
+    return;
+  }
+  if (HRESULT removed = device_->GetDeviceRemovedReason(); FAILED(removed)) {
+    device_->error("ExecuteCommandLists: the device was removed (" + hresultName(removed) +
+                   "); nothing is executed");
     return;
   }
   QueueCore::Item item;

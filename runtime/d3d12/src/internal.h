@@ -527,7 +527,8 @@ public:
   Fence(Device *device, UINT64 initialValue, D3D12_FENCE_FLAGS flags);
   ~Fence();
   HRESULT STDMETHODCALLTYPE QueryInterface(REFIID riid, void **ppv) override;
-  UINT64 STDMETHODCALLTYPE GetCompletedValue() override { return value_->load(); }
+  /// UINT64_MAX once the device is removed, as on D3D12.
+  UINT64 STDMETHODCALLTYPE GetCompletedValue() override;
   HRESULT STDMETHODCALLTYPE SetEventOnCompletion(UINT64 Value, HANDLE hEvent) override;
   HRESULT STDMETHODCALLTYPE Signal(UINT64 Value) override;
   D3D12_FENCE_FLAGS STDMETHODCALLTYPE GetCreationFlags() override { return flags_; }

@@ -61,6 +61,47 @@ struct Heap {
   void *memory = nullptr;
   bool owned = false;
   uint64_t bytes = 0, alignment = 0; // of an owned heap
+  uint64_t size = 0;                 // the heap's size (owned or not)
+};
+
+/// The address ranges of a device's heaps: what its commands may access.
+/// Looked up once per binding when a command is recorded, so that a binding
+/// outside every heap faults the execution (removing the device) instead of
+/// touching memory that is not the device's.
+class HeapRanges {
+public:
+  void add(uint64_t start, uint64_t size) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    byStart_.emplace(start, size);
+    maxSize_ = std::max(maxSize_, size);
+  }
+  void remove(uint64_t start, uint64_t size) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    auto range = byStart_.equal_range(start);
+    for (auto it = range.first; it != range.second; ++it)
+      if (it->second == size) {
+        byStart_.erase(it);
+        return;
+      }
+  }
+  /// Whether [start, start + size) lies inside one heap.
+  bool contains(uint64_t start, uint64_t size) {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = byStart_.upper_bound(start);
+    while (it != byStart_.begin()) {
+      --it;
+      if (it->first + maxSize_ <= start)
+        break;
+      if (start - it->first < it->second && size <= it->second - (start - it->first))
+        return true;
+    }
+    return false;
+  }
+
+private:
+  std::shared_mutex mutex_;
+  std::multimap<uint64_t, uint64_t> byStart_;
+  uint64_t maxSize_ = 0;
 };
 
 constexpr uint64_t kIdentifierTag = 0x4347435245465052ull; // "CGCREFPR"
@@ -72,6 +113,7 @@ struct Device {
   std::atomic<uint64_t> nextSerial{1};
   std::shared_mutex programsMutex;
   std::unordered_map<uint64_t, std::weak_ptr<MlirProgram>> programs; // by serial
+  HeapRanges heaps;
 
   explicit Device(int threads) : pool(threads) {}
 
@@ -101,6 +143,18 @@ struct CommandList {
   void fail(HRESULT hr, const std::string &text) {
     if (device->callbacks.pfnSetCommandListErrorCb)
       device->callbacks.pfnSetCommandListErrorCb(rt, hr, text.c_str());
+  }
+  /// Marks the recording as faulting if [address, +bytes) is outside every
+  /// heap of the device (nothing is checked for an empty range).
+  void checkAccess(uint64_t address, uint64_t bytes, const std::string &what) {
+    if (bytes && !device->heaps.contains(address, bytes))
+      builder.setFault(what + " accesses [0x" + hexDigits(address) + ", +" +
+                       std::to_string(bytes) + "), which is outside every heap of the device");
+  }
+  static std::string hexDigits(uint64_t value) {
+    char text[17];
+    std::snprintf(text, sizeof(text), "%llx", static_cast<unsigned long long>(value));
+    return text;
   }
 };
 
@@ -248,12 +302,16 @@ HRESULT createHeap(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATEHEAP_CGC *args,
   }
   memory->pCPUAddress = heap->memory;
   memory->GPUVirtualAddress = reinterpret_cast<uint64_t>(heap->memory);
+  heap->size = args->SizeInBytes;
+  device->heaps.add(memory->GPUVirtualAddress, heap->size);
   out->pDrvPrivate = heap.release();
   return S_OK;
 }
 
-void destroyHeap(D3D12DDI_HDEVICE, D3D12DDI_HHEAP h) {
-  Heap *heap = get<Heap>(h.pDrvPrivate);
+void destroyHeap(D3D12DDI_HDEVICE h, D3D12DDI_HHEAP hh) {
+  Heap *heap = get<Heap>(hh.pDrvPrivate);
+  if (heap)
+    get<Device>(h.pDrvPrivate)->heaps.remove(reinterpret_cast<uint64_t>(heap->memory), heap->size);
   if (heap && heap->owned)
     freePages(heap->memory, heap->bytes, heap->alignment);
   delete heap;
@@ -649,6 +707,7 @@ void dispatchGraph(D3D12DDI_HCOMMANDLIST h, const D3D12DDI_DISPATCH_GRAPH_DESC_0
                                           std::to_string(bindings[index].bytes));
       work.addresses[index] = reinterpret_cast<uint8_t *>(binding.GpuBinding.StartAddress);
       work.ranges.push_back({binding.GpuBinding.StartAddress, bindings[index].bytes});
+      cl->checkAccess(binding.GpuBinding.StartAddress, bindings[index].bytes, prefix + target);
     }
     cl->builder.addWork(std::move(work));
   } catch (const std::exception &e) {
@@ -690,6 +749,8 @@ void dispatch(D3D12DDI_HCOMMANDLIST h, UINT x, UINT y, UINT z) {
                                           bindings[i].name + "') is not set");
       work.addresses.push_back(reinterpret_cast<uint8_t *>(address));
       work.ranges.push_back({address, bindings[i].bytes});
+      cl->checkAccess(address, bindings[i].bytes,
+                      "Dispatch: root UAV " + std::to_string(i) + " ('" + bindings[i].name + "')");
     }
     cl->builder.addWork(std::move(work));
   } catch (const std::exception &e) {
@@ -722,6 +783,8 @@ void copyBufferRegion(D3D12DDI_HCOMMANDLIST h, uint64_t dst, uint64_t src, UINT6
     work.copySrc = reinterpret_cast<const uint8_t *>(src);
     work.copyBytes = bytes;
     work.ranges = {{dst, bytes}, {src, bytes}};
+    cl->checkAccess(dst, bytes, "CopyBufferRegion (destination)");
+    cl->checkAccess(src, bytes, "CopyBufferRegion (source)");
     cl->builder.addWork(std::move(work));
   } catch (const std::exception &e) {
     cl->fail(E_OUTOFMEMORY, std::string("CopyBufferRegion: ") + e.what());
@@ -736,6 +799,16 @@ HRESULT executeCommandLists(D3D12DDI_HCOMMANDQUEUE h, UINT n,
                             const D3D12DDI_HRECORDING_CGC *recordings) {
   Queue *queue = get<Queue>(h.pDrvPrivate);
   return guarded(queue->device, "ExecuteCommandLists", [&] {
+    // A GPU faults on an access outside its memory, and the device is
+    // removed: so here, found when the command was recorded, before any
+    // list of the submission runs.
+    for (UINT i = 0; i < n; ++i)
+      if (const std::string &fault = get<Recording>(recordings[i].pDrvPrivate)->fault();
+          !fault.empty()) {
+        queue->device->error("reference driver: page fault in command list #" +
+                             std::to_string(i) + " of the submission: " + fault);
+        return DXGI_ERROR_DEVICE_HUNG;
+      }
     for (UINT i = 0; i < n; ++i)
       get<Recording>(recordings[i].pDrvPrivate)->execute(queue->device->pool);
     return S_OK;

@@ -10,6 +10,7 @@
 
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <mutex>
@@ -200,6 +201,73 @@ TEST(ReferenceDriver, DependentDispatchesHonourBarriers) {
   const float *py = mapped<float>(y.Get());
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(py[i], px[i] * 8) << i;
+}
+
+TEST(ReferenceDriver, BindingOutsideEveryHeapRemovesTheDevice) {
+  // Without the debug layer nothing checks addresses against resources: as
+  // a GPU faults on memory that is not its own, the driver refuses to run
+  // the submission and the device is removed -- the process lives on.
+  REQUIRE_KERNELS();
+  auto device = makeDevice(nullptr);
+  const int64_t n = 64;
+  auto pso = makePipeline(device.Get(), addProgram(n));
+  ASSERT_TRUE(pso);
+  auto a = makeBuffer(device.Get(), n * 4), out = makeBuffer(device.Get(), n * 4);
+  std::vector<float> notDeviceMemory(n, 1.0f); // the process's heap, not a D3D12 heap
+  Recorder r(device.Get());
+  r.list->SetPipelineState(pso.Get());
+  r.list->SetComputeRootUnorderedAccessView(0, a->GetGPUVirtualAddress());
+  r.list->SetComputeRootUnorderedAccessView(
+      1, reinterpret_cast<D3D12_GPU_VIRTUAL_ADDRESS>(notDeviceMemory.data()));
+  r.list->SetComputeRootUnorderedAccessView(2, out->GetGPUVirtualAddress());
+  r.list->Dispatch(1, 1, 1);
+  ASSERT_EQ(r.list->Close(), S_OK); // recorded as a real driver would
+  Queue q(device.Get());
+  ID3D12CommandList *lists[] = {r.list.Get()};
+  q.queue->ExecuteCommandLists(1, lists);
+  EXPECT_EQ(q.queue->Signal(q.fence.Get(), 1), S_OK);
+  // The fence's signal still arrives; a removed device's fences read
+  // UINT64_MAX, as on D3D12.
+  EXPECT_EQ(q.fence->SetEventOnCompletion(1, nullptr), S_OK);
+  EXPECT_EQ(device->GetDeviceRemovedReason(), DXGI_ERROR_DEVICE_HUNG);
+  EXPECT_EQ(q.fence->GetCompletedValue(), UINT64_MAX);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"page fault", "root UAV 1 ('b')",
+                                                "outside every heap"}))
+      << ::testing::PrintToString(messages(device.Get()));
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"device removed", "DXGI_ERROR_DEVICE_HUNG"}));
+  EXPECT_EQ(mapped<float>(out.Get())[0], 0.0f); // nothing of the submission ran
+  // Recording and submitting report it.
+  ASSERT_EQ(r.list->Reset(r.allocator.Get(), pso.Get()), S_OK);
+  EXPECT_EQ(r.list->Close(), DXGI_ERROR_DEVICE_REMOVED);
+  q.queue->ExecuteCommandLists(1, lists);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"ExecuteCommandLists", "device was removed"}));
+  // Another device is unaffected.
+  auto other = makeDevice(nullptr);
+  EXPECT_EQ(other->GetDeviceRemovedReason(), S_OK);
+}
+
+TEST(ReferenceDriver, ExchangeIntoATooSmallBufferIsNotSufficientBuffer) {
+  if (!ref::getJitInterface())
+    GTEST_SKIP() << "this build has no JIT: the driver answers no exchange";
+  auto device = makeDevice(nullptr);
+  SIZE_T size = 0;
+  D3D12_FEATURE_DATA_MLIR_EXCHANGE ex = {CGC_SUBGRAPH_DECLARATION_REQUEST, nullptr, 0, nullptr,
+                                         &size};
+  ASSERT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_MLIR_EXCHANGE, &ex, sizeof(ex)), S_OK);
+  const SIZE_T needed = size;
+  ASSERT_GT(needed, kContainerHeaderSize);
+  std::vector<uint8_t> small(needed - 1, 0x5A);
+  ex.pOutputData = small.data();
+  size = small.size();
+  EXPECT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_MLIR_EXCHANGE, &ex, sizeof(ex)),
+            E_NOT_SUFFICIENT_BUFFER);
+  EXPECT_EQ(size, needed);
+  EXPECT_TRUE(std::all_of(small.begin(), small.end(), [](uint8_t b) { return b == 0x5A; }));
+  std::vector<uint8_t> exact(needed);
+  ex.pOutputData = exact.data();
+  size = exact.size();
+  EXPECT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_MLIR_EXCHANGE, &ex, sizeof(ex)), S_OK);
+  EXPECT_EQ(size, needed);
 }
 
 TEST(ReferenceDriver, ComputeBindingErrors) {
