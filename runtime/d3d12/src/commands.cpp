@@ -314,7 +314,9 @@ bool CommandList::trackTransition(Resource *r, const D3D12_RESOURCE_TRANSITION_B
   }
   auto it = states_.find(r);
   D3D12_RESOURCE_STATES current = it == states_.end() ? r->state() : it->second.second;
-  if (t.StateBefore != current) {
+  // A COMMON buffer is promoted implicitly to the state its first use needs
+  // (D3D12's common state promotion), so any StateBefore may be right then.
+  if (current != D3D12_RESOURCE_STATE_COMMON && t.StateBefore != current) {
     error = "StateBefore " + hex(uint32_t(t.StateBefore)) + " of buffer " + resourceName(r) +
             " differs from its state " + hex(uint32_t(current)) +
             " (the initial state, then the transitions of closed lists and of this one)";

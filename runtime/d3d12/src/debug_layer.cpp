@@ -69,6 +69,15 @@ static bool findBindable(Device &device, uint64_t start, uint64_t size,
   return true;
 }
 
+/// The largest live resource holding `address`, for messages.
+static bool largestHolding(Device &device, uint64_t address, ResourceRegistry::Entry &resource) {
+  std::vector<ResourceRegistry::Entry> all = device.resources().findAll(address, 0);
+  if (all.empty())
+    return false;
+  resource = all.back();
+  return true;
+}
+
 std::vector<std::string> validateDispatchGraph(
     Device &device, const ProgramInfo *program, const D3D12_DISPATCH_GRAPH_DESC &desc,
     const std::function<D3D12_RESOURCE_STATES(const ResourceRegistry::Entry &)> &stateOf) {
@@ -137,25 +146,32 @@ std::vector<std::string> validateDispatchGraph(
       errors.push_back(prefix + target + " is bound to a null GPU virtual address");
       continue;
     }
+    // A resource must hold the whole bound range (SizeInBytes 0: the bind
+    // point's bytes from the address); placed resources may alias, so the
+    // one that does is looked for, not the first holding the address.
     ResourceRegistry::Entry resource;
     std::string problem;
-    if (!findBindable(device, start, size, stateOf, resource, problem)) {
-      if (device.resources().find(start, 0, resource))
+    if (!findBindable(device, start, size ? size : bp.bytes, stateOf, resource, problem)) {
+      if (!largestHolding(device, start, resource))
+        errors.push_back(prefix + target + ": GPU virtual address " + hex(start) +
+                         " is not inside any live resource of this device");
+      else if (size)
         errors.push_back(prefix + target + ": the range [" + hex(start) + ", +" +
                          std::to_string(size) + ") runs past the end of the " +
                          std::to_string(resource.size) + "-byte resource at " +
                          hex(resource.start));
       else
-        errors.push_back(prefix + target + ": GPU virtual address " + hex(start) +
-                         " is not inside any live resource of this device");
+        errors.push_back(prefix + target + ": the bound range [" + hex(start) + ", +" +
+                         std::to_string(resource.start + resource.size - start) +
+                         ") is smaller than the bind point's " + std::to_string(bp.bytes) +
+                         " bytes");
       continue;
     }
     if (!problem.empty())
       errors.push_back(prefix + target + ": " + problem);
-    const uint64_t usable = size ? size : resource.start + resource.size - start;
-    if (usable < bp.bytes)
+    if (size && size < bp.bytes)
       errors.push_back(prefix + target + ": the bound range [" + hex(start) + ", +" +
-                       std::to_string(usable) + ") is smaller than the bind point's " +
+                       std::to_string(size) + ") is smaller than the bind point's " +
                        std::to_string(bp.bytes) + " bytes");
     if (bp.alignment > 1 && start % bp.alignment)
       errors.push_back(prefix + target + ": GPU virtual address " + hex(start) +
@@ -192,17 +208,18 @@ std::vector<std::string> validateDispatch(
     }
     ResourceRegistry::Entry resource;
     std::string problem;
-    if (!findBindable(device, address, 0, stateOf, resource, problem)) {
-      errors.push_back(target + ": GPU virtual address " + hex(address) +
-                       " is not inside any live resource of this device");
+    if (!findBindable(device, address, bindings[i].bytes, stateOf, resource, problem)) {
+      if (!largestHolding(device, address, resource))
+        errors.push_back(target + ": GPU virtual address " + hex(address) +
+                         " is not inside any live resource of this device");
+      else
+        errors.push_back(target + ": only " +
+                         std::to_string(resource.start + resource.size - address) +
+                         " bytes remain in the resource from " + hex(address));
       continue;
     }
     if (!problem.empty())
       errors.push_back(target + ": " + problem);
-    uint64_t usable = resource.start + resource.size - address;
-    if (usable < bindings[i].bytes)
-      errors.push_back(target + ": only " + std::to_string(usable) +
-                       " bytes remain in the resource from " + hex(address));
   }
   // Root UAVs past the program's bindings are not an error: as on D3D12, root
   // arguments persist across SetPipelineState, so a pipeline with fewer

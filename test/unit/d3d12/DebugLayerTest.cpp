@@ -291,6 +291,35 @@ TEST_P(DebugLayer, BoundBuffersMustBeCommonOrUnorderedAccess) {
   expectCaught({"bind point 0 'in'", "state COPY_DEST"});
 }
 
+TEST_P(DebugLayer, AliasingPlacedBuffersAreLookedThrough) {
+  // Placed buffers over one heap alias (the DXCGC runtime places one over
+  // each barriered scratch range): a binding is checked against a buffer
+  // that holds all of it, not the smallest one holding its address.
+  D3D12_HEAP_DESC hd = {};
+  hd.SizeInBytes = 2 << 16;
+  hd.Properties.Type = D3D12_HEAP_TYPE_CUSTOM;
+  hd.Properties.CPUPageProperty = D3D12_CPU_PAGE_PROPERTY_WRITE_BACK;
+  hd.Properties.MemoryPoolPreference = D3D12_MEMORY_POOL_L0;
+  ComPtr<ID3D12Heap> heap;
+  ASSERT_EQ(device->CreateHeap(&hd, IID_PPV_ARGS(&heap)), S_OK);
+  auto place = [&](uint64_t offset, uint64_t width) {
+    D3D12_RESOURCE_DESC desc =
+        CD3DX12_RESOURCE_DESC::Buffer(width, D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS);
+    ComPtr<ID3D12Resource> r;
+    EXPECT_EQ(device->CreatePlacedResource(heap.Get(), offset, &desc,
+                                           D3D12_RESOURCE_STATE_COMMON, nullptr,
+                                           IID_PPV_ARGS(&r)),
+              S_OK);
+    return r;
+  };
+  auto whole = place(0, 2 << 16), view = place(1 << 16, 16);
+  setProgram();
+  auto b = goodBindings();
+  b[2].GpuBinding = view->GetGPUVirtualAddress(); // 64 bytes from there: in `whole`
+  dispatch(b.data(), 3);
+  EXPECT_EQ(recorder->list->Close(), S_OK) << ::testing::PrintToString(messages(device.Get()));
+}
+
 TEST_P(DebugLayer, CopyListsRunNoPrograms) {
   // As on D3D12, a COPY list cannot run compute work: refused with or
   // without the debug layer, before the driver sees it.
