@@ -854,6 +854,37 @@ static HRESULT parseStateObject(Device &device, const D3D12_STATE_OBJECT_DESC *p
   return S_OK;
 }
 
+/// Why the 'CGBP' bind points of `info` do not describe the program the
+/// driver compiled (its own reading of the Partition IR), or "". The debug
+/// layer checks bindings against 'CGBP': a wrong one must not pass.
+static std::string compareBindPoints(const ProgramInfo &info,
+                                     const std::vector<D3D12DDI_PROGRAM_BIND_POINT_CGC> &compiled) {
+  const std::string lead = "the container's 'CGBP' bind points do not match the program the "
+                           "driver compiled: ";
+  if (compiled.size() != info.bindPoints.size())
+    return lead + "'CGBP' lists " + std::to_string(info.bindPoints.size()) +
+           " bind points, the program has " + std::to_string(compiled.size());
+  for (size_t i = 0; i < compiled.size(); ++i) {
+    const BindPoint &bp = info.bindPoints[i];
+    const D3D12DDI_PROGRAM_BIND_POINT_CGC &c = compiled[i];
+    std::string which = lead + "bind point " + std::to_string(i) + " '" + bp.name + "' (" +
+                        bindPointKindName(bp.kind) + ", " + std::to_string(bp.bytes) + " bytes";
+    const char *dtype = cgc_dtype_name(bp.dtype);
+    which += std::string(", ") + (dtype ? dtype : "no dtype") + ")";
+    if (c.SizeInBytes != bp.bytes)
+      return which + ": the program accesses " + std::to_string(c.SizeInBytes) + " bytes";
+    if (bool(c.Constant) != (bp.kind == BindPointKind::Constant))
+      return which + ": the program's argument is " +
+             (c.Constant ? "a constant" : "not a constant");
+    if (c.DType != CGC_DTYPE_INVALID && c.DType != UINT(bp.dtype)) {
+      const char *actual = cgc_dtype_name(cgc_dtype_t(c.DType));
+      return which + ": the program's argument holds " +
+             (actual ? actual : "dtype #" + std::to_string(c.DType));
+    }
+  }
+  return "";
+}
+
 HRESULT Device::makeStateObject(const D3D12_STATE_OBJECT_DESC *pDesc, StateObject *grownFrom,
                                 REFIID riid, void **ppStateObject) {
   const char *method = grownFrom ? "AddToStateObject" : "CreateStateObject";
@@ -926,6 +957,34 @@ HRESULT Device::makeStateObject(const D3D12_STATE_OBJECT_DESC *pDesc, StateObjec
     }
     std::memcpy(&info->id, &id, sizeof(id));
     programs[info->wideName] = info;
+  }
+  // The 'CGBP' metadata against the program as the driver compiled it.
+  if (auto query = ddi().pfnGetProgramBindPointsCgc) {
+    for (const auto &info : parsed.infos) {
+      UINT count = 0;
+      std::vector<D3D12DDI_PROGRAM_BIND_POINT_CGC> compiled;
+      HRESULT qhr = query(handle_, handle, info->wideName.c_str(), &count, nullptr);
+      if (SUCCEEDED(qhr)) {
+        compiled.resize(count);
+        qhr = query(handle_, handle, info->wideName.c_str(), &count, compiled.data());
+      }
+      std::string why = FAILED(qhr) ? "the driver does not report the program's bind points (" +
+                                          hresultName(qhr) + ")"
+                                    : compareBindPoints(*info, compiled);
+      if (!why.empty()) {
+        ddi().pfnDestroyStateObject(handle_, handle);
+        if (grownFrom)
+          grownFrom->grown.store(false);
+        return fail(FAILED(qhr) ? E_FAIL : E_INVALIDARG,
+                    std::string(method) + ": MLIR program '" + info->name + "': " + why);
+      }
+    }
+  } else if (debug_) {
+    message(D3D12_MESSAGE_SEVERITY_WARNING, D3D12_MESSAGE_CATEGORY_STATE_CREATION,
+            std::string(method) + ": the driver does not report its programs' bind points "
+                                  "(pfnGetProgramBindPointsCgc); the 'CGBP' metadata the debug "
+                                  "layer checks bindings against is not checked against '" +
+                parsed.infos.front()->name + "'");
   }
   {
     std::unique_lock<std::shared_mutex> lock(programsMutex_);

@@ -565,6 +565,30 @@ HRESULT getCachedMlirProgramStatus(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT so, L
   return S_OK;
 }
 
+/// The bind points of a program as the driver compiled it: its kernel
+/// program's bindings (from the JIT's reading of the Partition IR's
+/// arguments, or from a matching cached blob).
+HRESULT getProgramBindPoints(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT so, LPCWSTR name,
+                             UINT *count, D3D12DDI_PROGRAM_BIND_POINT_CGC *points) {
+  StateObject *object = get<StateObject>(so.pDrvPrivate);
+  if (!object || !name || !count)
+    return E_INVALIDARG;
+  auto it = object->programs.find(name);
+  if (it == object->programs.end())
+    return E_INVALIDARG;
+  const auto &bindings = it->second->compiled->program().bindings;
+  if (!points) {
+    *count = UINT(bindings.size());
+    return S_OK;
+  }
+  if (*count != bindings.size())
+    return E_INVALIDARG;
+  for (size_t i = 0; i < bindings.size(); ++i)
+    points[i] = {bindings[i].bytes, bindings[i].constant ? TRUE : FALSE,
+                 UINT(bindings[i].dtype)};
+  return S_OK;
+}
+
 HRESULT createComputePipelineState(D3D12DDI_HDEVICE h,
                                    const D3D12DDIARG_CREATE_COMPUTE_PIPELINE_STATE_CGC *args,
                                    D3D12DDI_HPIPELINESTATE *out) {
@@ -824,7 +848,7 @@ const D3D12DDI_DEVICE_FUNCS_CORE_CGC kDeviceFuncs = {
     createStateObject,    addToStateObject,     destroyStateObject,
     getProgramIdentifier, createComputePipelineState, destroyPipelineState,
     createCommandList,    destroyCommandList,   createCommandQueue,
-    destroyCommandQueue,  getCachedMlirProgramStatus,
+    destroyCommandQueue,  getCachedMlirProgramStatus, getProgramBindPoints,
 };
 
 const D3D12DDI_COMMAND_LIST_FUNCS_CGC kCommandListFuncs = {

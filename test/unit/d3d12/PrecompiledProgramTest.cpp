@@ -269,6 +269,43 @@ TEST(PrecompiledProgram, WithoutAJitOnlyMatchingBlobsWork) {
                                                 "made by compiler 'another compiler'"}));
 }
 
+TEST(PrecompiledProgram, CgbpThatDisagreesWithTheProgramIsRefused) {
+  // The debug layer checks bindings against the container's 'CGBP' bind
+  // points: CreateStateObject checks those against the program the driver
+  // made (here from the blob's kernel program), so a wrong 'CGBP' cannot
+  // pass. No JIT is needed.
+  REQUIRE_KERNELS();
+  auto device = makeDevice(nullptr);
+  auto blob = blobOf(keyFor(kJunkBytecode), serializeKernelProgram(addProgram(kN)));
+  struct Case {
+    std::vector<BindPoint> points;
+    std::vector<std::string> needles;
+  };
+  std::vector<Case> cases;
+  cases.push_back({addBindPoints(), {}});
+  cases.back().points[2].bytes = kN * 8;
+  cases.back().needles = {"bind point 2 'out'", "the program accesses " + std::to_string(kN * 4)};
+  cases.push_back({addBindPoints(), {"bind point 1 'b'", "not a constant"}});
+  cases.back().points[1].kind = BindPointKind::Constant;
+  // (A count that differs the driver already refuses, reading the blob.)
+  cases.push_back({addBindPoints(), {"3 bindings for 2 bind points"}});
+  cases.back().points.pop_back();
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.needles.front());
+    auto container = partitionContainer(c.points, interfaces::kSubgraphPartition, kJunkBytecode);
+    Creation created = create(device.Get(), container, &blob);
+    EXPECT_EQ(created.hr, E_INVALIDARG);
+    std::vector<std::string> needles = c.needles;
+    needles.push_back("MLIR program 'partition0'");
+    EXPECT_TRUE(anyMessageContains(device.Get(), needles))
+        << ::testing::PrintToString(messages(device.Get()));
+  }
+  // The matching one is created.
+  auto container = partitionContainer(addBindPoints(), interfaces::kSubgraphPartition,
+                                      kJunkBytecode);
+  EXPECT_EQ(create(device.Get(), container, &blob).hr, S_OK);
+}
+
 TEST(PrecompiledProgram, BlobsForSomethingElseAreCompiledInstead) {
   REQUIRE_KERNELS();
   if (!CGC_HAVE_JIT_MODULE)
@@ -280,8 +317,10 @@ TEST(PrecompiledProgram, BlobsForSomethingElseAreCompiledInstead) {
   // What the JIT makes of it must not matter: any valid kernel program with
   // the partition's 7 bindings will do as the blob's content.
   KernelProgram seven;
-  seven.bindings = {{"in", 64}, {"w1", 36}, {"b1", 4}, {"w2", 36},
-                    {"b2", 4},  {"output", 64}, {"scratch", 64}};
+  // Its bindings must still be the partition's (the runtime checks 'CGBP'
+  // against them): the weights and biases are constants.
+  seven.bindings = {{"in", 64},         {"w1", 36, true},  {"b1", 4, true}, {"w2", 36, true},
+                    {"b2", 4, true},    {"output", 64},    {"scratch", 64}};
   KernelDesc relu;
   relu.op = "cgc_op.relu";
   relu.inputs = {operand(0, {16})};

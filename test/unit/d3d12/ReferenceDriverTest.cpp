@@ -345,6 +345,63 @@ std::vector<float> conv3x3(const std::vector<float> &in, const float *w, float b
   return out;
 }
 
+TEST(ReferenceDriver, CgbpThatDisagreesWithThePartitionIsRefused) {
+  // The debug layer's bounds checks trust the container's 'CGBP' bind
+  // points; CreateStateObject checks them against the partition's own
+  // arguments as the JIT read them, so a wrong 'CGBP' fails the creation.
+  if (!ref::getJitInterface())
+    GTEST_SKIP() << "getJitInterface() is null: this build has no MLIR JIT";
+  std::string opt = CGC_OPT_PATH;
+  ASSERT_FALSE(opt.empty()) << "the JIT is linked but cgc-opt was not built";
+  std::string bc = ::testing::TempDir() + "/partition-cgbp.mlirbc";
+  std::string cmd = opt + " " CGC_SOURCE_DIR "/examples/spec/partition-ir.mlir -emit-bytecode -o " + bc;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream file(bc, std::ios::binary);
+  std::string bytecode((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(bytecode.empty());
+  const std::vector<BindPoint> right = {
+      bindPoint("in", BindPointKind::Argument, 64, {1, 1, 4, 4}),
+      bindPoint("w1", BindPointKind::Constant, 36, {1, 1, 3, 3}),
+      bindPoint("b1", BindPointKind::Constant, 4, {1}),
+      bindPoint("w2", BindPointKind::Constant, 36, {1, 1, 3, 3}),
+      bindPoint("b2", BindPointKind::Constant, 4, {1}),
+      bindPoint("output", BindPointKind::Output, 64, {1, 1, 4, 4}),
+      bindPoint("scratch", BindPointKind::Scratch, 64, {1, 1, 4, 4})};
+  auto device = makeDevice(nullptr, CGC_D3D12_DEVICE_FLAG_DEBUG);
+  auto create = [&](const std::vector<BindPoint> &points) {
+    auto container = partitionContainer(points, interfaces::kSubgraphPartition, bytecode);
+    D3D12_MLIR_PROGRAM_DESC p = {L"partition0", container.data(), container.size()};
+    D3D12_STATE_SUBOBJECT sub = {D3D12_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM, &p};
+    D3D12_STATE_OBJECT_DESC desc = {D3D12_STATE_OBJECT_TYPE_EXECUTABLE, 1, &sub};
+    ComPtr<ID3D12StateObject> so;
+    return device->CreateStateObject(&desc, IID_PPV_ARGS(&so));
+  };
+  ASSERT_EQ(create(right), S_OK) << ::testing::PrintToString(messages(device.Get()));
+
+  // An output smaller than the program writes: the debug layer would accept
+  // a 32-byte binding the program writes 64 bytes into.
+  auto smaller = right;
+  smaller[5].bytes = 32;
+  EXPECT_EQ(create(smaller), E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"CreateStateObject", "'partition0'",
+                                                "bind point 5 'output' (output, 32 bytes",
+                                                "the program accesses 64 bytes"}))
+      << ::testing::PrintToString(messages(device.Get()));
+  auto notConstant = right;
+  notConstant[1].kind = BindPointKind::Argument;
+  EXPECT_EQ(create(notConstant), E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"bind point 1 'w1'", "is a constant"}));
+  auto otherType = right;
+  otherType[0].dtype = CGC_DTYPE_INT32;
+  EXPECT_EQ(create(otherType), E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"bind point 0 'in'", "int32",
+                                                "the program's argument holds float32"}));
+  auto fewer = right;
+  fewer.pop_back();
+  EXPECT_EQ(create(fewer), E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"'CGBP' lists 6 bind points, the program has 7"}));
+}
+
 TEST(ReferenceDriver, MlirProgramRunsTheSpecPartition) {
   if (!ref::getJitInterface())
     GTEST_SKIP() << "getJitInterface() is null: this build has no MLIR JIT "

@@ -277,7 +277,9 @@ const D3D12DDI_DEVICE_FUNCS_CORE_CGC kDevice = {
     destroyDevice, createHeap,  destroyHeap, createStateObject, addToStateObject,
     destroyStateObject, getProgramIdentifier, createPso, destroyPso, createList,
     destroyList, createQueue, destroyQueue,
-    /*pfnGetCachedMlirProgramStatusCgc=*/nullptr}; // takes no cached blobs
+    /*pfnGetCachedMlirProgramStatusCgc=*/nullptr, // takes no cached blobs
+    // Its programs are read from 'CGBP' itself: nothing to check it against.
+    /*pfnGetProgramBindPointsCgc=*/nullptr};
 const D3D12DDI_COMMAND_LIST_FUNCS_CGC kList = {reset,  close,      destroyRecording, setProgram,
                                                dispatchGraph, setPso, setRootUav, dispatch,
                                                barrier, copy};
