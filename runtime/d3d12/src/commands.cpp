@@ -173,6 +173,7 @@ HRESULT CommandList::Reset(ID3D12CommandAllocator *pAllocator, ID3D12PipelineSta
   closed_.reset(); // queued executions keep their own reference
   program_.reset();
   states_.clear();
+  accesses_.clear();
   pipeline_ = pipeline;
   rootViews_.clear();
   recording_ = true;
@@ -251,7 +252,7 @@ void CommandList::Dispatch(UINT X, UINT Y, UINT Z) {
   if (debug_) {
     std::vector<std::string> errors =
         validateDispatch(*device_.Get(), pipeline_.Get(), rootViews_, X, Y, Z,
-                         [&](const ResourceRegistry::Entry &r) { return stateOf(r); });
+                         [&](const ResourceRegistry::Entry &r) { return bindingProblemOf(r); });
     if (!errors.empty()) {
       for (const std::string &e : errors)
         device_->error(e);
@@ -303,6 +304,22 @@ void CommandList::barrierOnResource(ID3D12Resource *resource,
 static std::string resourceName(Resource *r) {
   std::string name = r->debugName();
   return (name.empty() ? "" : "'" + name + "' ") + "at " + hex(r->gpu());
+}
+
+std::string CommandList::bindingProblemOf(const ResourceRegistry::Entry &resource) const {
+  std::string why = bindingProblem(resource, stateOf(resource));
+  if (!why.empty())
+    return why;
+  // The spec: bindings must be accessible with D3D12_BARRIER_ACCESS_COMMON
+  // or D3D12_BARRIER_ACCESS_UNORDERED_ACCESS.
+  auto it = accesses_.find(resource.resource);
+  if (it != accesses_.end() && it->second != D3D12_BARRIER_ACCESS_COMMON &&
+      !(it->second & D3D12_BARRIER_ACCESS_UNORDERED_ACCESS))
+    return "the resource" + (resource.name.empty() ? "" : " '" + resource.name + "'") + " at " +
+           hex(resource.start) + " was left with AccessAfter " + hex(uint32_t(it->second)) +
+           " by an enhanced buffer barrier of this list; MLIR program bindings must be "
+           "accessible with D3D12_BARRIER_ACCESS_COMMON or UNORDERED_ACCESS";
+  return "";
 }
 
 bool CommandList::trackTransition(Resource *r, const D3D12_RESOURCE_TRANSITION_BARRIER &t,
@@ -409,6 +426,8 @@ void CommandList::Barrier(UINT32 NumBarrierGroups, const D3D12_BARRIER_GROUP *pB
                  "place a buffer over the range to order it alone";
           break;
         }
+        if (debug_)
+          accesses_[r] = b.AccessAfter;
         barriers.push_back({D3D12DDI_BARRIER_SCOPE_RANGE_CGC, {r->gpu(), r->size()}});
       }
       break;
@@ -484,7 +503,7 @@ void CommandList::DispatchGraph(const D3D12_DISPATCH_GRAPH_DESC *pDesc) {
   } else if (debug_) {
     std::vector<std::string> errors =
         validateDispatchGraph(*device_.Get(), program_.get(), *pDesc,
-                              [&](const ResourceRegistry::Entry &r) { return stateOf(r); });
+                              [&](const ResourceRegistry::Entry &r) { return bindingProblemOf(r); });
     if (!errors.empty()) {
       for (size_t i = 1; i < errors.size(); ++i)
         device_->error(errors[i]);

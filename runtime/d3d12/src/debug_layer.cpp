@@ -48,14 +48,14 @@ std::string bindingProblem(const ResourceRegistry::Entry &resource, D3D12_RESOUR
 /// Among the live resources holding [start, +size), one a binding may use;
 /// else an error for the innermost. False if no resource holds the range.
 static bool findBindable(Device &device, uint64_t start, uint64_t size,
-                         const std::function<D3D12_RESOURCE_STATES(const ResourceRegistry::Entry &)> &stateOf,
+                         const BindingProblemFn &problemOf,
                          ResourceRegistry::Entry &resource, std::string &problem) {
   std::vector<ResourceRegistry::Entry> all = device.resources().findAll(start, size);
   if (all.empty())
     return false;
   problem.clear();
   for (const ResourceRegistry::Entry &candidate : all) {
-    std::string why = bindingProblem(candidate, stateOf(candidate));
+    std::string why = problemOf(candidate);
     if (why.empty()) {
       resource = candidate;
       problem.clear();
@@ -80,7 +80,7 @@ static bool largestHolding(Device &device, uint64_t address, ResourceRegistry::E
 
 std::vector<std::string> validateDispatchGraph(
     Device &device, const ProgramInfo *program, const D3D12_DISPATCH_GRAPH_DESC &desc,
-    const std::function<D3D12_RESOURCE_STATES(const ResourceRegistry::Entry &)> &stateOf) {
+    const BindingProblemFn &problemOf) {
   std::vector<std::string> errors;
   if (!program) {
     errors.push_back("DispatchGraph: no MLIR program is set on the command list (call SetProgram "
@@ -151,7 +151,7 @@ std::vector<std::string> validateDispatchGraph(
     // one that does is looked for, not the first holding the address.
     ResourceRegistry::Entry resource;
     std::string problem;
-    if (!findBindable(device, start, size ? size : bp.bytes, stateOf, resource, problem)) {
+    if (!findBindable(device, start, size ? size : bp.bytes, problemOf, resource, problem)) {
       if (!largestHolding(device, start, resource))
         errors.push_back(prefix + target + ": GPU virtual address " + hex(start) +
                          " is not inside any live resource of this device");
@@ -187,7 +187,7 @@ std::vector<std::string> validateDispatchGraph(
 std::vector<std::string> validateDispatch(
     Device &device, const PipelineState *pipeline,
     const std::vector<D3D12_GPU_VIRTUAL_ADDRESS> &views, UINT x, UINT y, UINT z,
-    const std::function<D3D12_RESOURCE_STATES(const ResourceRegistry::Entry &)> &stateOf) {
+    const BindingProblemFn &problemOf) {
   std::vector<std::string> errors;
   if (!pipeline) {
     errors.push_back("Dispatch: no compute pipeline state is set");
@@ -208,7 +208,7 @@ std::vector<std::string> validateDispatch(
     }
     ResourceRegistry::Entry resource;
     std::string problem;
-    if (!findBindable(device, address, bindings[i].bytes, stateOf, resource, problem)) {
+    if (!findBindable(device, address, bindings[i].bytes, problemOf, resource, problem)) {
       if (!largestHolding(device, address, resource))
         errors.push_back(target + ": GPU virtual address " + hex(address) +
                          " is not inside any live resource of this device");

@@ -492,6 +492,10 @@ private:
     auto it = states_.find(resource.resource);
     return it == states_.end() ? resource.state : it->second.second;
   }
+  /// Why `resource` cannot be bound now (debug layer): bindingProblem with
+  /// the list's view of its state, or an enhanced buffer barrier of this
+  /// list that left it without unordered access.
+  std::string bindingProblemOf(const ResourceRegistry::Entry &resource) const;
   /// Tracks a legacy transition; false with a message if StateBefore is not
   /// the state the resource is in (debug layer).
   bool trackTransition(Resource *resource, const D3D12_RESOURCE_TRANSITION_BARRIER &t,
@@ -506,6 +510,9 @@ private:
   /// Legacy states of the resources this list transitioned, as of the end
   /// of what is recorded; applied to the resources when the list closes.
   std::unordered_map<const Resource *, std::pair<ComPtr<Resource>, D3D12_RESOURCE_STATES>> states_;
+  /// AccessAfter of this list's last enhanced buffer barrier on a resource
+  /// (accesses do not outlive the list: the next one starts from COMMON).
+  std::unordered_map<const Resource *, D3D12_BARRIER_ACCESS> accesses_;
   std::shared_ptr<const ProgramInfo> program_;
   ComPtr<PipelineState> pipeline_;
   std::vector<D3D12_GPU_VIRTUAL_ADDRESS> rootViews_;
@@ -749,10 +756,12 @@ void enableDebugLayerGlobally();
 /// Validates a DispatchGraph against the program's bind points and the live
 /// resources. Returns the errors found, each naming the bind point by index
 /// and name.
-/// `stateOf` gives a resource's legacy state as the recording list sees it.
-std::vector<std::string> validateDispatchGraph(
-    Device &device, const ProgramInfo *program, const D3D12_DISPATCH_GRAPH_DESC &desc,
-    const std::function<D3D12_RESOURCE_STATES(const ResourceRegistry::Entry &)> &stateOf);
+/// Why a resource cannot be bound by the recording list, or "" (its flags,
+/// heap, legacy state and enhanced-barrier access as the list sees them).
+using BindingProblemFn = std::function<std::string(const ResourceRegistry::Entry &)>;
+std::vector<std::string> validateDispatchGraph(Device &device, const ProgramInfo *program,
+                                               const D3D12_DISPATCH_GRAPH_DESC &desc,
+                                               const BindingProblemFn &problemOf);
 /// Why `resource` cannot be bound to an MLIR program (or a root UAV), or "":
 /// bindings are buffers with unordered access (the spec's Resource Binding):
 /// D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS, a heap that allows it (not
@@ -762,7 +771,7 @@ std::string bindingProblem(const ResourceRegistry::Entry &resource, D3D12_RESOUR
 std::vector<std::string> validateDispatch(
     Device &device, const PipelineState *pipeline,
     const std::vector<D3D12_GPU_VIRTUAL_ADDRESS> &views, UINT x, UINT y, UINT z,
-    const std::function<D3D12_RESOURCE_STATES(const ResourceRegistry::Entry &)> &stateOf);
+    const BindingProblemFn &problemOf);
 
 class Debug final : public ID3D12Debug {
   CGC_D3D12_REFCOUNT

@@ -320,6 +320,35 @@ TEST_P(DebugLayer, AliasingPlacedBuffersAreLookedThrough) {
   EXPECT_EQ(recorder->list->Close(), S_OK) << ::testing::PrintToString(messages(device.Get()));
 }
 
+TEST_P(DebugLayer, EnhancedBarriersMustLeaveUnorderedAccess) {
+  if (!debug)
+    GTEST_SKIP() << "barrier accesses are tracked by the debug layer";
+  D3D12_BUFFER_BARRIER bb = {D3D12_BARRIER_SYNC_COMPUTE_SHADING, D3D12_BARRIER_SYNC_COPY,
+                             D3D12_BARRIER_ACCESS_UNORDERED_ACCESS,
+                             D3D12_BARRIER_ACCESS_COPY_SOURCE, buffers[2].Get(), 0, UINT64_MAX};
+  D3D12_BARRIER_GROUP group = {D3D12_BARRIER_TYPE_BUFFER, 1, {}};
+  group.pBufferBarriers = &bb;
+  recorder->list->Barrier(1, &group);
+  setProgram();
+  auto b = goodBindings();
+  dispatch(b.data(), 3);
+  expectCaught({"bind point 2 'out'", "AccessAfter 0x800",
+                "D3D12_BARRIER_ACCESS_COMMON or UNORDERED_ACCESS"});
+  // Back to unordered access: bound fine; a new list starts from COMMON.
+  for (bool again : {true, false}) {
+    ASSERT_EQ(recorder->list->Reset(recorder->allocator.Get(), nullptr), S_OK);
+    if (again) {
+      recorder->list->Barrier(1, &group);
+      bb.AccessBefore = D3D12_BARRIER_ACCESS_COPY_SOURCE;
+      bb.AccessAfter = D3D12_BARRIER_ACCESS_UNORDERED_ACCESS;
+      recorder->list->Barrier(1, &group);
+    }
+    setProgram();
+    dispatch(b.data(), 3);
+    EXPECT_EQ(recorder->list->Close(), S_OK) << ::testing::PrintToString(messages(device.Get()));
+  }
+}
+
 TEST_P(DebugLayer, CopyListsRunNoPrograms) {
   // As on D3D12, a COPY list cannot run compute work: refused with or
   // without the debug layer, before the driver sees it.
