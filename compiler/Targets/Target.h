@@ -29,11 +29,15 @@ enum : int32_t {
   kE_OUTOFMEMORY = int32_t(0x8007000E),
   kE_FAIL = int32_t(0x80004005),
   kDXGI_ERROR_UNSUPPORTED = int32_t(0x887A0004),
+  /// HRESULT_FROM_WIN32(ERROR_INSUFFICIENT_BUFFER).
+  kE_NOT_SUFFICIENT_BUFFER = int32_t(0x8007007A),
 };
 
-/// The exchange function. Size query: with `out == nullptr` or `*outSize`
-/// smaller than needed, stores the needed size in `*outSize` and returns
-/// kS_OK without writing; otherwise writes the answer and its size.
+/// The exchange function. Size query: with `out == nullptr`, stores the
+/// needed size in `*outSize` and returns kS_OK. With `out` and an `*outSize`
+/// smaller than needed, stores the needed size and returns
+/// kE_NOT_SUFFICIENT_BUFFER without writing (as CheckFeatureSupport does);
+/// otherwise writes the answer and its size.
 using ExchangeFn =
     std::function<int32_t(const Guid &interface, const void *in, size_t inSize,
                           void *out, size_t *outSize)>;

@@ -146,7 +146,8 @@ bool KernelProgram::operator==(const KernelProgram &o) const {
       if (bindings[i].name != o.bindings[i].name ||
           bindings[i].bytes != o.bindings[i].bytes ||
           bindings[i].constant != o.bindings[i].constant ||
-          bindings[i].internal != o.bindings[i].internal)
+          bindings[i].internal != o.bindings[i].internal ||
+          bindings[i].dtype != o.bindings[i].dtype)
         return false;
     return true;
   };
@@ -306,6 +307,8 @@ std::string serializeKernelProgram(const KernelProgram &program) {
       bj["constant"] = true;
     if (b.internal)
       bj["internal"] = true;
+    if (b.dtype != CGC_DTYPE_INVALID && cgc_dtype_name(b.dtype))
+      bj["dtype"] = cgc_dtype_name(b.dtype);
     j["bindings"].push_back(std::move(bj));
   }
   j["temporaries"] = json::array();
@@ -338,11 +341,20 @@ bool deserializeKernelProgram(std::string_view text, KernelProgram &program,
       throw std::runtime_error("unsupported kernel program version " +
                                std::to_string(version));
     program = KernelProgram();
-    for (const json &b : j.at("bindings"))
+    for (const json &b : j.at("bindings")) {
+      cgc_dtype_t dtype = CGC_DTYPE_INVALID;
+      if (b.contains("dtype")) {
+        std::string name = b.at("dtype").get<std::string>();
+        dtype = cgc_dtype_from_name(name.c_str());
+        if (dtype == CGC_DTYPE_INVALID)
+          throw std::runtime_error("binding '" + b.at("name").get<std::string>() +
+                                   "' has an unknown dtype '" + name + "'");
+      }
       program.bindings.push_back(
           {b.at("name").get<std::string>(), b.at("bytes").get<uint64_t>(),
            b.contains("constant") && b.at("constant").get<bool>(),
-           b.contains("internal") && b.at("internal").get<bool>()});
+           b.contains("internal") && b.at("internal").get<bool>(), dtype});
+    }
     for (const json &t : j.at("temporaries"))
       program.temporaries.push_back(
           {t.at("bytes").get<uint64_t>(), t.at("alignment").get<uint64_t>()});

@@ -3,9 +3,10 @@
 // A context owns the scratch memory of one run in flight and a command list
 // recorded from the plan: per dispatch SetProgram + DispatchGraph (MLIR
 // programs) or SetPipelineState + SetComputeRootUnorderedAccessView +
-// Dispatch (kernel programs), and the planned buffer barriers. The list is
-// replayed on every run and recorded again only when a bound address
-// changed.
+// Dispatch (kernel programs), and the planned buffer barriers: one
+// whole-buffer barrier per barriered range, each scratch range having a
+// buffer placed over it (createScratch). The list is replayed on every run
+// and recorded again only when a bound address changed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,10 +34,8 @@ void cgc_context_s::create() {
   for (const PlanCommand &command : p.commands)
     for (const PlanRange &range : command.ranges)
       bindsScratch = bindsScratch || range.buffer == PlanBuffer::Scratch;
-  if (p.scratchBytes || bindsScratch) {
-    scratch = createBuffer(device, std::max<uint64_t>(p.scratchBytes, 64), "the scratch memory");
-    scratchAddress = scratch->GetGPUVirtualAddress();
-  }
+  if (p.scratchBytes || bindsScratch)
+    createScratch();
   for (size_t i = 0; i < p.inputs.size(); ++i)
     ownInputs.push_back(
         allocateTensor(device, p.inputs[i].dtype, p.inputs[i].shape, ioName(*model, false, i)));
@@ -99,22 +98,91 @@ uint64_t cgc_context_s::address(const PlanRange &range) const {
   return 0;
 }
 
-std::pair<ID3D12Resource *, uint64_t> cgc_context_s::resourceOf(const PlanRange &range) const {
+/// Placed resources start at multiples of 64 KiB of their heap.
+static constexpr uint64_t kPlacement = D3D12_DEFAULT_RESOURCE_PLACEMENT_ALIGNMENT;
+
+static uint64_t alignDown(uint64_t value) { return value / kPlacement * kPlacement; }
+
+/// The scratch view of a barrier on [offset, +bytes): from the 64 KiB
+/// boundary at or below it to its end.
+static std::pair<uint64_t, uint64_t> scratchView(uint64_t offset, uint64_t bytes) {
+  uint64_t start = alignDown(offset);
+  return {start, offset + bytes - start};
+}
+
+static D3D12_RESOURCE_DESC bufferDesc(uint64_t width) {
+  D3D12_RESOURCE_DESC desc = {};
+  desc.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
+  desc.Width = width;
+  desc.Height = desc.DepthOrArraySize = desc.MipLevels = 1;
+  desc.SampleDesc.Count = 1;
+  desc.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+  desc.Flags = D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS;
+  return desc;
+}
+
+void cgc_context_s::createScratch() {
+  const ExecutionPlan &p = model->plan();
+  cgc_device_s *device = model->device.get();
+  uint64_t bytes = std::max<uint64_t>(p.scratchBytes, 64);
+  D3D12_HEAP_DESC heapDesc = {};
+  heapDesc.SizeInBytes = (bytes + kPlacement - 1) / kPlacement * kPlacement;
+  heapDesc.Properties.Type = D3D12_HEAP_TYPE_CUSTOM;
+  heapDesc.Properties.CPUPageProperty = D3D12_CPU_PAGE_PROPERTY_WRITE_BACK;
+  heapDesc.Properties.MemoryPoolPreference = D3D12_MEMORY_POOL_L0;
+  heapDesc.Properties.CreationNodeMask = heapDesc.Properties.VisibleNodeMask = 1;
+  heapDesc.Flags = D3D12_HEAP_FLAG_ALLOW_ONLY_BUFFERS;
+  HRESULT hr = device->d3d->CreateHeap(&heapDesc, IID_PPV_ARGS(&scratchHeap));
+  if (FAILED(hr))
+    fail(hr == E_OUTOFMEMORY ? CGC_STATUS_RESOURCE_EXHAUSTED : CGC_STATUS_INTERNAL,
+         "cannot allocate " + std::to_string(bytes) + " bytes for the scratch memory (" +
+             hresultText(hr) + ")");
+  auto place = [&](uint64_t offset, uint64_t width, ComPtr<ID3D12Resource> &out) {
+    D3D12_RESOURCE_DESC desc = bufferDesc(width);
+    HRESULT placed = device->d3d->CreatePlacedResource(
+        scratchHeap.Get(), offset, &desc, D3D12_RESOURCE_STATE_COMMON, nullptr, IID_PPV_ARGS(&out));
+    if (FAILED(placed))
+      fail(CGC_STATUS_INTERNAL, "cannot place a buffer of " + std::to_string(width) +
+                                    " bytes at offset " + std::to_string(offset) +
+                                    " of the scratch memory (" + hresultText(placed) +
+                                    "): " + CGCD3D12GetLastError());
+  };
+  place(0, bytes, scratch);
+  scratchAddress = scratch->GetGPUVirtualAddress();
+  // One buffer per range a barrier orders (aliasing the others, as placed
+  // resources over one heap may).
+  for (const PlanCommand &command : p.commands) {
+    if (command.kind != PlanCommand::Kind::Barrier)
+      continue;
+    for (const PlanRange &range : command.ranges) {
+      if (range.buffer != PlanBuffer::Scratch || range.bytes == 0)
+        continue;
+      if (range.offset > bytes || range.bytes > bytes - range.offset)
+        fail(CGC_STATUS_DATA_LOSS, model->where() + "a planned barrier orders [" +
+                                       std::to_string(range.offset) + ", +" +
+                                       std::to_string(range.bytes) + ") of the " +
+                                       std::to_string(bytes) + "-byte scratch memory");
+      auto view = scratchView(range.offset, range.bytes);
+      if (!scratchViews.count(view))
+        place(view.first, view.second, scratchViews[view]);
+    }
+  }
+}
+
+ID3D12Resource *cgc_context_s::barrierResource(const PlanRange &range) const {
   switch (range.buffer) {
-  case PlanBuffer::Input: {
-    const cgc_tensor_s &t = *inputs.at(range.index);
-    return {t.resource.Get(), t.offset + range.offset};
+  case PlanBuffer::Input:
+    return inputs.at(range.index)->resource.Get();
+  case PlanBuffer::Output:
+    return outputs.at(range.index)->resource.Get();
+  case PlanBuffer::Scratch: {
+    auto it = scratchViews.find(scratchView(range.offset, range.bytes));
+    return it == scratchViews.end() ? scratch.Get() : it->second.Get();
   }
-  case PlanBuffer::Output: {
-    const cgc_tensor_s &t = *outputs.at(range.index);
-    return {t.resource.Get(), t.offset + range.offset};
-  }
-  case PlanBuffer::Scratch:
-    return {scratch.Get(), range.offset};
   case PlanBuffer::Constants:
-    return {model->constants.Get(), range.offset};
+    return model->constants.Get();
   }
-  return {nullptr, 0};
+  return nullptr;
 }
 
 void cgc_context_s::record() {
@@ -129,10 +197,17 @@ void cgc_context_s::record() {
   std::vector<D3D12_BUFFER_BARRIER> barriers;
   for (const PlanCommand &command : p.commands) {
     if (command.kind == PlanCommand::Kind::Barrier) {
+      // Whole-buffer barriers (Offset 0, Size UINT64_MAX), as D3D12
+      // requires: a scratch range has a buffer placed over it.
       barriers.clear();
       for (const PlanRange &range : command.ranges) {
-        auto [resource, offset] = resourceOf(range);
+        ID3D12Resource *resource = barrierResource(range);
         if (!resource || range.bytes == 0)
+          continue;
+        bool seen = false;
+        for (const D3D12_BUFFER_BARRIER &b : barriers)
+          seen = seen || b.pResource == resource;
+        if (seen)
           continue;
         D3D12_BUFFER_BARRIER b = {};
         b.SyncBefore = D3D12_BARRIER_SYNC_COMPUTE_SHADING;
@@ -140,8 +215,8 @@ void cgc_context_s::record() {
         b.AccessBefore = D3D12_BARRIER_ACCESS_UNORDERED_ACCESS;
         b.AccessAfter = D3D12_BARRIER_ACCESS_UNORDERED_ACCESS;
         b.pResource = resource;
-        b.Offset = offset;
-        b.Size = range.bytes;
+        b.Offset = 0;
+        b.Size = UINT64_MAX;
         barriers.push_back(b);
       }
       if (barriers.empty())

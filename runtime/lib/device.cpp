@@ -340,6 +340,7 @@ Ref<cgc_tensor_s> wrapHostTensor(cgc_device_s *device, cgc_dtype_t dtype,
   desc.Height = desc.DepthOrArraySize = desc.MipLevels = 1;
   desc.SampleDesc.Count = 1;
   desc.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+  desc.Flags = D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS; // MLIR programs bind it
   hr = device->d3d->CreatePlacedResource(t->heap.Get(), 0, &desc, D3D12_RESOURCE_STATE_COMMON,
                                          nullptr, IID_PPV_ARGS(&t->resource));
   if (FAILED(hr))

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -217,7 +218,13 @@ struct cgc_model_s final : cgc::rt::Object {
 struct cgc_context_s final : cgc::rt::Object {
   cgc::rt::Ref<cgc_model_s> model;
   cgc::rt::Ref<cgc_stream_s> stream;
+  /// The scratch memory: a heap, a buffer placed over all of it (what
+  /// dispatches bind), and a buffer placed over each range a planned barrier
+  /// orders (D3D12 barriers cover whole buffers; these keep the plan's
+  /// concurrency: work outside a barrier's range is not ordered by it).
+  cgc::rt::ComPtr<ID3D12Heap> scratchHeap;
   cgc::rt::ComPtr<ID3D12Resource> scratch;
+  std::map<std::pair<uint64_t, uint64_t>, cgc::rt::ComPtr<ID3D12Resource>> scratchViews;
   uint64_t scratchAddress = 0;
   std::vector<cgc::rt::Ref<cgc_tensor_s>> inputs, outputs;       // bound
   std::vector<cgc::rt::Ref<cgc_tensor_s>> ownInputs, ownOutputs; // the context's own
@@ -237,7 +244,10 @@ struct cgc_context_s final : cgc::rt::Object {
 private:
   void record();
   uint64_t address(const cgc::PlanRange &range) const;
-  std::pair<ID3D12Resource *, uint64_t> resourceOf(const cgc::PlanRange &range) const;
+  /// The buffer a barrier on `range` names: the scratch view placed over it,
+  /// or the whole input, output or constants buffer.
+  ID3D12Resource *barrierResource(const cgc::PlanRange &range) const;
+  void createScratch();
 };
 
 struct cgc_importer_s final : cgc::rt::Object {

@@ -167,6 +167,7 @@ Ref<cgc_external_memory_s> importMemory(cgc_device_s *device,
   rd.Height = rd.DepthOrArraySize = rd.MipLevels = 1;
   rd.SampleDesc.Count = 1;
   rd.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+  rd.Flags = D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS; // MLIR programs bind it
   hr = device->d3d->CreatePlacedResource(memory->heap.Get(), 0, &rd, D3D12_RESOURCE_STATE_COMMON,
                                          nullptr, IID_PPV_ARGS(&memory->resource));
   if (FAILED(hr))

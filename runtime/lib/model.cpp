@@ -166,6 +166,7 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
       desc.Height = desc.DepthOrArraySize = desc.MipLevels = 1;
       desc.SampleDesc.Count = 1;
       desc.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+      desc.Flags = D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS; // MLIR programs bind it
       hr = d3d->CreatePlacedResource(constantsHeap.Get(), 0, &desc, D3D12_RESOURCE_STATE_COMMON,
                                      nullptr, IID_PPV_ARGS(&constants));
       if (FAILED(hr))

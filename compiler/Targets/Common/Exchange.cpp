@@ -30,6 +30,7 @@ std::string describeHResult(int32_t hr) {
   case kE_OUTOFMEMORY: os << " (E_OUTOFMEMORY)"; break;
   case kE_FAIL: os << " (E_FAIL)"; break;
   case kDXGI_ERROR_UNSUPPORTED: os << " (DXGI_ERROR_UNSUPPORTED)"; break;
+  case kE_NOT_SUFFICIENT_BUFFER: os << " (E_NOT_SUFFICIENT_BUFFER)"; break;
   default: break;
   }
   return text;
@@ -141,8 +142,9 @@ int32_t answerExchange(const std::vector<uint8_t> &answer, void *out,
   if (!outSize)
     return kE_INVALIDARG;
   if (!out || *outSize < answer.size()) {
+    bool query = !out;
     *outSize = answer.size();
-    return kS_OK;
+    return query ? kS_OK : kE_NOT_SUFFICIENT_BUFFER;
   }
   std::memcpy(out, answer.data(), answer.size());
   *outSize = answer.size();

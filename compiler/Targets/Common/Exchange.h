@@ -56,7 +56,9 @@ mlir::OwningOpRef<ModuleOp> parseCGCModule(mlir::MLIRContext *context,
 //===----------------------------------------------------------------------===//
 
 /// Completes an exchange with `answer` under the size-query protocol: with
-/// `out == nullptr` or `*outSize < answer.size()` only the size is stored.
+/// `out == nullptr` only the size is stored (kS_OK); with
+/// `*outSize < answer.size()` only the size is stored and the result is
+/// kE_NOT_SUFFICIENT_BUFFER.
 int32_t answerExchange(const std::vector<uint8_t> &answer, void *out,
                        size_t *outSize);
 

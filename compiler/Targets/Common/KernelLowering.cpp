@@ -126,7 +126,8 @@ public:
     uint32_t index = program.bindings.size();
     program.bindings.push_back({std::move(name),
                                 static_cast<uint64_t>(type.getByteSpan()),
-                                type.getIsConstant()});
+                                type.getIsConstant(), /*internal=*/false,
+                                static_cast<cgc_dtype_t>(type.getElementKind())});
     return operandFor(type, KernelOperand::Storage::Binding, index, 0,
                       type.getStrides());
   }

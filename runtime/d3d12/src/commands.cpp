@@ -124,6 +124,10 @@ HRESULT CommandList::Close() {
   if (!recording_)
     return device_->fail(E_FAIL, "Close: the command list is not recording");
   recording_ = false;
+  if (HRESULT removed = device_->GetDeviceRemovedReason(); FAILED(removed))
+    return device_->fail(DXGI_ERROR_DEVICE_REMOVED,
+                         "Close: the device was removed (" + hresultName(removed) +
+                             "); recreate it (GetDeviceRemovedReason)");
   D3D12DDI_HRECORDING_CGC handle = {};
   HRESULT driverHr = ddi_->pfnClose(handle_, &handle);
   auto recording = std::make_shared<Recording>();
@@ -143,6 +147,10 @@ HRESULT CommandList::Close() {
   if (FAILED(driverHr))
     return device_->fail(driverHr, "Close: the driver failed (" + hresultName(driverHr) + ")");
   closed_ = std::move(recording);
+  // The debug layer's resource states: what this list leaves them in.
+  for (auto &[key, entry] : states_)
+    entry.first->setState(entry.second);
+  states_.clear();
   return S_OK;
 }
 
@@ -164,6 +172,8 @@ HRESULT CommandList::Reset(ID3D12CommandAllocator *pAllocator, ID3D12PipelineSta
   }
   closed_.reset(); // queued executions keep their own reference
   program_.reset();
+  states_.clear();
+  accesses_.clear();
   pipeline_ = pipeline;
   rootViews_.clear();
   recording_ = true;
@@ -173,8 +183,36 @@ HRESULT CommandList::Reset(ID3D12CommandAllocator *pAllocator, ID3D12PipelineSta
   return S_OK;
 }
 
+bool CommandList::checkCompute(const char *method) {
+  if (canRunCompute())
+    return true;
+  std::string text = std::string(method) + ": a " +
+                     (type_ == D3D12_COMMAND_LIST_TYPE_COPY ? "COPY" : "video") +
+                     " command list cannot run compute work (MLIR programs and compute "
+                     "pipelines run on DIRECT and COMPUTE lists)";
+  device_->error(text);
+  setError(E_INVALIDARG, text);
+  return false;
+}
+
+bool CommandList::checkBindingTypes(const D3D12_MLIR_PROGRAM_BINDINGS &bindings) {
+  if (device_->tier() >= D3D12_MLIR_PROGRAMS_TIER_2_0)
+    return true;
+  for (UINT i = 0; i < bindings.NumBindings; ++i)
+    if (bindings.pBindings[i].Type == D3D12_MLIR_PROGRAM_BINDING_TYPE_CPU) {
+      std::string text = "DispatchGraph: binding #" + std::to_string(i) + " (bind point " +
+                         std::to_string(bindings.pBindings[i].BindPointIndex) +
+                         ") is a CPU binding, which needs D3D12_MLIR_PROGRAMS_TIER_2_0; the "
+                         "device reports tier 1.0 (GPU bindings only)";
+      device_->error(text);
+      setError(E_INVALIDARG, text);
+      return false;
+    }
+  return true;
+}
+
 void CommandList::SetPipelineState(ID3D12PipelineState *pPipelineState) {
-  if (!checkRecording("SetPipelineState"))
+  if (!checkRecording("SetPipelineState") || !checkCompute("SetPipelineState"))
     return;
   PipelineState *pipeline = implOf<PipelineState>(pPipelineState, kImplPipelineState);
   if (!pipeline) {
@@ -197,7 +235,8 @@ void CommandList::SetComputeRootSignature(ID3D12RootSignature *pRootSignature) {
 }
 
 void CommandList::SetComputeRootUnorderedAccessView(UINT index, D3D12_GPU_VIRTUAL_ADDRESS address) {
-  if (!checkRecording("SetComputeRootUnorderedAccessView"))
+  if (!checkRecording("SetComputeRootUnorderedAccessView") ||
+      !checkCompute("SetComputeRootUnorderedAccessView"))
     return;
   if (debug_) {
     if (rootViews_.size() <= index)
@@ -208,10 +247,12 @@ void CommandList::SetComputeRootUnorderedAccessView(UINT index, D3D12_GPU_VIRTUA
 }
 
 void CommandList::Dispatch(UINT X, UINT Y, UINT Z) {
-  if (!checkRecording("Dispatch"))
+  if (!checkRecording("Dispatch") || !checkCompute("Dispatch"))
     return;
   if (debug_) {
-    std::vector<std::string> errors = validateDispatch(*device_.Get(), pipeline_.Get(), rootViews_, X, Y, Z);
+    std::vector<std::string> errors =
+        validateDispatch(*device_.Get(), pipeline_.Get(), rootViews_, X, Y, Z,
+                         [&](const ResourceRegistry::Entry &r) { return bindingProblemOf(r); });
     if (!errors.empty()) {
       for (const std::string &e : errors)
         device_->error(e);
@@ -245,6 +286,11 @@ void CommandList::CopyBufferRegion(ID3D12Resource *pDstBuffer, UINT64 DstOffset,
   ddi_->pfnCopyBufferRegion(handle_, dst->gpu() + DstOffset, src->gpu() + SrcOffset, NumBytes);
 }
 
+// Barriers on real D3D12 cover whole resources: a legacy barrier names a
+// resource, and an enhanced buffer barrier's Offset and Size are reserved
+// (0 and UINT64_MAX). The driver is told the resource's whole range; the
+// debug layer refuses a partial one. (The DXCGC runtime keeps its planned
+// concurrency by placing one buffer per barriered range: docs/d3d12.md.)
 void CommandList::barrierOnResource(ID3D12Resource *resource,
                                     std::vector<D3D12DDI_BARRIER_CGC> &out) {
   Resource *r = implOf<Resource>(resource, kImplResource);
@@ -255,20 +301,70 @@ void CommandList::barrierOnResource(ID3D12Resource *resource,
   out.push_back({D3D12DDI_BARRIER_SCOPE_RANGE_CGC, {r->gpu(), r->size()}});
 }
 
+static std::string resourceName(Resource *r) {
+  std::string name = r->debugName();
+  return (name.empty() ? "" : "'" + name + "' ") + "at " + hex(r->gpu());
+}
+
+std::string CommandList::bindingProblemOf(const ResourceRegistry::Entry &resource) const {
+  std::string why = bindingProblem(resource, stateOf(resource));
+  if (!why.empty())
+    return why;
+  // The spec: bindings must be accessible with D3D12_BARRIER_ACCESS_COMMON
+  // or D3D12_BARRIER_ACCESS_UNORDERED_ACCESS.
+  auto it = accesses_.find(resource.resource);
+  if (it != accesses_.end() && it->second != D3D12_BARRIER_ACCESS_COMMON &&
+      !(it->second & D3D12_BARRIER_ACCESS_UNORDERED_ACCESS))
+    return "the resource" + (resource.name.empty() ? "" : " '" + resource.name + "'") + " at " +
+           hex(resource.start) + " was left with AccessAfter " + hex(uint32_t(it->second)) +
+           " by an enhanced buffer barrier of this list; MLIR program bindings must be "
+           "accessible with D3D12_BARRIER_ACCESS_COMMON or UNORDERED_ACCESS";
+  return "";
+}
+
+bool CommandList::trackTransition(Resource *r, const D3D12_RESOURCE_TRANSITION_BARRIER &t,
+                                  std::string &error) {
+  if (t.Subresource != D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES && t.Subresource != 0) {
+    error = "subresource " + std::to_string(t.Subresource) + " of buffer " + resourceName(r) +
+            " does not exist (a buffer has subresource 0)";
+    return false;
+  }
+  auto it = states_.find(r);
+  D3D12_RESOURCE_STATES current = it == states_.end() ? r->state() : it->second.second;
+  // A COMMON buffer is promoted implicitly to the state its first use needs
+  // (D3D12's common state promotion), so any StateBefore may be right then.
+  if (current != D3D12_RESOURCE_STATE_COMMON && t.StateBefore != current) {
+    error = "StateBefore " + hex(uint32_t(t.StateBefore)) + " of buffer " + resourceName(r) +
+            " differs from its state " + hex(uint32_t(current)) +
+            " (the initial state, then the transitions of closed lists and of this one)";
+    return false;
+  }
+  states_[r] = {ComPtr<Resource>(r), t.StateAfter};
+  return true;
+}
+
 void CommandList::ResourceBarrier(UINT NumBarriers, const D3D12_RESOURCE_BARRIER *pBarriers) {
   if (!checkRecording("ResourceBarrier"))
     return;
-  if (NumBarriers && !pBarriers) {
-    std::string text = "ResourceBarrier: pBarriers is null";
-    device_->error(text);
-    setError(E_INVALIDARG, text);
-    return;
-  }
+  std::string text;
+  if (NumBarriers && !pBarriers)
+    text = "ResourceBarrier: pBarriers is null";
   std::vector<D3D12DDI_BARRIER_CGC> barriers;
-  for (UINT i = 0; i < NumBarriers; ++i) {
+  for (UINT i = 0; i < NumBarriers && text.empty(); ++i) {
     const D3D12_RESOURCE_BARRIER &b = pBarriers[i];
     switch (b.Type) {
     case D3D12_RESOURCE_BARRIER_TYPE_TRANSITION:
+      if (debug_) {
+        Resource *r = implOf<Resource>(b.Transition.pResource, kImplResource);
+        std::string why;
+        if (!r)
+          text = "ResourceBarrier: transition barrier #" + std::to_string(i) +
+                 " names no resource of this runtime";
+        else if (!trackTransition(r, b.Transition, why))
+          text = "ResourceBarrier: transition barrier #" + std::to_string(i) + ": " + why;
+        if (!text.empty())
+          break;
+      }
       barrierOnResource(b.Transition.pResource, barriers);
       break;
     case D3D12_RESOURCE_BARRIER_TYPE_UAV:
@@ -280,13 +376,14 @@ void CommandList::ResourceBarrier(UINT NumBarriers, const D3D12_RESOURCE_BARRIER
     case D3D12_RESOURCE_BARRIER_TYPE_ALIASING:
       barriers.push_back({D3D12DDI_BARRIER_SCOPE_GLOBAL_CGC, {0, 0}});
       break;
-    default: {
-      std::string text = "ResourceBarrier: barrier #" + std::to_string(i) + " has an unknown type";
-      device_->error(text);
-      setError(E_INVALIDARG, text);
-      return;
+    default:
+      text = "ResourceBarrier: barrier #" + std::to_string(i) + " has an unknown type";
     }
-    }
+  }
+  if (!text.empty()) {
+    device_->error(text);
+    setError(E_INVALIDARG, text);
+    return;
   }
   ddi_->pfnBarrier(handle_, UINT(barriers.size()), barriers.data());
 }
@@ -313,20 +410,25 @@ void CommandList::Barrier(UINT32 NumBarrierGroups, const D3D12_BARRIER_GROUP *pB
       for (UINT32 i = 0; i < group.NumBarriers && text.empty(); ++i) {
         const D3D12_BUFFER_BARRIER &b = group.pBufferBarriers[i];
         Resource *r = implOf<Resource>(b.pResource, kImplResource);
+        const std::string which =
+            "Barrier: buffer barrier #" + std::to_string(i) + " of group #" + std::to_string(g);
         if (!r) {
-          text = "Barrier: buffer barrier #" + std::to_string(i) + " of group #" +
-                 std::to_string(g) + " has no resource of this runtime";
+          text = which + " has no resource of this runtime";
           break;
         }
-        uint64_t size = b.Size == UINT64_MAX ? (b.Offset <= r->size() ? r->size() - b.Offset : 0)
-                                             : b.Size;
-        if (b.Offset > r->size() || size > r->size() - b.Offset) {
-          text = "Barrier: buffer barrier [" + std::to_string(b.Offset) + ", +" +
-                 std::to_string(size) + ") exceeds the " + std::to_string(r->size()) +
-                 "-byte buffer";
+        // D3D12: "Offset: must be 0", "Size: must be UINT64_MAX or the
+        // buffer's width" -- a buffer barrier covers the whole buffer.
+        if (debug_ && (b.Offset != 0 || (b.Size != UINT64_MAX && b.Size != r->size()))) {
+          text = which + " on buffer " + resourceName(r) + " covers [" + std::to_string(b.Offset) +
+                 ", +" + (b.Size == UINT64_MAX ? std::string("UINT64_MAX") : std::to_string(b.Size)) +
+                 ") of its " + std::to_string(r->size()) +
+                 " bytes; a buffer barrier covers the whole buffer (Offset 0, Size UINT64_MAX): "
+                 "place a buffer over the range to order it alone";
           break;
         }
-        barriers.push_back({D3D12DDI_BARRIER_SCOPE_RANGE_CGC, {r->gpu() + b.Offset, size}});
+        if (debug_)
+          accesses_[r] = b.AccessAfter;
+        barriers.push_back({D3D12DDI_BARRIER_SCOPE_RANGE_CGC, {r->gpu(), r->size()}});
       }
       break;
     case D3D12_BARRIER_TYPE_TEXTURE:
@@ -346,12 +448,16 @@ void CommandList::Barrier(UINT32 NumBarrierGroups, const D3D12_BARRIER_GROUP *pB
 }
 
 void CommandList::SetProgram(const D3D12_SET_PROGRAM_DESC *pDesc) {
-  if (!checkRecording("SetProgram"))
+  if (!checkRecording("SetProgram") || !checkCompute("SetProgram"))
     return;
   std::string text;
   HRESULT hr = E_INVALIDARG;
   if (!pDesc) {
     text = "SetProgram: pDesc is null";
+  } else if (device_->tier() == D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED) {
+    text = "SetProgram: the device reports D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED; it has no "
+           "MLIR programs to set";
+    hr = DXGI_ERROR_UNSUPPORTED;
   } else if (pDesc->Type != D3D12_PROGRAM_TYPE_MLIR_PROGRAM) {
     text = "SetProgram: program type " + std::to_string(int(pDesc->Type)) +
            " is not implemented (only D3D12_PROGRAM_TYPE_MLIR_PROGRAM)";
@@ -378,7 +484,7 @@ void CommandList::SetProgram(const D3D12_SET_PROGRAM_DESC *pDesc) {
 }
 
 void CommandList::DispatchGraph(const D3D12_DISPATCH_GRAPH_DESC *pDesc) {
-  if (!checkRecording("DispatchGraph"))
+  if (!checkRecording("DispatchGraph") || !checkCompute("DispatchGraph"))
     return;
   std::string text;
   HRESULT hr = E_INVALIDARG;
@@ -392,8 +498,12 @@ void CommandList::DispatchGraph(const D3D12_DISPATCH_GRAPH_DESC *pDesc) {
   } else if (pDesc->MlirProgramBindings.NumBindings && !pDesc->MlirProgramBindings.pBindings) {
     text = "DispatchGraph: pBindings is null with NumBindings = " +
            std::to_string(pDesc->MlirProgramBindings.NumBindings);
+  } else if (!checkBindingTypes(pDesc->MlirProgramBindings)) {
+    return;
   } else if (debug_) {
-    std::vector<std::string> errors = validateDispatchGraph(*device_.Get(), program_.get(), *pDesc);
+    std::vector<std::string> errors =
+        validateDispatchGraph(*device_.Get(), program_.get(), *pDesc,
+                              [&](const ResourceRegistry::Entry &r) { return bindingProblemOf(r); });
     if (!errors.empty()) {
       for (size_t i = 1; i < errors.size(); ++i)
         device_->error(errors[i]);
@@ -614,6 +724,12 @@ HRESULT Fence::QueryInterface(REFIID riid, void **ppv) {
 }
 void Fence::notImplemented(const char *what) { device_->notImplemented(what); }
 
+UINT64 Fence::GetCompletedValue() {
+  if (FAILED(device_->GetDeviceRemovedReason()) && !shared_)
+    return UINT64_MAX;
+  return value_->load();
+}
+
 void Fence::signal(uint64_t value) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -752,6 +868,11 @@ void CommandQueue::notImplemented(const char *what) { device_->notImplemented(wh
 void CommandQueue::ExecuteCommandLists(UINT NumCommandLists, ID3D12CommandList *const *ppCommandLists) {
   if (NumCommandLists && !ppCommandLists) {
     device_->error("ExecuteCommandLists: ppCommandLists is null");
+    return;
+  }
+  if (HRESULT removed = device_->GetDeviceRemovedReason(); FAILED(removed)) {
+    device_->error("ExecuteCommandLists: the device was removed (" + hresultName(removed) +
+                   "); nothing is executed");
     return;
   }
   QueueCore::Item item;

@@ -15,8 +15,72 @@ static std::string describe(const ProgramInfo &program, UINT index) {
          bindPointKindName(bp.kind) + ", " + std::to_string(bp.bytes) + " bytes)";
 }
 
-std::vector<std::string> validateDispatchGraph(Device &device, const ProgramInfo *program,
-                                               const D3D12_DISPATCH_GRAPH_DESC &desc) {
+static std::string stateName(D3D12_RESOURCE_STATES state) {
+  switch (state) {
+  case D3D12_RESOURCE_STATE_COMMON: return "COMMON";
+  case D3D12_RESOURCE_STATE_UNORDERED_ACCESS: return "UNORDERED_ACCESS";
+  case D3D12_RESOURCE_STATE_GENERIC_READ: return "GENERIC_READ";
+  case D3D12_RESOURCE_STATE_COPY_DEST: return "COPY_DEST";
+  case D3D12_RESOURCE_STATE_COPY_SOURCE: return "COPY_SOURCE";
+  case D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE: return "NON_PIXEL_SHADER_RESOURCE";
+  default: return hex(uint32_t(state));
+  }
+}
+
+std::string bindingProblem(const ResourceRegistry::Entry &resource, D3D12_RESOURCE_STATES state) {
+  std::string which = "the resource" + (resource.name.empty() ? "" : " '" + resource.name + "'") +
+                      " at " + hex(resource.start);
+  if (!resource.unorderedAccess)
+    return which + " was created without D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS (MLIR "
+                   "program bindings are buffers with unordered access)";
+  if (resource.heapType == D3D12_HEAP_TYPE_UPLOAD || resource.heapType == D3D12_HEAP_TYPE_READBACK)
+    return which + " lives in an " +
+           (resource.heapType == D3D12_HEAP_TYPE_UPLOAD ? "UPLOAD" : "READBACK") +
+           " heap, which allows no unordered access; use a DEFAULT heap or a CUSTOM heap "
+           "with a CPU page property";
+  if (state != D3D12_RESOURCE_STATE_COMMON && state != D3D12_RESOURCE_STATE_UNORDERED_ACCESS)
+    return which + " is in state " + stateName(state) +
+           "; MLIR program bindings must be in D3D12_RESOURCE_STATE_COMMON or "
+           "UNORDERED_ACCESS (ResourceBarrier transition it first)";
+  return "";
+}
+
+/// Among the live resources holding [start, +size), one a binding may use;
+/// else an error for the innermost. False if no resource holds the range.
+static bool findBindable(Device &device, uint64_t start, uint64_t size,
+                         const BindingProblemFn &problemOf,
+                         ResourceRegistry::Entry &resource, std::string &problem) {
+  std::vector<ResourceRegistry::Entry> all = device.resources().findAll(start, size);
+  if (all.empty())
+    return false;
+  problem.clear();
+  for (const ResourceRegistry::Entry &candidate : all) {
+    std::string why = problemOf(candidate);
+    if (why.empty()) {
+      resource = candidate;
+      problem.clear();
+      return true;
+    }
+    if (problem.empty()) {
+      resource = candidate;
+      problem = why;
+    }
+  }
+  return true;
+}
+
+/// The largest live resource holding `address`, for messages.
+static bool largestHolding(Device &device, uint64_t address, ResourceRegistry::Entry &resource) {
+  std::vector<ResourceRegistry::Entry> all = device.resources().findAll(address, 0);
+  if (all.empty())
+    return false;
+  resource = all.back();
+  return true;
+}
+
+std::vector<std::string> validateDispatchGraph(
+    Device &device, const ProgramInfo *program, const D3D12_DISPATCH_GRAPH_DESC &desc,
+    const BindingProblemFn &problemOf) {
   std::vector<std::string> errors;
   if (!program) {
     errors.push_back("DispatchGraph: no MLIR program is set on the command list (call SetProgram "
@@ -82,22 +146,32 @@ std::vector<std::string> validateDispatchGraph(Device &device, const ProgramInfo
       errors.push_back(prefix + target + " is bound to a null GPU virtual address");
       continue;
     }
+    // A resource must hold the whole bound range (SizeInBytes 0: the bind
+    // point's bytes from the address); placed resources may alias, so the
+    // one that does is looked for, not the first holding the address.
     ResourceRegistry::Entry resource;
-    if (!device.resources().find(start, size, resource)) {
-      if (device.resources().find(start, 0, resource))
+    std::string problem;
+    if (!findBindable(device, start, size ? size : bp.bytes, problemOf, resource, problem)) {
+      if (!largestHolding(device, start, resource))
+        errors.push_back(prefix + target + ": GPU virtual address " + hex(start) +
+                         " is not inside any live resource of this device");
+      else if (size)
         errors.push_back(prefix + target + ": the range [" + hex(start) + ", +" +
                          std::to_string(size) + ") runs past the end of the " +
                          std::to_string(resource.size) + "-byte resource at " +
                          hex(resource.start));
       else
-        errors.push_back(prefix + target + ": GPU virtual address " + hex(start) +
-                         " is not inside any live resource of this device");
+        errors.push_back(prefix + target + ": the bound range [" + hex(start) + ", +" +
+                         std::to_string(resource.start + resource.size - start) +
+                         ") is smaller than the bind point's " + std::to_string(bp.bytes) +
+                         " bytes");
       continue;
     }
-    const uint64_t usable = size ? size : resource.start + resource.size - start;
-    if (usable < bp.bytes)
+    if (!problem.empty())
+      errors.push_back(prefix + target + ": " + problem);
+    if (size && size < bp.bytes)
       errors.push_back(prefix + target + ": the bound range [" + hex(start) + ", +" +
-                       std::to_string(usable) + ") is smaller than the bind point's " +
+                       std::to_string(size) + ") is smaller than the bind point's " +
                        std::to_string(bp.bytes) + " bytes");
     if (bp.alignment > 1 && start % bp.alignment)
       errors.push_back(prefix + target + ": GPU virtual address " + hex(start) +
@@ -110,9 +184,10 @@ std::vector<std::string> validateDispatchGraph(Device &device, const ProgramInfo
   return errors;
 }
 
-std::vector<std::string> validateDispatch(Device &device, const PipelineState *pipeline,
-                                          const std::vector<D3D12_GPU_VIRTUAL_ADDRESS> &views,
-                                          UINT x, UINT y, UINT z) {
+std::vector<std::string> validateDispatch(
+    Device &device, const PipelineState *pipeline,
+    const std::vector<D3D12_GPU_VIRTUAL_ADDRESS> &views, UINT x, UINT y, UINT z,
+    const BindingProblemFn &problemOf) {
   std::vector<std::string> errors;
   if (!pipeline) {
     errors.push_back("Dispatch: no compute pipeline state is set");
@@ -132,15 +207,19 @@ std::vector<std::string> validateDispatch(Device &device, const PipelineState *p
       continue;
     }
     ResourceRegistry::Entry resource;
-    if (!device.resources().find(address, 0, resource)) {
-      errors.push_back(target + ": GPU virtual address " + hex(address) +
-                       " is not inside any live resource of this device");
+    std::string problem;
+    if (!findBindable(device, address, bindings[i].bytes, problemOf, resource, problem)) {
+      if (!largestHolding(device, address, resource))
+        errors.push_back(target + ": GPU virtual address " + hex(address) +
+                         " is not inside any live resource of this device");
+      else
+        errors.push_back(target + ": only " +
+                         std::to_string(resource.start + resource.size - address) +
+                         " bytes remain in the resource from " + hex(address));
       continue;
     }
-    uint64_t usable = resource.start + resource.size - address;
-    if (usable < bindings[i].bytes)
-      errors.push_back(target + ": only " + std::to_string(usable) +
-                       " bytes remain in the resource from " + hex(address));
+    if (!problem.empty())
+      errors.push_back(target + ": " + problem);
   }
   // Root UAVs past the program's bindings are not an error: as on D3D12, root
   // arguments persist across SetPipelineState, so a pipeline with fewer

@@ -6,6 +6,7 @@
 
 #include "internal.h"
 
+#include <algorithm>
 #include <set>
 
 #include <cstdio>
@@ -172,10 +173,28 @@ HRESULT Device::CheckFeatureSupport(D3D12_FEATURE Feature, void *pData, UINT siz
     if (ex->InputDataSizeInBytes && !ex->pInputData)
       return fail(E_INVALIDARG,
                   "CheckFeatureSupport(MLIR_EXCHANGE): pInputData is null with a non-zero size");
+    if (tier_ == D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED)
+      return fail(DXGI_ERROR_UNSUPPORTED,
+                  "CheckFeatureSupport(MLIR_EXCHANGE): the device reports "
+                  "D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED; it answers no MLIR exchange");
+    // The size-query protocol: a null pOutputData asks for the size (S_OK);
+    // a buffer smaller than the answer gets the size and
+    // E_NOT_SUFFICIENT_BUFFER, nothing written. Enforced here too, so that a
+    // driver answering a short buffer with S_OK cannot pass for success.
+    const SIZE_T given = *ex->OutputDataSizeInBytes;
     D3D12DDI_MLIR_EXCHANGE_0119 ddi = {ex->MlirInterface, ex->pInputData, ex->InputDataSizeInBytes,
                                        ex->pOutputData, ex->OutputDataSizeInBytes};
     D3D12DDIARG_GETCAPS caps = {D3D12DDICAPS_TYPE_MLIR_EXCHANGE_0119, 0, nullptr, &ddi, sizeof(ddi)};
-    return adapter.pfnGetCaps(driver_->adapter, &caps);
+    HRESULT hr = adapter.pfnGetCaps(driver_->adapter, &caps);
+    if (hr == S_OK && ex->pOutputData && *ex->OutputDataSizeInBytes > given)
+      hr = E_NOT_SUFFICIENT_BUFFER;
+    if (hr == E_NOT_SUFFICIENT_BUFFER)
+      message(D3D12_MESSAGE_SEVERITY_WARNING, D3D12_MESSAGE_CATEGORY_MISCELLANEOUS,
+              "CheckFeatureSupport(MLIR_EXCHANGE): the output buffer holds " +
+                  std::to_string(given) + " bytes, the answer needs " +
+                  std::to_string(*ex->OutputDataSizeInBytes) +
+                  " (E_NOT_SUFFICIENT_BUFFER; query the size with a null pOutputData)");
+    return hr;
   }
   case 70: { // D3D12_FEATURE_MLIR_INTERFACE_SUPPORT
     if (!needSize(sizeof(D3D12_FEATURE_DATA_MLIR_INTERFACE_SUPPORT), "MLIR_INTERFACE_SUPPORT"))
@@ -185,19 +204,40 @@ HRESULT Device::CheckFeatureSupport(D3D12_FEATURE Feature, void *pData, UINT siz
       return fail(E_INVALIDARG, "CheckFeatureSupport(MLIR_INTERFACE_SUPPORT): null array with "
                                 "NumMlirInterfaces = " +
                                     std::to_string(s->NumMlirInterfaces));
-    for (UINT i = 0; i < s->NumMlirInterfaces && !developerMode_; ++i) {
+    // Answered per interface: an interface the runtime does not know is
+    // unsupported (FALSE in its slot) and is not passed to the driver,
+    // unless developer mode is on; the known ones go to the driver. A
+    // device without MLIR programs supports none.
+    std::vector<GUID> asked;
+    std::vector<UINT> slots;
+    for (UINT i = 0; i < s->NumMlirInterfaces; ++i) {
+      s->pMlirInterfacesSupported[i] = FALSE;
       Guid guid;
       std::memcpy(&guid, &s->pMlirInterfacesRequested[i], sizeof(guid));
-      if (!interfaces::isKnown(guid))
-        return fail(E_INVALIDARG, "CheckFeatureSupport(MLIR_INTERFACE_SUPPORT): interface #" +
-                                      std::to_string(i) + " " + guid.str() +
-                                      " is not known to the runtime");
+      if (tier_ == D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED)
+        continue;
+      if (!interfaces::isKnown(guid) && !developerMode_) {
+        message(D3D12_MESSAGE_SEVERITY_INFO, D3D12_MESSAGE_CATEGORY_MISCELLANEOUS,
+                "CheckFeatureSupport(MLIR_INTERFACE_SUPPORT): interface #" + std::to_string(i) +
+                    " " + guid.str() +
+                    " is not known to the runtime: unsupported (developer mode asks the driver)");
+        continue;
+      }
+      asked.push_back(s->pMlirInterfacesRequested[i]);
+      slots.push_back(i);
     }
-    D3D12DDI_MLIR_INTERFACE_SUPPORT_0119 ddi = {s->NumMlirInterfaces, s->pMlirInterfacesRequested,
-                                                s->pMlirInterfacesSupported};
+    if (asked.empty())
+      return S_OK;
+    std::vector<BOOL> answers(asked.size(), FALSE);
+    D3D12DDI_MLIR_INTERFACE_SUPPORT_0119 ddi = {UINT(asked.size()), asked.data(), answers.data()};
     D3D12DDIARG_GETCAPS caps = {D3D12DDICAPS_TYPE_MLIR_INTERFACE_SUPPORT_0119, 0, nullptr, &ddi,
                                 sizeof(ddi)};
-    return adapter.pfnGetCaps(driver_->adapter, &caps);
+    if (HRESULT hr = adapter.pfnGetCaps(driver_->adapter, &caps); FAILED(hr))
+      return fail(hr, "CheckFeatureSupport(MLIR_INTERFACE_SUPPORT): the driver failed (" +
+                          hresultName(hr) + ")");
+    for (size_t k = 0; k < slots.size(); ++k)
+      s->pMlirInterfacesSupported[slots[k]] = answers[k] ? TRUE : FALSE;
+    return S_OK;
   }
   case D3D12_FEATURE_FEATURE_LEVELS: {
     if (!needSize(sizeof(D3D12_FEATURE_DATA_FEATURE_LEVELS), "FEATURE_LEVELS"))
@@ -343,8 +383,9 @@ static bool validHeapProperties(const D3D12_HEAP_PROPERTIES &p) {
 
 HRESULT Device::CreateCommittedResource(const D3D12_HEAP_PROPERTIES *pHeapProperties,
                                         D3D12_HEAP_FLAGS HeapFlags, const D3D12_RESOURCE_DESC *pDesc,
-                                        D3D12_RESOURCE_STATES, const D3D12_CLEAR_VALUE *,
-                                        REFIID riid, void **ppvResource) {
+                                        D3D12_RESOURCE_STATES InitialResourceState,
+                                        const D3D12_CLEAR_VALUE *, REFIID riid,
+                                        void **ppvResource) {
   if (!pHeapProperties || !validHeapProperties(*pHeapProperties))
     return fail(E_INVALIDARG, "CreateCommittedResource: invalid heap properties");
   if (HRESULT hr = checkBufferDesc(pDesc, "CreateCommittedResource"); FAILED(hr))
@@ -371,7 +412,7 @@ HRESULT Device::CreateCommittedResource(const D3D12_HEAP_PROPERTIES *pHeapProper
     return hr;
   }
   ComPtr<Resource> resource;
-  resource.Attach(new Resource(this, heap, 0, *pDesc, true));
+  resource.Attach(new Resource(this, heap, 0, *pDesc, true, InitialResourceState));
   return resource->QueryInterface(riid, ppvResource);
 }
 
@@ -419,7 +460,8 @@ HRESULT Device::CreateHeap1(const D3D12_HEAP_DESC *pDesc, ID3D12ProtectedResourc
 }
 
 HRESULT Device::CreatePlacedResource(ID3D12Heap *pHeap, UINT64 HeapOffset,
-                                     const D3D12_RESOURCE_DESC *pDesc, D3D12_RESOURCE_STATES,
+                                     const D3D12_RESOURCE_DESC *pDesc,
+                                     D3D12_RESOURCE_STATES InitialState,
                                      const D3D12_CLEAR_VALUE *, REFIID riid, void **ppvResource) {
   Heap *heap = implOf<Heap>(pHeap, kImplHeap);
   if (!heap)
@@ -442,7 +484,7 @@ HRESULT Device::CreatePlacedResource(ID3D12Heap *pHeap, UINT64 HeapOffset,
     return S_FALSE;
   *ppvResource = nullptr;
   ComPtr<Resource> resource;
-  resource.Attach(new Resource(this, heap, HeapOffset, *pDesc, false));
+  resource.Attach(new Resource(this, heap, HeapOffset, *pDesc, false, InitialState));
   return resource->QueryInterface(riid, ppvResource);
 }
 
@@ -812,6 +854,37 @@ static HRESULT parseStateObject(Device &device, const D3D12_STATE_OBJECT_DESC *p
   return S_OK;
 }
 
+/// Why the 'CGBP' bind points of `info` do not describe the program the
+/// driver compiled (its own reading of the Partition IR), or "". The debug
+/// layer checks bindings against 'CGBP': a wrong one must not pass.
+static std::string compareBindPoints(const ProgramInfo &info,
+                                     const std::vector<D3D12DDI_PROGRAM_BIND_POINT_CGC> &compiled) {
+  const std::string lead = "the container's 'CGBP' bind points do not match the program the "
+                           "driver compiled: ";
+  if (compiled.size() != info.bindPoints.size())
+    return lead + "'CGBP' lists " + std::to_string(info.bindPoints.size()) +
+           " bind points, the program has " + std::to_string(compiled.size());
+  for (size_t i = 0; i < compiled.size(); ++i) {
+    const BindPoint &bp = info.bindPoints[i];
+    const D3D12DDI_PROGRAM_BIND_POINT_CGC &c = compiled[i];
+    std::string which = lead + "bind point " + std::to_string(i) + " '" + bp.name + "' (" +
+                        bindPointKindName(bp.kind) + ", " + std::to_string(bp.bytes) + " bytes";
+    const char *dtype = cgc_dtype_name(bp.dtype);
+    which += std::string(", ") + (dtype ? dtype : "no dtype") + ")";
+    if (c.SizeInBytes != bp.bytes)
+      return which + ": the program accesses " + std::to_string(c.SizeInBytes) + " bytes";
+    if (bool(c.Constant) != (bp.kind == BindPointKind::Constant))
+      return which + ": the program's argument is " +
+             (c.Constant ? "a constant" : "not a constant");
+    if (c.DType != CGC_DTYPE_INVALID && c.DType != UINT(bp.dtype)) {
+      const char *actual = cgc_dtype_name(cgc_dtype_t(c.DType));
+      return which + ": the program's argument holds " +
+             (actual ? actual : "dtype #" + std::to_string(c.DType));
+    }
+  }
+  return "";
+}
+
 HRESULT Device::makeStateObject(const D3D12_STATE_OBJECT_DESC *pDesc, StateObject *grownFrom,
                                 REFIID riid, void **ppStateObject) {
   const char *method = grownFrom ? "AddToStateObject" : "CreateStateObject";
@@ -822,8 +895,13 @@ HRESULT Device::makeStateObject(const D3D12_STATE_OBJECT_DESC *pDesc, StateObjec
   if (parsed.programs.empty())
     return fail(E_INVALIDARG, std::string(method) +
                                   ": an executable state object needs at least one MLIR program");
-  // A driver reporting D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED fails the
-  // creation itself, with its reason (the reference driver without a JIT).
+  // The spec's D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED: "attempts to create
+  // any state objects containing MLIR programs will fail".
+  if (tier_ == D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED)
+    return fail(DXGI_ERROR_UNSUPPORTED,
+                std::string(method) + ": MLIR program '" + parsed.infos.front()->name +
+                    "': the device reports D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED (driver '" +
+                    driver_->path + "'); it creates no MLIR programs");
   std::map<std::wstring, std::shared_ptr<const ProgramInfo>> programs;
   if (grownFrom) {
     if (!grownFrom->allowAdditions())
@@ -879,6 +957,34 @@ HRESULT Device::makeStateObject(const D3D12_STATE_OBJECT_DESC *pDesc, StateObjec
     }
     std::memcpy(&info->id, &id, sizeof(id));
     programs[info->wideName] = info;
+  }
+  // The 'CGBP' metadata against the program as the driver compiled it.
+  if (auto query = ddi().pfnGetProgramBindPointsCgc) {
+    for (const auto &info : parsed.infos) {
+      UINT count = 0;
+      std::vector<D3D12DDI_PROGRAM_BIND_POINT_CGC> compiled;
+      HRESULT qhr = query(handle_, handle, info->wideName.c_str(), &count, nullptr);
+      if (SUCCEEDED(qhr)) {
+        compiled.resize(count);
+        qhr = query(handle_, handle, info->wideName.c_str(), &count, compiled.data());
+      }
+      std::string why = FAILED(qhr) ? "the driver does not report the program's bind points (" +
+                                          hresultName(qhr) + ")"
+                                    : compareBindPoints(*info, compiled);
+      if (!why.empty()) {
+        ddi().pfnDestroyStateObject(handle_, handle);
+        if (grownFrom)
+          grownFrom->grown.store(false);
+        return fail(FAILED(qhr) ? E_FAIL : E_INVALIDARG,
+                    std::string(method) + ": MLIR program '" + info->name + "': " + why);
+      }
+    }
+  } else if (debug_) {
+    message(D3D12_MESSAGE_SEVERITY_WARNING, D3D12_MESSAGE_CATEGORY_STATE_CREATION,
+            std::string(method) + ": the driver does not report its programs' bind points "
+                                  "(pfnGetProgramBindPointsCgc); the 'CGBP' metadata the debug "
+                                  "layer checks bindings against is not checked against '" +
+                parsed.infos.front()->name + "'");
   }
   {
     std::unique_lock<std::shared_mutex> lock(programsMutex_);
@@ -958,8 +1064,10 @@ HRESULT Heap::QueryInterface(REFIID riid, void **ppv) {
 void Heap::notImplemented(const char *what) { device_->notImplemented(what); }
 
 Resource::Resource(Device *device, ComPtr<Heap> heap, uint64_t offset,
-                   const D3D12_RESOURCE_DESC &desc, bool committed)
-    : heap_(std::move(heap)), offset_(offset), desc_(desc), committed_(committed) {
+                   const D3D12_RESOURCE_DESC &desc, bool committed,
+                   D3D12_RESOURCE_STATES initialState)
+    : heap_(std::move(heap)), offset_(offset), desc_(desc), committed_(committed),
+      state_(initialState) {
   device_ = device;
   desc_.Alignment = kPlacementAlignment;
   gpu_ = heap_->gpu() + offset_;
@@ -1044,7 +1152,8 @@ void ResourceRegistry::remove(Resource *resource) {
     }
 }
 
-bool ResourceRegistry::find(uint64_t address, uint64_t size, Entry &entry) {
+std::vector<ResourceRegistry::Entry> ResourceRegistry::findAll(uint64_t address, uint64_t size) {
+  std::vector<Entry> found;
   std::shared_lock<std::shared_mutex> lock(mutex_);
   auto it = byStart_.upper_bound(address);
   while (it != byStart_.begin()) {
@@ -1054,11 +1163,23 @@ bool ResourceRegistry::find(uint64_t address, uint64_t size, Entry &entry) {
       break;
     if (address >= start && address - start < rsize &&
         (size == 0 || size <= rsize - (address - start))) {
-      entry = {start, rsize, it->second->debugName()};
-      return true;
+      const Resource *r = it->second;
+      found.push_back({start, rsize, it->second->debugName(), r, r->heapType(),
+                       r->allowsUnorderedAccess(), r->state()});
     }
   }
-  return false;
+  // Innermost (smallest) first: a placed view before the heap-wide buffer.
+  std::stable_sort(found.begin(), found.end(),
+                   [](const Entry &a, const Entry &b) { return a.size < b.size; });
+  return found;
+}
+
+bool ResourceRegistry::find(uint64_t address, uint64_t size, Entry &entry) {
+  std::vector<Entry> found = findAll(address, size);
+  if (found.empty())
+    return false;
+  entry = std::move(found.front());
+  return true;
 }
 
 StateObject::StateObject(Device *device, D3D12DDI_HSTATEOBJECT handle, bool allowAdditions,

@@ -268,7 +268,8 @@ class Resource final : public ID3D12Resource2 {
   CGC_D3D12_DEVICE_CHILD
 public:
   Resource(Device *device, ComPtr<Heap> heap, uint64_t offset,
-           const D3D12_RESOURCE_DESC &desc, bool committed);
+           const D3D12_RESOURCE_DESC &desc, bool committed,
+           D3D12_RESOURCE_STATES initialState);
   ~Resource();
   HRESULT STDMETHODCALLTYPE QueryInterface(REFIID riid, void **ppv) override;
   HRESULT STDMETHODCALLTYPE Map(UINT Subresource, const D3D12_RANGE *pReadRange,
@@ -286,6 +287,15 @@ public:
   uint64_t size() const { return desc_.Width; }
   Heap *heap() const { return heap_.Get(); }
   bool committed() const { return committed_; }
+  D3D12_HEAP_TYPE heapType() const { return heap_->desc().Properties.Type; }
+  bool allowsUnorderedAccess() const {
+    return desc_.Flags & D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS;
+  }
+  /// The debug layer's legacy resource state: the initial state, then the
+  /// state each closed command list left it in (in the order lists are
+  /// closed; see CommandList::states_).
+  D3D12_RESOURCE_STATES state() const { return state_.load(); }
+  void setState(D3D12_RESOURCE_STATES state) { state_.store(state); }
 
 private:
   ComPtr<Heap> heap_;
@@ -293,6 +303,7 @@ private:
   D3D12_RESOURCE_DESC desc_;
   bool committed_;
   uint64_t gpu_;
+  std::atomic<D3D12_RESOURCE_STATES> state_;
 };
 
 /// Live resources by GPU virtual address, for the debug layer and for
@@ -302,12 +313,19 @@ public:
   struct Entry {
     uint64_t start, size;
     std::string name;
+    const Resource *resource; // identity only: not to be dereferenced
+    D3D12_HEAP_TYPE heapType;
+    bool unorderedAccess;     // D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS
+    D3D12_RESOURCE_STATES state;
   };
   void add(Resource *resource);
   void remove(Resource *resource);
   /// The live resource containing [address, address + size) (size 0: just
   /// the address), or false.
   bool find(uint64_t address, uint64_t size, Entry &entry);
+  /// Every live resource containing [address, address + size) (placed
+  /// resources may alias), innermost first.
+  std::vector<Entry> findAll(uint64_t address, uint64_t size);
 
 private:
   std::shared_mutex mutex_;
@@ -465,8 +483,36 @@ private:
   HRESULT error_ = S_OK;
   std::string errorMessage_;
   std::shared_ptr<Recording> closed_;
+  /// DIRECT and COMPUTE lists run compute work; COPY (and video) lists do not.
+  bool canRunCompute() const {
+    return type_ == D3D12_COMMAND_LIST_TYPE_DIRECT || type_ == D3D12_COMMAND_LIST_TYPE_COMPUTE;
+  }
+  /// A resource's legacy state as this list sees it (debug layer).
+  D3D12_RESOURCE_STATES stateOf(const ResourceRegistry::Entry &resource) const {
+    auto it = states_.find(resource.resource);
+    return it == states_.end() ? resource.state : it->second.second;
+  }
+  /// Why `resource` cannot be bound now (debug layer): bindingProblem with
+  /// the list's view of its state, or an enhanced buffer barrier of this
+  /// list that left it without unordered access.
+  std::string bindingProblemOf(const ResourceRegistry::Entry &resource) const;
+  /// Tracks a legacy transition; false with a message if StateBefore is not
+  /// the state the resource is in (debug layer).
+  bool trackTransition(Resource *resource, const D3D12_RESOURCE_TRANSITION_BARRIER &t,
+                       std::string &error);
+  /// Refuses a compute command on a list that cannot run it (Close fails).
+  bool checkCompute(const char *method);
+  /// Refuses CPU bindings on a tier 1.0 device (Close fails).
+  bool checkBindingTypes(const D3D12_MLIR_PROGRAM_BINDINGS &bindings);
+
   // Debug-layer state.
   bool debug_;
+  /// Legacy states of the resources this list transitioned, as of the end
+  /// of what is recorded; applied to the resources when the list closes.
+  std::unordered_map<const Resource *, std::pair<ComPtr<Resource>, D3D12_RESOURCE_STATES>> states_;
+  /// AccessAfter of this list's last enhanced buffer barrier on a resource
+  /// (accesses do not outlive the list: the next one starts from COMMON).
+  std::unordered_map<const Resource *, D3D12_BARRIER_ACCESS> accesses_;
   std::shared_ptr<const ProgramInfo> program_;
   ComPtr<PipelineState> pipeline_;
   std::vector<D3D12_GPU_VIRTUAL_ADDRESS> rootViews_;
@@ -488,7 +534,8 @@ public:
   Fence(Device *device, UINT64 initialValue, D3D12_FENCE_FLAGS flags);
   ~Fence();
   HRESULT STDMETHODCALLTYPE QueryInterface(REFIID riid, void **ppv) override;
-  UINT64 STDMETHODCALLTYPE GetCompletedValue() override { return value_->load(); }
+  /// UINT64_MAX once the device is removed, as on D3D12.
+  UINT64 STDMETHODCALLTYPE GetCompletedValue() override;
   HRESULT STDMETHODCALLTYPE SetEventOnCompletion(UINT64 Value, HANDLE hEvent) override;
   HRESULT STDMETHODCALLTYPE Signal(UINT64 Value) override;
   D3D12_FENCE_FLAGS STDMETHODCALLTYPE GetCreationFlags() override { return flags_; }
@@ -709,12 +756,22 @@ void enableDebugLayerGlobally();
 /// Validates a DispatchGraph against the program's bind points and the live
 /// resources. Returns the errors found, each naming the bind point by index
 /// and name.
+/// Why a resource cannot be bound by the recording list, or "" (its flags,
+/// heap, legacy state and enhanced-barrier access as the list sees them).
+using BindingProblemFn = std::function<std::string(const ResourceRegistry::Entry &)>;
 std::vector<std::string> validateDispatchGraph(Device &device, const ProgramInfo *program,
-                                               const D3D12_DISPATCH_GRAPH_DESC &desc);
+                                               const D3D12_DISPATCH_GRAPH_DESC &desc,
+                                               const BindingProblemFn &problemOf);
+/// Why `resource` cannot be bound to an MLIR program (or a root UAV), or "":
+/// bindings are buffers with unordered access (the spec's Resource Binding):
+/// D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS, a heap that allows it (not
+/// UPLOAD or READBACK), and D3D12_RESOURCE_STATE_COMMON or UNORDERED_ACCESS.
+std::string bindingProblem(const ResourceRegistry::Entry &resource, D3D12_RESOURCE_STATES state);
 /// Validates a compute Dispatch against the pipeline's bindings.
-std::vector<std::string> validateDispatch(Device &device, const PipelineState *pipeline,
-                                          const std::vector<D3D12_GPU_VIRTUAL_ADDRESS> &views,
-                                          UINT x, UINT y, UINT z);
+std::vector<std::string> validateDispatch(
+    Device &device, const PipelineState *pipeline,
+    const std::vector<D3D12_GPU_VIRTUAL_ADDRESS> &views, UINT x, UINT y, UINT z,
+    const BindingProblemFn &problemOf);
 
 class Debug final : public ID3D12Debug {
   CGC_D3D12_REFCOUNT

@@ -63,6 +63,8 @@ std::string hresultName(HRESULT hr) {
   case DXGI_ERROR_UNSUPPORTED: return "DXGI_ERROR_UNSUPPORTED";
   case DXGI_ERROR_DEVICE_REMOVED: return "DXGI_ERROR_DEVICE_REMOVED";
   case DXGI_ERROR_INVALID_CALL: return "DXGI_ERROR_INVALID_CALL";
+  case DXGI_ERROR_DEVICE_HUNG: return "DXGI_ERROR_DEVICE_HUNG";
+  case E_NOT_SUFFICIENT_BUFFER: return "E_NOT_SUFFICIENT_BUFFER";
   default: return hex(uint32_t(hr));
   }
 }

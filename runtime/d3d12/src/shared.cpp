@@ -374,8 +374,13 @@ HRESULT Device::OpenSharedHandle(HANDLE NTHandle, REFIID riid, void **ppvObj) {
   rd.MipLevels = 1;
   rd.SampleDesc.Count = 1;
   rd.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+  // The creator's resource flags do not travel with the memfd: an opened
+  // buffer allows unordered access (what MLIR program bindings need), in the
+  // COMMON state shared resources are used in.
+  rd.Flags = D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS;
   ComPtr<Resource> resource;
-  resource.Attach(new Resource(this, heap, 0, rd, /*committed=*/true));
+  resource.Attach(new Resource(this, heap, 0, rd, /*committed=*/true,
+                               D3D12_RESOURCE_STATE_COMMON));
   return resource->QueryInterface(riid, ppvObj);
 }
 

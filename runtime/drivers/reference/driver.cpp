@@ -61,6 +61,47 @@ struct Heap {
   void *memory = nullptr;
   bool owned = false;
   uint64_t bytes = 0, alignment = 0; // of an owned heap
+  uint64_t size = 0;                 // the heap's size (owned or not)
+};
+
+/// The address ranges of a device's heaps: what its commands may access.
+/// Looked up once per binding when a command is recorded, so that a binding
+/// outside every heap faults the execution (removing the device) instead of
+/// touching memory that is not the device's.
+class HeapRanges {
+public:
+  void add(uint64_t start, uint64_t size) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    byStart_.emplace(start, size);
+    maxSize_ = std::max(maxSize_, size);
+  }
+  void remove(uint64_t start, uint64_t size) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    auto range = byStart_.equal_range(start);
+    for (auto it = range.first; it != range.second; ++it)
+      if (it->second == size) {
+        byStart_.erase(it);
+        return;
+      }
+  }
+  /// Whether [start, start + size) lies inside one heap.
+  bool contains(uint64_t start, uint64_t size) {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = byStart_.upper_bound(start);
+    while (it != byStart_.begin()) {
+      --it;
+      if (it->first + maxSize_ <= start)
+        break;
+      if (start - it->first < it->second && size <= it->second - (start - it->first))
+        return true;
+    }
+    return false;
+  }
+
+private:
+  std::shared_mutex mutex_;
+  std::multimap<uint64_t, uint64_t> byStart_;
+  uint64_t maxSize_ = 0;
 };
 
 constexpr uint64_t kIdentifierTag = 0x4347435245465052ull; // "CGCREFPR"
@@ -72,6 +113,7 @@ struct Device {
   std::atomic<uint64_t> nextSerial{1};
   std::shared_mutex programsMutex;
   std::unordered_map<uint64_t, std::weak_ptr<MlirProgram>> programs; // by serial
+  HeapRanges heaps;
 
   explicit Device(int threads) : pool(threads) {}
 
@@ -101,6 +143,18 @@ struct CommandList {
   void fail(HRESULT hr, const std::string &text) {
     if (device->callbacks.pfnSetCommandListErrorCb)
       device->callbacks.pfnSetCommandListErrorCb(rt, hr, text.c_str());
+  }
+  /// Marks the recording as faulting if [address, +bytes) is outside every
+  /// heap of the device (nothing is checked for an empty range).
+  void checkAccess(uint64_t address, uint64_t bytes, const std::string &what) {
+    if (bytes && !device->heaps.contains(address, bytes))
+      builder.setFault(what + " accesses [0x" + hexDigits(address) + ", +" +
+                       std::to_string(bytes) + "), which is outside every heap of the device");
+  }
+  static std::string hexDigits(uint64_t value) {
+    char text[17];
+    std::snprintf(text, sizeof(text), "%llx", static_cast<unsigned long long>(value));
+    return text;
   }
 };
 
@@ -149,17 +203,17 @@ bool isSubgraphInterface(const GUID &g) {
 HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
   if (!args || !args->pData)
     return E_INVALIDARG;
-  // The JIT module being there is what the tier and the interface support
-  // report; it is loaded only by what needs it (an exchange, a compile).
+  // The driver runs MLIR programs with or without its JIT (without it they
+  // must come precompiled, as cached blobs), so it reports tier 2.0 and
+  // CGC_SUBGRAPH_PARTITION either way; the exchanges need the JIT module,
+  // whose presence on disk is checked here without loading it (it is loaded
+  // only by what needs it: an exchange, a compile).
   switch (args->Type) {
   case D3D12DDI_CAPS_TYPE_MLIR: {
     if (args->DataSize != sizeof(D3D12DDI_OPTIONS_DATA_MLIR))
       return E_INVALIDARG;
-    // Without a JIT no MLIR program can be compiled: say so. (Precompiled
-    // programs are still accepted: a cache hit needs no compiler.)
     static_cast<D3D12DDI_OPTIONS_DATA_MLIR *>(args->pData)->MlirProgramsTier =
-        haveJitModule() ? D3D12DDI_MLIR_PROGRAMS_TIER_2_0
-                        : D3D12DDI_MLIR_PROGRAMS_TIER_NOT_SUPPORTED;
+        D3D12DDI_MLIR_PROGRAMS_TIER_2_0;
     return S_OK;
   }
   case D3D12DDICAPS_TYPE_MLIR_EXCHANGE_0119: {
@@ -187,8 +241,13 @@ HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
       return E_INVALIDARG;
     auto *s = static_cast<D3D12DDI_MLIR_INTERFACE_SUPPORT_0119 *>(args->pData);
     bool jit = haveJitModule();
-    for (UINT i = 0; i < s->NumMlirInterfaces; ++i)
-      s->pMlirInterfacesSupported[i] = jit && isSubgraphInterface(s->pMlirInterfacesRequested[i]);
+    for (UINT i = 0; i < s->NumMlirInterfaces; ++i) {
+      Guid guid;
+      std::memcpy(&guid, &s->pMlirInterfacesRequested[i], sizeof(guid));
+      s->pMlirInterfacesSupported[i] =
+          guid == interfaces::kSubgraphPartition ||
+          (jit && isSubgraphInterface(s->pMlirInterfacesRequested[i]));
+    }
     return S_OK;
   }
   default:
@@ -243,12 +302,16 @@ HRESULT createHeap(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATEHEAP_CGC *args,
   }
   memory->pCPUAddress = heap->memory;
   memory->GPUVirtualAddress = reinterpret_cast<uint64_t>(heap->memory);
+  heap->size = args->SizeInBytes;
+  device->heaps.add(memory->GPUVirtualAddress, heap->size);
   out->pDrvPrivate = heap.release();
   return S_OK;
 }
 
-void destroyHeap(D3D12DDI_HDEVICE, D3D12DDI_HHEAP h) {
-  Heap *heap = get<Heap>(h.pDrvPrivate);
+void destroyHeap(D3D12DDI_HDEVICE h, D3D12DDI_HHEAP hh) {
+  Heap *heap = get<Heap>(hh.pDrvPrivate);
+  if (heap)
+    get<Device>(h.pDrvPrivate)->heaps.remove(reinterpret_cast<uint64_t>(heap->memory), heap->size);
   if (heap && heap->owned)
     freePages(heap->memory, heap->bytes, heap->alignment);
   delete heap;
@@ -502,6 +565,30 @@ HRESULT getCachedMlirProgramStatus(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT so, L
   return S_OK;
 }
 
+/// The bind points of a program as the driver compiled it: its kernel
+/// program's bindings (from the JIT's reading of the Partition IR's
+/// arguments, or from a matching cached blob).
+HRESULT getProgramBindPoints(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT so, LPCWSTR name,
+                             UINT *count, D3D12DDI_PROGRAM_BIND_POINT_CGC *points) {
+  StateObject *object = get<StateObject>(so.pDrvPrivate);
+  if (!object || !name || !count)
+    return E_INVALIDARG;
+  auto it = object->programs.find(name);
+  if (it == object->programs.end())
+    return E_INVALIDARG;
+  const auto &bindings = it->second->compiled->program().bindings;
+  if (!points) {
+    *count = UINT(bindings.size());
+    return S_OK;
+  }
+  if (*count != bindings.size())
+    return E_INVALIDARG;
+  for (size_t i = 0; i < bindings.size(); ++i)
+    points[i] = {bindings[i].bytes, bindings[i].constant ? TRUE : FALSE,
+                 UINT(bindings[i].dtype)};
+  return S_OK;
+}
+
 HRESULT createComputePipelineState(D3D12DDI_HDEVICE h,
                                    const D3D12DDIARG_CREATE_COMPUTE_PIPELINE_STATE_CGC *args,
                                    D3D12DDI_HPIPELINESTATE *out) {
@@ -644,6 +731,7 @@ void dispatchGraph(D3D12DDI_HCOMMANDLIST h, const D3D12DDI_DISPATCH_GRAPH_DESC_0
                                           std::to_string(bindings[index].bytes));
       work.addresses[index] = reinterpret_cast<uint8_t *>(binding.GpuBinding.StartAddress);
       work.ranges.push_back({binding.GpuBinding.StartAddress, bindings[index].bytes});
+      cl->checkAccess(binding.GpuBinding.StartAddress, bindings[index].bytes, prefix + target);
     }
     cl->builder.addWork(std::move(work));
   } catch (const std::exception &e) {
@@ -685,6 +773,8 @@ void dispatch(D3D12DDI_HCOMMANDLIST h, UINT x, UINT y, UINT z) {
                                           bindings[i].name + "') is not set");
       work.addresses.push_back(reinterpret_cast<uint8_t *>(address));
       work.ranges.push_back({address, bindings[i].bytes});
+      cl->checkAccess(address, bindings[i].bytes,
+                      "Dispatch: root UAV " + std::to_string(i) + " ('" + bindings[i].name + "')");
     }
     cl->builder.addWork(std::move(work));
   } catch (const std::exception &e) {
@@ -717,6 +807,8 @@ void copyBufferRegion(D3D12DDI_HCOMMANDLIST h, uint64_t dst, uint64_t src, UINT6
     work.copySrc = reinterpret_cast<const uint8_t *>(src);
     work.copyBytes = bytes;
     work.ranges = {{dst, bytes}, {src, bytes}};
+    cl->checkAccess(dst, bytes, "CopyBufferRegion (destination)");
+    cl->checkAccess(src, bytes, "CopyBufferRegion (source)");
     cl->builder.addWork(std::move(work));
   } catch (const std::exception &e) {
     cl->fail(E_OUTOFMEMORY, std::string("CopyBufferRegion: ") + e.what());
@@ -731,6 +823,16 @@ HRESULT executeCommandLists(D3D12DDI_HCOMMANDQUEUE h, UINT n,
                             const D3D12DDI_HRECORDING_CGC *recordings) {
   Queue *queue = get<Queue>(h.pDrvPrivate);
   return guarded(queue->device, "ExecuteCommandLists", [&] {
+    // A GPU faults on an access outside its memory, and the device is
+    // removed: so here, found when the command was recorded, before any
+    // list of the submission runs.
+    for (UINT i = 0; i < n; ++i)
+      if (const std::string &fault = get<Recording>(recordings[i].pDrvPrivate)->fault();
+          !fault.empty()) {
+        queue->device->error("reference driver: page fault in command list #" +
+                             std::to_string(i) + " of the submission: " + fault);
+        return DXGI_ERROR_DEVICE_HUNG;
+      }
     for (UINT i = 0; i < n; ++i)
       get<Recording>(recordings[i].pDrvPrivate)->execute(queue->device->pool);
     return S_OK;
@@ -746,7 +848,7 @@ const D3D12DDI_DEVICE_FUNCS_CORE_CGC kDeviceFuncs = {
     createStateObject,    addToStateObject,     destroyStateObject,
     getProgramIdentifier, createComputePipelineState, destroyPipelineState,
     createCommandList,    destroyCommandList,   createCommandQueue,
-    destroyCommandQueue,  getCachedMlirProgramStatus,
+    destroyCommandQueue,  getCachedMlirProgramStatus, getProgramBindPoints,
 };
 
 const D3D12DDI_COMMAND_LIST_FUNCS_CGC kCommandListFuncs = {

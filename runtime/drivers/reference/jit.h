@@ -38,8 +38,9 @@ struct JitInterface {
 
   /// Answers an MLIR_EXCHANGE request (input and output are DX containers),
   /// following the size-query protocol of D3D12_FEATURE_DATA_MLIR_EXCHANGE:
-  /// with `out == nullptr` or `*outSize` too small, stores the needed size
-  /// in `*outSize` and returns 0 without writing. Returns an HRESULT value
+  /// with `out == nullptr` stores the needed size in `*outSize` and returns
+  /// 0; with `*outSize` too small stores the needed size and returns
+  /// E_NOT_SUFFICIENT_BUFFER, writing nothing. Returns an HRESULT value
   /// (0 = S_OK; DXGI_ERROR_UNSUPPORTED for an interface it does not answer).
   int32_t (*exchange)(const Guid &interface, const void *in, size_t inSize,
                       void *out, size_t *outSize);

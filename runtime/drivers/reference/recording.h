@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace cgc::ref {
@@ -41,6 +42,10 @@ struct Work {
 class Recording {
 public:
   void execute(ThreadPool &pool) const;
+  /// Non-empty when a command accesses memory outside every heap of the
+  /// device: executing the recording would fault (as a GPU's page fault, it
+  /// removes the device instead of running anything).
+  const std::string &fault() const { return fault_; }
   /// Levels of work indices, in execution order (for tests and profiles).
   const std::vector<std::vector<size_t>> &levels() const { return levels_; }
 
@@ -49,6 +54,7 @@ private:
   std::vector<Work> work_;
   std::vector<std::vector<size_t>> levels_;
   std::vector<std::unique_ptr<uint8_t[]>> cpuData_; // copies of CPU bindings
+  std::string fault_;
 };
 
 class RecordingBuilder {
@@ -57,6 +63,11 @@ public:
   void addBarrier(bool global, std::vector<Range> ranges);
   /// Copies CPU binding data into the recording; returns the copy's address.
   uint8_t *copyCpuData(const void *data, uint64_t bytes);
+  /// Marks the recording as faulting (the first reason is kept).
+  void setFault(std::string why) {
+    if (recording_->fault_.empty())
+      recording_->fault_ = std::move(why);
+  }
   std::unique_ptr<Recording> finish();
 
 private:

@@ -101,6 +101,10 @@ struct KernelProgram {
     /// argument's `cgc.internal`): a driver may store it in any layout of
     /// the same byte size. JSON field "internal", absent = false.
     bool internal = false;
+    /// The element type of the partition argument it binds, which a driver
+    /// reports with the binding (DDI pfnGetProgramBindPointsCgc). JSON field
+    /// "dtype" (its name), absent = CGC_DTYPE_INVALID: unknown.
+    cgc_dtype_t dtype = CGC_DTYPE_INVALID;
   };
   struct Temporary {
     uint64_t bytes = 0;

@@ -211,6 +211,203 @@ TEST_P(DebugLayer, CallbackReceivesMessages) {
   EXPECT_EQ(queue->UnregisterMessageCallback(cookie), S_OK);
 }
 
+TEST_P(DebugLayer, BufferWithoutUnorderedAccess) {
+  if (!debug)
+    GTEST_SKIP() << "resource flags are the debug layer's to check";
+  auto plain = makeBuffer(device.Get(), 64, D3D12_HEAP_TYPE_CUSTOM, D3D12_RESOURCE_FLAG_NONE);
+  setProgram();
+  auto b = goodBindings();
+  b[1].GpuBinding = plain->GetGPUVirtualAddress();
+  dispatch(b.data(), 3);
+  expectCaught({"bind point 1 'w1'", "without D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS"});
+}
+
+TEST_P(DebugLayer, BufferInAnUploadOrReadbackHeap) {
+  if (!debug)
+    GTEST_SKIP() << "heap types are the debug layer's to check";
+  // UPLOAD and READBACK heaps allow no unordered access on D3D12, so no bind
+  // point (read or written) may use them.
+  auto upload = makeBuffer(device.Get(), 64, D3D12_HEAP_TYPE_UPLOAD,
+                           D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
+                           D3D12_RESOURCE_STATE_GENERIC_READ);
+  auto readback = makeBuffer(device.Get(), 64, D3D12_HEAP_TYPE_READBACK,
+                             D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
+                             D3D12_RESOURCE_STATE_COPY_DEST);
+  setProgram();
+  auto b = goodBindings();
+  b[0].GpuBinding = upload->GetGPUVirtualAddress();
+  b[2].GpuBinding = readback->GetGPUVirtualAddress();
+  dispatch(b.data(), 3);
+  expectCaught({"bind point 0 'in'", "UPLOAD heap"});
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"bind point 2 'out'", "READBACK heap"}));
+}
+
+TEST_P(DebugLayer, BoundBuffersMustBeCommonOrUnorderedAccess) {
+  if (!debug)
+    GTEST_SKIP() << "resource states are tracked by the debug layer";
+  auto transition = [](ID3D12Resource *r, D3D12_RESOURCE_STATES before,
+                       D3D12_RESOURCE_STATES after) {
+    D3D12_RESOURCE_BARRIER t = {};
+    t.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
+    t.Transition = {r, D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES, before, after};
+    return t;
+  };
+  // Moved to COPY_DEST in this list: refused.
+  auto toCopy = transition(buffers[2].Get(), D3D12_RESOURCE_STATE_COMMON,
+                           D3D12_RESOURCE_STATE_COPY_DEST);
+  recorder->list->ResourceBarrier(1, &toCopy);
+  setProgram();
+  auto b = goodBindings();
+  dispatch(b.data(), 3);
+  expectCaught({"bind point 2 'out'", "state COPY_DEST", "UNORDERED_ACCESS"});
+
+  // To UNORDERED_ACCESS: bound fine, and the state stays with the buffer
+  // once the list is closed.
+  ASSERT_EQ(recorder->list->Reset(recorder->allocator.Get(), nullptr), S_OK);
+  auto toUav = transition(buffers[2].Get(), D3D12_RESOURCE_STATE_COMMON,
+                          D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  recorder->list->ResourceBarrier(1, &toUav);
+  setProgram();
+  dispatch(b.data(), 3);
+  ASSERT_EQ(recorder->list->Close(), S_OK) << ::testing::PrintToString(messages(device.Get()));
+
+  // A transition from a state it is not in is refused.
+  ASSERT_EQ(recorder->list->Reset(recorder->allocator.Get(), nullptr), S_OK);
+  recorder->list->ResourceBarrier(1, &toCopy); // StateBefore COMMON, it is UNORDERED_ACCESS
+  EXPECT_EQ(recorder->list->Close(), E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"ResourceBarrier", "StateBefore 0x0",
+                                                "differs from its state 0x8"}))
+      << ::testing::PrintToString(messages(device.Get()));
+
+  // Created in COPY_DEST: refused until transitioned.
+  auto copyDest = makeBuffer(device.Get(), 64, D3D12_HEAP_TYPE_CUSTOM,
+                             D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
+                             D3D12_RESOURCE_STATE_COPY_DEST);
+  ASSERT_EQ(recorder->list->Reset(recorder->allocator.Get(), nullptr), S_OK);
+  setProgram();
+  b[0].GpuBinding = copyDest->GetGPUVirtualAddress();
+  b[2].GpuBinding = buffers[0]->GetGPUVirtualAddress();
+  dispatch(b.data(), 3);
+  expectCaught({"bind point 0 'in'", "state COPY_DEST"});
+}
+
+TEST_P(DebugLayer, AliasingPlacedBuffersAreLookedThrough) {
+  // Placed buffers over one heap alias (the DXCGC runtime places one over
+  // each barriered scratch range): a binding is checked against a buffer
+  // that holds all of it, not the smallest one holding its address.
+  D3D12_HEAP_DESC hd = {};
+  hd.SizeInBytes = 2 << 16;
+  hd.Properties.Type = D3D12_HEAP_TYPE_CUSTOM;
+  hd.Properties.CPUPageProperty = D3D12_CPU_PAGE_PROPERTY_WRITE_BACK;
+  hd.Properties.MemoryPoolPreference = D3D12_MEMORY_POOL_L0;
+  ComPtr<ID3D12Heap> heap;
+  ASSERT_EQ(device->CreateHeap(&hd, IID_PPV_ARGS(&heap)), S_OK);
+  auto place = [&](uint64_t offset, uint64_t width) {
+    D3D12_RESOURCE_DESC desc =
+        CD3DX12_RESOURCE_DESC::Buffer(width, D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS);
+    ComPtr<ID3D12Resource> r;
+    EXPECT_EQ(device->CreatePlacedResource(heap.Get(), offset, &desc,
+                                           D3D12_RESOURCE_STATE_COMMON, nullptr,
+                                           IID_PPV_ARGS(&r)),
+              S_OK);
+    return r;
+  };
+  auto whole = place(0, 2 << 16), view = place(1 << 16, 16);
+  setProgram();
+  auto b = goodBindings();
+  b[2].GpuBinding = view->GetGPUVirtualAddress(); // 64 bytes from there: in `whole`
+  dispatch(b.data(), 3);
+  EXPECT_EQ(recorder->list->Close(), S_OK) << ::testing::PrintToString(messages(device.Get()));
+}
+
+TEST_P(DebugLayer, EnhancedBarriersMustLeaveUnorderedAccess) {
+  if (!debug)
+    GTEST_SKIP() << "barrier accesses are tracked by the debug layer";
+  D3D12_BUFFER_BARRIER bb = {D3D12_BARRIER_SYNC_COMPUTE_SHADING, D3D12_BARRIER_SYNC_COPY,
+                             D3D12_BARRIER_ACCESS_UNORDERED_ACCESS,
+                             D3D12_BARRIER_ACCESS_COPY_SOURCE, buffers[2].Get(), 0, UINT64_MAX};
+  D3D12_BARRIER_GROUP group = {D3D12_BARRIER_TYPE_BUFFER, 1, {}};
+  group.pBufferBarriers = &bb;
+  recorder->list->Barrier(1, &group);
+  setProgram();
+  auto b = goodBindings();
+  dispatch(b.data(), 3);
+  expectCaught({"bind point 2 'out'", "AccessAfter 0x800",
+                "D3D12_BARRIER_ACCESS_COMMON or UNORDERED_ACCESS"});
+  // Back to unordered access: bound fine; a new list starts from COMMON.
+  for (bool again : {true, false}) {
+    ASSERT_EQ(recorder->list->Reset(recorder->allocator.Get(), nullptr), S_OK);
+    if (again) {
+      recorder->list->Barrier(1, &group);
+      bb.AccessBefore = D3D12_BARRIER_ACCESS_COPY_SOURCE;
+      bb.AccessAfter = D3D12_BARRIER_ACCESS_UNORDERED_ACCESS;
+      recorder->list->Barrier(1, &group);
+    }
+    setProgram();
+    dispatch(b.data(), 3);
+    EXPECT_EQ(recorder->list->Close(), S_OK) << ::testing::PrintToString(messages(device.Get()));
+  }
+}
+
+TEST_P(DebugLayer, CopyListsRunNoPrograms) {
+  // As on D3D12, a COPY list cannot run compute work: refused with or
+  // without the debug layer, before the driver sees it.
+  ComPtr<ID3D12CommandAllocator> allocator;
+  ComPtr<ID3D12GraphicsCommandList10> list;
+  ASSERT_EQ(device->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_COPY, IID_PPV_ARGS(&allocator)),
+            S_OK);
+  ASSERT_EQ(device->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_COPY, allocator.Get(), nullptr,
+                                      IID_PPV_ARGS(&list)),
+            S_OK);
+  int before = testDriverCounters()->dispatchGraphs.load();
+  D3D12_SET_PROGRAM_DESC set = {};
+  set.Type = D3D12_PROGRAM_TYPE_MLIR_PROGRAM;
+  set.MlirProgram.ProgramIdentifier = programId;
+  list->SetProgram(&set);
+  EXPECT_EQ(list->Close(), E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"SetProgram", "COPY command list",
+                                                "DIRECT and COMPUTE"}));
+  ASSERT_EQ(list->Reset(allocator.Get(), nullptr), S_OK);
+  auto b = goodBindings();
+  D3D12_DISPATCH_GRAPH_DESC d = {};
+  d.Mode = D3D12_DISPATCH_MODE_MLIR_PROGRAM;
+  d.MlirProgramBindings = {3, b.data()};
+  list->DispatchGraph(&d);
+  EXPECT_EQ(list->Close(), E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"DispatchGraph", "COPY command list"}));
+  EXPECT_EQ(testDriverCounters()->dispatchGraphs.load(), before);
+  // Copies are what a COPY list is for.
+  ASSERT_EQ(list->Reset(allocator.Get(), nullptr), S_OK);
+  list->CopyBufferRegion(buffers[1].Get(), 0, buffers[0].Get(), 0, 64);
+  EXPECT_EQ(list->Close(), S_OK);
+}
+
+TEST_P(DebugLayer, BufferBarriersCoverWholeBuffers) {
+  D3D12_BUFFER_BARRIER bb = {D3D12_BARRIER_SYNC_COMPUTE_SHADING,
+                             D3D12_BARRIER_SYNC_COMPUTE_SHADING,
+                             D3D12_BARRIER_ACCESS_UNORDERED_ACCESS,
+                             D3D12_BARRIER_ACCESS_UNORDERED_ACCESS,
+                             buffers[0].Get(), 16, 32};
+  D3D12_BARRIER_GROUP group = {D3D12_BARRIER_TYPE_BUFFER, 1, {}};
+  group.pBufferBarriers = &bb;
+  recorder->list->Barrier(1, &group);
+  if (debug) {
+    // D3D12: Offset must be 0 and Size UINT64_MAX (or the width).
+    expectCaught({"Barrier: buffer barrier #0 of group #0", "[16, +32)",
+                  "covers the whole buffer"});
+  } else {
+    // Without the debug layer it orders the whole buffer.
+    EXPECT_EQ(recorder->list->Close(), S_OK);
+  }
+  for (uint64_t size : {UINT64_MAX, uint64_t(64)}) {
+    ASSERT_EQ(recorder->list->Reset(recorder->allocator.Get(), nullptr), S_OK);
+    bb.Offset = 0;
+    bb.Size = size;
+    recorder->list->Barrier(1, &group);
+    EXPECT_EQ(recorder->list->Close(), S_OK);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(WithAndWithout, DebugLayer, ::testing::Values(true, false),
                          [](const auto &info) { return info.param ? "Debug" : "NoDebug"; });
 

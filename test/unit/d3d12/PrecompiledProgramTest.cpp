@@ -162,22 +162,23 @@ void checkMatchingBlobIsUsedAndNothingIsCompiled() {
   ASSERT_FALSE(isMapped("libMLIR")) << "this test binary must not link the compiler";
   auto device = makeDevice(nullptr, CGC_D3D12_DEVICE_FLAG_DEBUG);
 
-  // The tier and the interfaces come from the JIT module being there, without
-  // loading it.
+  // MLIR programs run with or without the JIT (precompiled without it); the
+  // exchanges' interfaces come from the JIT module being there, checked
+  // without loading it.
   D3D12_FEATURE_DATA_D3D12_OPTIONS_MLIR options = {};
   ASSERT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_D3D12_OPTIONS_MLIR, &options,
                                         sizeof(options)),
             S_OK);
-  EXPECT_EQ(options.MlirProgramsTier, CGC_HAVE_JIT_MODULE ? D3D12_MLIR_PROGRAMS_TIER_2_0
-                                                          : D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED);
-  GUID requested[] = {CGC_SUBGRAPH_PARTITION, CGC_INPUT};
-  BOOL supported[2] = {TRUE, TRUE};
-  D3D12_FEATURE_DATA_MLIR_INTERFACE_SUPPORT support = {2, requested, supported};
+  EXPECT_EQ(options.MlirProgramsTier, D3D12_MLIR_PROGRAMS_TIER_2_0);
+  GUID requested[] = {CGC_SUBGRAPH_PARTITION, CGC_INPUT, CGC_SUBGRAPH_DECLARATION_REQUEST};
+  BOOL supported[3] = {FALSE, TRUE, !CGC_HAVE_JIT_MODULE};
+  D3D12_FEATURE_DATA_MLIR_INTERFACE_SUPPORT support = {3, requested, supported};
   ASSERT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_MLIR_INTERFACE_SUPPORT, &support,
                                         sizeof(support)),
             S_OK);
-  EXPECT_EQ(supported[0], BOOL(CGC_HAVE_JIT_MODULE));
+  EXPECT_TRUE(supported[0]);
   EXPECT_FALSE(supported[1]);
+  EXPECT_EQ(supported[2], BOOL(CGC_HAVE_JIT_MODULE));
 
   auto container = partitionContainer(addBindPoints(), interfaces::kSubgraphPartition,
                                       kJunkBytecode);
@@ -237,7 +238,8 @@ TEST(PrecompiledProgram, WithoutAJitOnlyMatchingBlobsWork) {
   ASSERT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_D3D12_OPTIONS_MLIR, &options,
                                         sizeof(options)),
             S_OK);
-  EXPECT_EQ(options.MlirProgramsTier, D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED);
+  // Precompiled programs still run: MLIR programs are supported.
+  EXPECT_EQ(options.MlirProgramsTier, D3D12_MLIR_PROGRAMS_TIER_2_0);
   SIZE_T size = 0;
   D3D12_FEATURE_DATA_MLIR_EXCHANGE exchange = {CGC_SUBGRAPH_DECLARATION_REQUEST, nullptr, 0,
                                                nullptr, &size};
@@ -267,6 +269,43 @@ TEST(PrecompiledProgram, WithoutAJitOnlyMatchingBlobsWork) {
                                                 "made by compiler 'another compiler'"}));
 }
 
+TEST(PrecompiledProgram, CgbpThatDisagreesWithTheProgramIsRefused) {
+  // The debug layer checks bindings against the container's 'CGBP' bind
+  // points: CreateStateObject checks those against the program the driver
+  // made (here from the blob's kernel program), so a wrong 'CGBP' cannot
+  // pass. No JIT is needed.
+  REQUIRE_KERNELS();
+  auto device = makeDevice(nullptr);
+  auto blob = blobOf(keyFor(kJunkBytecode), serializeKernelProgram(addProgram(kN)));
+  struct Case {
+    std::vector<BindPoint> points;
+    std::vector<std::string> needles;
+  };
+  std::vector<Case> cases;
+  cases.push_back({addBindPoints(), {}});
+  cases.back().points[2].bytes = kN * 8;
+  cases.back().needles = {"bind point 2 'out'", "the program accesses " + std::to_string(kN * 4)};
+  cases.push_back({addBindPoints(), {"bind point 1 'b'", "not a constant"}});
+  cases.back().points[1].kind = BindPointKind::Constant;
+  // (A count that differs the driver already refuses, reading the blob.)
+  cases.push_back({addBindPoints(), {"3 bindings for 2 bind points"}});
+  cases.back().points.pop_back();
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.needles.front());
+    auto container = partitionContainer(c.points, interfaces::kSubgraphPartition, kJunkBytecode);
+    Creation created = create(device.Get(), container, &blob);
+    EXPECT_EQ(created.hr, E_INVALIDARG);
+    std::vector<std::string> needles = c.needles;
+    needles.push_back("MLIR program 'partition0'");
+    EXPECT_TRUE(anyMessageContains(device.Get(), needles))
+        << ::testing::PrintToString(messages(device.Get()));
+  }
+  // The matching one is created.
+  auto container = partitionContainer(addBindPoints(), interfaces::kSubgraphPartition,
+                                      kJunkBytecode);
+  EXPECT_EQ(create(device.Get(), container, &blob).hr, S_OK);
+}
+
 TEST(PrecompiledProgram, BlobsForSomethingElseAreCompiledInstead) {
   REQUIRE_KERNELS();
   if (!CGC_HAVE_JIT_MODULE)
@@ -278,8 +317,10 @@ TEST(PrecompiledProgram, BlobsForSomethingElseAreCompiledInstead) {
   // What the JIT makes of it must not matter: any valid kernel program with
   // the partition's 7 bindings will do as the blob's content.
   KernelProgram seven;
-  seven.bindings = {{"in", 64}, {"w1", 36}, {"b1", 4}, {"w2", 36},
-                    {"b2", 4},  {"output", 64}, {"scratch", 64}};
+  // Its bindings must still be the partition's (the runtime checks 'CGBP'
+  // against them): the weights and biases are constants.
+  seven.bindings = {{"in", 64},         {"w1", 36, true},  {"b1", 4, true}, {"w2", 36, true},
+                    {"b2", 4, true},    {"output", 64},    {"scratch", 64}};
   KernelDesc relu;
   relu.op = "cgc_op.relu";
   relu.inputs = {operand(0, {16})};

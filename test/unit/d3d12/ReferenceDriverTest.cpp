@@ -10,6 +10,7 @@
 
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <mutex>
@@ -202,6 +203,73 @@ TEST(ReferenceDriver, DependentDispatchesHonourBarriers) {
     ASSERT_EQ(py[i], px[i] * 8) << i;
 }
 
+TEST(ReferenceDriver, BindingOutsideEveryHeapRemovesTheDevice) {
+  // Without the debug layer nothing checks addresses against resources: as
+  // a GPU faults on memory that is not its own, the driver refuses to run
+  // the submission and the device is removed -- the process lives on.
+  REQUIRE_KERNELS();
+  auto device = makeDevice(nullptr);
+  const int64_t n = 64;
+  auto pso = makePipeline(device.Get(), addProgram(n));
+  ASSERT_TRUE(pso);
+  auto a = makeBuffer(device.Get(), n * 4), out = makeBuffer(device.Get(), n * 4);
+  std::vector<float> notDeviceMemory(n, 1.0f); // the process's heap, not a D3D12 heap
+  Recorder r(device.Get());
+  r.list->SetPipelineState(pso.Get());
+  r.list->SetComputeRootUnorderedAccessView(0, a->GetGPUVirtualAddress());
+  r.list->SetComputeRootUnorderedAccessView(
+      1, reinterpret_cast<D3D12_GPU_VIRTUAL_ADDRESS>(notDeviceMemory.data()));
+  r.list->SetComputeRootUnorderedAccessView(2, out->GetGPUVirtualAddress());
+  r.list->Dispatch(1, 1, 1);
+  ASSERT_EQ(r.list->Close(), S_OK); // recorded as a real driver would
+  Queue q(device.Get());
+  ID3D12CommandList *lists[] = {r.list.Get()};
+  q.queue->ExecuteCommandLists(1, lists);
+  EXPECT_EQ(q.queue->Signal(q.fence.Get(), 1), S_OK);
+  // The fence's signal still arrives; a removed device's fences read
+  // UINT64_MAX, as on D3D12.
+  EXPECT_EQ(q.fence->SetEventOnCompletion(1, nullptr), S_OK);
+  EXPECT_EQ(device->GetDeviceRemovedReason(), DXGI_ERROR_DEVICE_HUNG);
+  EXPECT_EQ(q.fence->GetCompletedValue(), UINT64_MAX);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"page fault", "root UAV 1 ('b')",
+                                                "outside every heap"}))
+      << ::testing::PrintToString(messages(device.Get()));
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"device removed", "DXGI_ERROR_DEVICE_HUNG"}));
+  EXPECT_EQ(mapped<float>(out.Get())[0], 0.0f); // nothing of the submission ran
+  // Recording and submitting report it.
+  ASSERT_EQ(r.list->Reset(r.allocator.Get(), pso.Get()), S_OK);
+  EXPECT_EQ(r.list->Close(), DXGI_ERROR_DEVICE_REMOVED);
+  q.queue->ExecuteCommandLists(1, lists);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"ExecuteCommandLists", "device was removed"}));
+  // Another device is unaffected.
+  auto other = makeDevice(nullptr);
+  EXPECT_EQ(other->GetDeviceRemovedReason(), S_OK);
+}
+
+TEST(ReferenceDriver, ExchangeIntoATooSmallBufferIsNotSufficientBuffer) {
+  if (!ref::getJitInterface())
+    GTEST_SKIP() << "this build has no JIT: the driver answers no exchange";
+  auto device = makeDevice(nullptr);
+  SIZE_T size = 0;
+  D3D12_FEATURE_DATA_MLIR_EXCHANGE ex = {CGC_SUBGRAPH_DECLARATION_REQUEST, nullptr, 0, nullptr,
+                                         &size};
+  ASSERT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_MLIR_EXCHANGE, &ex, sizeof(ex)), S_OK);
+  const SIZE_T needed = size;
+  ASSERT_GT(needed, kContainerHeaderSize);
+  std::vector<uint8_t> small(needed - 1, 0x5A);
+  ex.pOutputData = small.data();
+  size = small.size();
+  EXPECT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_MLIR_EXCHANGE, &ex, sizeof(ex)),
+            E_NOT_SUFFICIENT_BUFFER);
+  EXPECT_EQ(size, needed);
+  EXPECT_TRUE(std::all_of(small.begin(), small.end(), [](uint8_t b) { return b == 0x5A; }));
+  std::vector<uint8_t> exact(needed);
+  ex.pOutputData = exact.data();
+  size = exact.size();
+  EXPECT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_MLIR_EXCHANGE, &ex, sizeof(ex)), S_OK);
+  EXPECT_EQ(size, needed);
+}
+
 TEST(ReferenceDriver, ComputeBindingErrors) {
   REQUIRE_KERNELS();
   for (bool debug : {false, true}) {
@@ -245,7 +313,8 @@ TEST(ReferenceDriver, MlirProgramsWithoutAJitFailClearly) {
   D3D12_FEATURE_DATA_D3D12_OPTIONS_MLIR options = {};
   ASSERT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_D3D12_OPTIONS_MLIR, &options, sizeof(options)),
             S_OK);
-  EXPECT_EQ(options.MlirProgramsTier, D3D12_MLIR_PROGRAMS_TIER_NOT_SUPPORTED);
+  // Precompiled programs (cached blobs) still run without a JIT.
+  EXPECT_EQ(options.MlirProgramsTier, D3D12_MLIR_PROGRAMS_TIER_2_0);
   auto bytes = partitionContainer({bindPoint("in", BindPointKind::Argument, 64)});
   D3D12_MLIR_PROGRAM_DESC p = {L"partition0", bytes.data(), bytes.size()};
   D3D12_STATE_SUBOBJECT sub = {D3D12_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM, &p};
@@ -274,6 +343,63 @@ std::vector<float> conv3x3(const std::vector<float> &in, const float *w, float b
       out[y * 4 + x] = float(acc);
     }
   return out;
+}
+
+TEST(ReferenceDriver, CgbpThatDisagreesWithThePartitionIsRefused) {
+  // The debug layer's bounds checks trust the container's 'CGBP' bind
+  // points; CreateStateObject checks them against the partition's own
+  // arguments as the JIT read them, so a wrong 'CGBP' fails the creation.
+  if (!ref::getJitInterface())
+    GTEST_SKIP() << "getJitInterface() is null: this build has no MLIR JIT";
+  std::string opt = CGC_OPT_PATH;
+  ASSERT_FALSE(opt.empty()) << "the JIT is linked but cgc-opt was not built";
+  std::string bc = ::testing::TempDir() + "/partition-cgbp.mlirbc";
+  std::string cmd = opt + " " CGC_SOURCE_DIR "/examples/spec/partition-ir.mlir -emit-bytecode -o " + bc;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream file(bc, std::ios::binary);
+  std::string bytecode((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(bytecode.empty());
+  const std::vector<BindPoint> right = {
+      bindPoint("in", BindPointKind::Argument, 64, {1, 1, 4, 4}),
+      bindPoint("w1", BindPointKind::Constant, 36, {1, 1, 3, 3}),
+      bindPoint("b1", BindPointKind::Constant, 4, {1}),
+      bindPoint("w2", BindPointKind::Constant, 36, {1, 1, 3, 3}),
+      bindPoint("b2", BindPointKind::Constant, 4, {1}),
+      bindPoint("output", BindPointKind::Output, 64, {1, 1, 4, 4}),
+      bindPoint("scratch", BindPointKind::Scratch, 64, {1, 1, 4, 4})};
+  auto device = makeDevice(nullptr, CGC_D3D12_DEVICE_FLAG_DEBUG);
+  auto create = [&](const std::vector<BindPoint> &points) {
+    auto container = partitionContainer(points, interfaces::kSubgraphPartition, bytecode);
+    D3D12_MLIR_PROGRAM_DESC p = {L"partition0", container.data(), container.size()};
+    D3D12_STATE_SUBOBJECT sub = {D3D12_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM, &p};
+    D3D12_STATE_OBJECT_DESC desc = {D3D12_STATE_OBJECT_TYPE_EXECUTABLE, 1, &sub};
+    ComPtr<ID3D12StateObject> so;
+    return device->CreateStateObject(&desc, IID_PPV_ARGS(&so));
+  };
+  ASSERT_EQ(create(right), S_OK) << ::testing::PrintToString(messages(device.Get()));
+
+  // An output smaller than the program writes: the debug layer would accept
+  // a 32-byte binding the program writes 64 bytes into.
+  auto smaller = right;
+  smaller[5].bytes = 32;
+  EXPECT_EQ(create(smaller), E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"CreateStateObject", "'partition0'",
+                                                "bind point 5 'output' (output, 32 bytes",
+                                                "the program accesses 64 bytes"}))
+      << ::testing::PrintToString(messages(device.Get()));
+  auto notConstant = right;
+  notConstant[1].kind = BindPointKind::Argument;
+  EXPECT_EQ(create(notConstant), E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"bind point 1 'w1'", "is a constant"}));
+  auto otherType = right;
+  otherType[0].dtype = CGC_DTYPE_INT32;
+  EXPECT_EQ(create(otherType), E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"bind point 0 'in'", "int32",
+                                                "the program's argument holds float32"}));
+  auto fewer = right;
+  fewer.pop_back();
+  EXPECT_EQ(create(fewer), E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"'CGBP' lists 6 bind points, the program has 7"}));
 }
 
 TEST(ReferenceDriver, MlirProgramRunsTheSpecPartition) {

@@ -11,6 +11,7 @@
 #include "cgc/d3dx12_mlir.h"
 
 #include "../reference_target/TestUtil.h" // f32
+#include "TestDriver.h"
 
 #include <gtest/gtest.h>
 #include <wrl/client.h>
@@ -27,6 +28,22 @@ using Microsoft::WRL::ComPtr;
 /// Paths given by CMake.
 inline const char *testDriverPath() { return CGC_TEST_DRIVER_PATH; }
 inline const char *badVersionDriverPath() { return CGC_TEST_BAD_DRIVER_PATH; }
+
+/// The test double's counters and TEST-ONLY knobs (TestDriver.h); the double
+/// must be loaded (a device was created on it).
+inline void *testDriverSymbol(const char *name) {
+  void *lib = dlopen(testDriverPath(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(lib, nullptr) << "the test double is not loaded";
+  return lib ? dlsym(lib, name) : nullptr;
+}
+inline CgcTestDriverCounters *testDriverCounters() {
+  auto fn = reinterpret_cast<CgcTestDriverCounters *(*)()>(testDriverSymbol("cgcTestDriverCounters"));
+  return fn ? fn() : nullptr;
+}
+inline CgcTestDriverKnobs *testDriverKnobs() {
+  auto fn = reinterpret_cast<CgcTestDriverKnobs *(*)()>(testDriverSymbol("cgcTestDriverKnobs"));
+  return fn ? fn() : nullptr;
+}
 
 /// Creates a device on `driver` (a path, or null for the default reference
 /// driver) with the given cgc creation flags.
@@ -90,18 +107,21 @@ inline KernelProgram addProgram(int64_t n) {
   return p;
 }
 
-inline ComPtr<ID3D12Resource> makeBuffer(ID3D12Device *device, uint64_t bytes,
-                                         D3D12_HEAP_TYPE type = D3D12_HEAP_TYPE_CUSTOM) {
+/// A committed buffer; by default one MLIR programs may bind (unordered
+/// access, COMMON, a CPU-visible CUSTOM heap).
+inline ComPtr<ID3D12Resource> makeBuffer(
+    ID3D12Device *device, uint64_t bytes, D3D12_HEAP_TYPE type = D3D12_HEAP_TYPE_CUSTOM,
+    D3D12_RESOURCE_FLAGS flags = D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
+    D3D12_RESOURCE_STATES state = D3D12_RESOURCE_STATE_COMMON) {
   D3D12_HEAP_PROPERTIES props = {};
   props.Type = type;
   if (type == D3D12_HEAP_TYPE_CUSTOM) {
     props.CPUPageProperty = D3D12_CPU_PAGE_PROPERTY_WRITE_BACK;
     props.MemoryPoolPreference = D3D12_MEMORY_POOL_L0;
   }
-  D3D12_RESOURCE_DESC desc = CD3DX12_RESOURCE_DESC::Buffer(bytes);
+  D3D12_RESOURCE_DESC desc = CD3DX12_RESOURCE_DESC::Buffer(bytes, flags);
   ComPtr<ID3D12Resource> buffer;
-  EXPECT_EQ(device->CreateCommittedResource(&props, D3D12_HEAP_FLAG_NONE, &desc,
-                                            D3D12_RESOURCE_STATE_COMMON, nullptr,
+  EXPECT_EQ(device->CreateCommittedResource(&props, D3D12_HEAP_FLAG_NONE, &desc, state, nullptr,
                                             IID_PPV_ARGS(&buffer)),
             S_OK);
   return buffer;

@@ -10,7 +10,11 @@
 //     whose 'CGRS' part echoes the request's input size, following the
 //     size-query protocol; other interfaces are DXGI_ERROR_UNSUPPORTED;
 //   - it counts the DDI calls it receives (cgcTestDriverCounters) so tests
-//     can check that the runtime rejected something before calling it.
+//     can check that the runtime rejected something before calling it;
+//   - TEST-ONLY knobs (cgcTestDriverKnobs, set by tests through dlsym) make
+//     it report another MLIR programs tier (read by the runtime when a
+//     device is created: set the knob, then create the device) or answer a
+//     too-small exchange buffer with S_OK like a sloppy driver.
 // It does not validate bindings beyond what it needs not to crash.
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +23,8 @@
 #include "cgc/container.h"
 
 #include "cgc/d3d12ddi_mlir.h"
+
+#include "TestDriver.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -31,17 +37,10 @@
 
 using namespace cgc;
 
-struct CgcTestDriverCounters {
-  std::atomic<int> exchanges{0};
-  std::atomic<int> interfaceQueries{0};
-  std::atomic<int> stateObjects{0};
-  std::atomic<int> dispatchGraphs{0};
-  std::atomic<int> executions{0};
-};
-
 namespace {
 
 CgcTestDriverCounters gCounters;
+CgcTestDriverKnobs gKnobs;
 
 struct Program {
   std::vector<BindPoint> bindPoints;
@@ -82,7 +81,7 @@ HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
   switch (args->Type) {
   case D3D12DDI_CAPS_TYPE_MLIR:
     static_cast<D3D12DDI_OPTIONS_DATA_MLIR *>(args->pData)->MlirProgramsTier =
-        D3D12DDI_MLIR_PROGRAMS_TIER_2_0;
+        D3D12DDI_MLIR_PROGRAMS_TIER(gKnobs.tier.load());
     return S_OK;
   case D3D12DDICAPS_TYPE_MLIR_EXCHANGE_0119: {
     ++gCounters.exchanges;
@@ -95,8 +94,11 @@ HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
     writer.addPart(parts::kResponse, "{\"input_bytes\": " + std::to_string(ex->InputDataSizeInBytes) + "}");
     std::vector<uint8_t> answer = writer.finish();
     if (!ex->pOutputData || *ex->OutputDataSizeInBytes < answer.size()) {
+      bool query = !ex->pOutputData;
       *ex->OutputDataSizeInBytes = answer.size();
-      return S_OK;
+      // A sloppy driver (gKnobs.sloppyExchange) answers a short buffer with
+      // S_OK: the runtime must still report E_NOT_SUFFICIENT_BUFFER.
+      return query || gKnobs.sloppyExchange ? S_OK : E_NOT_SUFFICIENT_BUFFER;
     }
     std::memcpy(ex->pOutputData, answer.data(), answer.size());
     *ex->OutputDataSizeInBytes = answer.size();
@@ -275,7 +277,9 @@ const D3D12DDI_DEVICE_FUNCS_CORE_CGC kDevice = {
     destroyDevice, createHeap,  destroyHeap, createStateObject, addToStateObject,
     destroyStateObject, getProgramIdentifier, createPso, destroyPso, createList,
     destroyList, createQueue, destroyQueue,
-    /*pfnGetCachedMlirProgramStatusCgc=*/nullptr}; // takes no cached blobs
+    /*pfnGetCachedMlirProgramStatusCgc=*/nullptr, // takes no cached blobs
+    // Its programs are read from 'CGBP' itself: nothing to check it against.
+    /*pfnGetProgramBindPointsCgc=*/nullptr};
 const D3D12DDI_COMMAND_LIST_FUNCS_CGC kList = {reset,  close,      destroyRecording, setProgram,
                                                dispatchGraph, setPso, setRootUav, dispatch,
                                                barrier, copy};
@@ -294,6 +298,10 @@ const D3D12DDI_ADAPTER_FUNCS_CGC kAdapter = {CGC_D3D12DDI_VERSION,
 
 extern "C" __attribute__((visibility("default"))) CgcTestDriverCounters *cgcTestDriverCounters() {
   return &gCounters;
+}
+
+extern "C" __attribute__((visibility("default"))) CgcTestDriverKnobs *cgcTestDriverKnobs() {
+  return &gKnobs;
 }
 
 extern "C" __attribute__((visibility("default"))) HRESULT

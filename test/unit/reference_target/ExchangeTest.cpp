@@ -141,10 +141,12 @@ TEST_F(ReferenceExchange, SizeQueryProtocol) {
   ASSERT_EQ(jit->exchange(request, nullptr, 0, nullptr, &size), kS_OK);
   ASSERT_GT(size, kContainerHeaderSize);
 
-  // Too small: only the size is stored, nothing written.
+  // Too small: only the size is stored, nothing written, and the result is
+  // E_NOT_SUFFICIENT_BUFFER (distinguishable from success).
   std::vector<uint8_t> small(size - 1, 0xcd);
   size_t smallSize = small.size();
-  EXPECT_EQ(jit->exchange(request, nullptr, 0, small.data(), &smallSize), kS_OK);
+  EXPECT_EQ(jit->exchange(request, nullptr, 0, small.data(), &smallSize),
+            kE_NOT_SUFFICIENT_BUFFER);
   EXPECT_EQ(smallSize, size);
   EXPECT_TRUE(std::all_of(small.begin(), small.end(),
                           [](uint8_t b) { return b == 0xcd; }));

@@ -65,6 +65,28 @@ TEST(KernelProgram, ConstantBindingsRoundTrip) {
   EXPECT_EQ(serializeKernelProgram(sampleProgram()).find("constant"), std::string::npos);
 }
 
+TEST(KernelProgram, BindingDTypesRoundTrip) {
+  // A binding's dtype (what a driver reports of the partition argument it
+  // binds) is optional: absent reads as CGC_DTYPE_INVALID, unknown.
+  KernelProgram program = sampleProgram();
+  program.bindings[0].dtype = CGC_DTYPE_FLOAT32;
+  std::string error;
+  KernelProgram back;
+  std::string text = serializeKernelProgram(program);
+  EXPECT_NE(text.find("\"dtype\":\"float32\""), std::string::npos) << text;
+  ASSERT_TRUE(deserializeKernelProgram(text, back, error)) << error;
+  EXPECT_EQ(back.bindings[0].dtype, CGC_DTYPE_FLOAT32);
+  EXPECT_EQ(back.bindings[1].dtype, CGC_DTYPE_INVALID);
+  EXPECT_EQ(back, program);
+  back.bindings[0].dtype = CGC_DTYPE_INT8;
+  EXPECT_FALSE(back == program);
+  std::string bad = text;
+  const std::string field = "\"dtype\":\"float32\"";
+  bad.replace(bad.find(field), field.size(), "\"dtype\":\"float99\"");
+  EXPECT_FALSE(deserializeKernelProgram(bad, back, error));
+  EXPECT_NE(error.find("unknown dtype 'float99'"), std::string::npos) << error;
+}
+
 TEST(KernelProgram, RejectsOperandsOutsideTheirBinding) {
   KernelProgram program = sampleProgram();
   program.bindings[1].bytes = 255; // one byte short of 1x1x8x8 floats

@@ -346,6 +346,29 @@ TEST_F(RuntimeTest, DebugLayerDevice) {
   EXPECT_EQ(y, expected(x));
 }
 
+TEST(RuntimeDebugLayer, IntermediatesAndHostMemoryPassItsChecks) {
+  // Under the debug layer every binding must be a buffer with unordered
+  // access and every barrier must cover a whole buffer: the runtime places a
+  // buffer over each barriered scratch range (here past the first 64 KiB)
+  // and wraps host memory in UAV buffers.
+  std::string offsetPath = writeTemp(buildReluAddModel({"1.0.0", (64 << 10) + 128}),
+                                     "relu-add-offset.cgc");
+  cgc_device_options_t options;
+  cgc_device_options_init(&options);
+  options.debug_layer = true;
+  Device device(options);
+  Model model(device, offsetPath);
+  Context context(model);
+  std::vector<float> x = inputValues(2.5f), y(16, 0.0f);
+  Tensor in = Tensor::wrap(device, CGC_DTYPE_FLOAT32, kShape, x.data(), kBytes);
+  Tensor out = Tensor::wrap(device, CGC_DTYPE_FLOAT32, kShape, y.data(), kBytes);
+  context.bindInput(0, in);
+  context.bindOutput(0, out);
+  context.run();
+  EXPECT_EQ(y, expected(x));
+  std::remove(offsetPath.c_str());
+}
+
 TEST(RuntimeMlirProgram, SetProgramAndDispatchGraphOnTheTestDriver) {
   // THE TEST-DOUBLE DRIVER (test/unit/d3d12/test_driver.cpp): an MLIR
   // program copies bind point 0 into bind point 1. What is tested is the

@@ -48,6 +48,8 @@ inline std::vector<float> expected(const std::vector<float> &x) {
 
 struct ModelOptions {
   std::string irVersion = "1.0.0";
+  /// Where the intermediate t lives in the scratch memory.
+  uint64_t scratchOffset = 0;
 };
 
 inline KernelOperand operand(uint32_t binding) {
@@ -96,7 +98,8 @@ inline std::vector<uint8_t> buildReluAddModel(const ModelOptions &options = {}) 
   ExecutionPlan plan;
   plan.inputs = {{"x", CGC_DTYPE_FLOAT32, kShape, kBytes}};
   plan.outputs = {{"y", CGC_DTYPE_FLOAT32, kShape, kBytes}};
-  plan.scratchBytes = kBytes;
+  const uint64_t t = options.scratchOffset;
+  plan.scratchBytes = t + kBytes;
   plan.scratchAlignment = 64;
   plan.constantsBytes = kBytes;
   plan.constantsAlignment = 64;
@@ -120,16 +123,16 @@ inline std::vector<uint8_t> buildReluAddModel(const ModelOptions &options = {}) 
   d0.program = 0;
   d0.ranges = {{PlanBuffer::Input, 0, 0, kBytes},
                {PlanBuffer::Constants, 0, 0, kBytes},
-               {PlanBuffer::Scratch, 0, 0, kBytes}};
+               {PlanBuffer::Scratch, 0, t, kBytes}};
   PlanCommand barrier;
   barrier.kind = PlanCommand::Kind::Barrier;
-  barrier.ranges = {{PlanBuffer::Scratch, 0, 0, kBytes}};
+  barrier.ranges = {{PlanBuffer::Scratch, 0, t, kBytes}};
   PlanCommand d1;
   d1.kind = PlanCommand::Kind::Dispatch;
   d1.program = 1;
-  d1.ranges = {{PlanBuffer::Scratch, 0, 0, kBytes}, {PlanBuffer::Output, 0, 0, kBytes}};
+  d1.ranges = {{PlanBuffer::Scratch, 0, t, kBytes}, {PlanBuffer::Output, 0, 0, kBytes}};
   plan.commands = {d0, barrier, d1};
-  plan.footprint = plan.lowerBound = plan.naive = kBytes;
+  plan.footprint = plan.lowerBound = plan.naive = t + kBytes;
   plan.dispatchCount = 2;
   plan.barrierCount = 1;
 

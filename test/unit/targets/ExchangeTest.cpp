@@ -60,12 +60,12 @@ TEST_F(ExchangeTest, SizeQueryProtocol) {
                               nullptr, 0, nullptr, &size),
             cgc::kS_OK);
   ASSERT_GT(size, cgc::kContainerHeaderSize);
-  // Too small: the size again, nothing written.
+  // Too small: the size again, E_NOT_SUFFICIENT_BUFFER, nothing written.
   std::vector<uint8_t> small(size - 1, 0xAB);
   size_t smallSize = small.size();
   ASSERT_EQ(fallback.exchange(cgc::interfaces::kSubgraphDeclarationRequest,
                               nullptr, 0, small.data(), &smallSize),
-            cgc::kS_OK);
+            cgc::kE_NOT_SUFFICIENT_BUFFER);
   EXPECT_EQ(smallSize, size);
   EXPECT_TRUE(std::all_of(small.begin(), small.end(),
                           [](uint8_t b) { return b == 0xAB; }));

@@ -72,6 +72,14 @@ struct D3D12_FEATURE_DATA_D3D12_OPTIONS_MLIR {
   D3D12_MLIR_PROGRAMS_TIER MlirProgramsTier;
 };
 
+/// HRESULT_FROM_WIN32(ERROR_INSUFFICIENT_BUFFER), as in winerror.h (which
+/// DirectX-Headers' winadapter.h does not provide): MLIR_EXCHANGE with a
+/// non-null pOutputData smaller than the answer. *OutputDataSizeInBytes then
+/// holds the size needed and nothing is written.
+#ifndef E_NOT_SUFFICIENT_BUFFER
+#define E_NOT_SUFFICIENT_BUFFER ((HRESULT)0x8007007AL)
+#endif
+
 struct D3D12_FEATURE_DATA_MLIR_EXCHANGE {
   GUID MlirInterface;
   const void *pInputData;

@@ -51,7 +51,7 @@ extern "C" {
 #endif
 
 #define CGC_D3D12DDI_VERSION_MAJOR 1
-#define CGC_D3D12DDI_VERSION_MINOR 1
+#define CGC_D3D12DDI_VERSION_MINOR 2
 #define CGC_D3D12DDI_VERSION ((CGC_D3D12DDI_VERSION_MAJOR << 16) | CGC_D3D12DDI_VERSION_MINOR)
 #define CGC_D3D12DDI_OPEN_ADAPTER_NAME "CgcD3D12DDIOpenAdapter"
 
@@ -95,6 +95,14 @@ typedef enum D3D12DDI_MLIR_PROGRAMS_TIER {
 typedef struct D3D12DDI_OPTIONS_DATA_MLIR {
   D3D12DDI_MLIR_PROGRAMS_TIER MlirProgramsTier;
 } D3D12DDI_OPTIONS_DATA_MLIR;
+
+/* HRESULT_FROM_WIN32(ERROR_INSUFFICIENT_BUFFER) (winerror.h): the answer to an
+   exchange whose non-null pOutputData is smaller than the answer, with
+   *OutputDataSizeInBytes set to the size needed and nothing written. A null
+   pOutputData is the size query: S_OK and the size. */
+#ifndef E_NOT_SUFFICIENT_BUFFER
+#define E_NOT_SUFFICIENT_BUFFER ((HRESULT)0x8007007AL)
+#endif
 
 typedef struct D3D12DDI_MLIR_EXCHANGE_0119 {
   GUID MlirInterface;
@@ -324,6 +332,15 @@ typedef struct D3D12DDIARG_CREATEDEVICE_CGC {
   const D3D12DDI_RUNTIME_CALLBACKS_CGC *pCallbacks;
 } D3D12DDIARG_CREATEDEVICE_CGC;
 
+/* DDI 1.2 (cgc extension): one bind point of an MLIR program as the driver
+ * compiled it -- its own reading of the Partition IR's arguments, not the
+ * container's 'CGBP' metadata, which the runtime checks against it. */
+typedef struct D3D12DDI_PROGRAM_BIND_POINT_CGC {
+  UINT64 SizeInBytes; /* the bytes the program accesses through it */
+  BOOL Constant;      /* a constant memref (the 'CGBP' kind "constant") */
+  UINT DType;         /* its element type (cgc_dtype_t); 0 if unknown */
+} D3D12DDI_PROGRAM_BIND_POINT_CGC;
+
 /*===----------------------------------------------------------------------===*
  * Function tables
  *===----------------------------------------------------------------------===*/
@@ -369,6 +386,18 @@ typedef struct D3D12DDI_DEVICE_FUNCS_CORE_CGC {
   HRESULT (*pfnGetCachedMlirProgramStatusCgc)(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT,
                                               LPCWSTR pProgramName,
                                               D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_CGC *pStatus);
+
+  /* DDI 1.2 (cgc extension): the bind points of the MLIR program
+   * pProgramName as the driver compiled it, so that the runtime can check
+   * the container's 'CGBP' metadata (which its debug layer trusts) against
+   * the program itself. With pBindPoints null, stores their number in
+   * *pNumBindPoints; else writes *pNumBindPoints of them (E_INVALIDARG if
+   * that is not their number). E_INVALIDARG for an unknown name. A driver
+   * may leave it null: the runtime then cannot check (the debug layer
+   * warns). */
+  HRESULT (*pfnGetProgramBindPointsCgc)(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT,
+                                        LPCWSTR pProgramName, UINT *pNumBindPoints,
+                                        D3D12DDI_PROGRAM_BIND_POINT_CGC *pBindPoints);
 } D3D12DDI_DEVICE_FUNCS_CORE_CGC;
 
 typedef struct D3D12DDI_COMMAND_LIST_FUNCS_CGC {
