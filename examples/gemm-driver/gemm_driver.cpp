@@ -272,6 +272,29 @@ HRESULT getProgramIdentifier(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT h, LPCWSTR 
   return S_OK;
 }
 
+/// DDI 1.2: the bind points as this driver compiled the Partition IR, which
+/// the runtime checks the container's 'CGBP' metadata against.
+HRESULT getProgramBindPoints(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT so, LPCWSTR name,
+                             UINT *count, D3D12DDI_PROGRAM_BIND_POINT_CGC *points) {
+  auto *object = get<StateObject>(so.pDrvPrivate);
+  if (!object || !name || !count)
+    return E_INVALIDARG;
+  auto it = object->programs.find(name);
+  if (it == object->programs.end())
+    return E_INVALIDARG;
+  const auto &bindings = it->second->kernels.bindings;
+  if (!points) {
+    *count = UINT(bindings.size());
+    return S_OK;
+  }
+  if (*count != bindings.size())
+    return E_INVALIDARG;
+  for (size_t i = 0; i < bindings.size(); ++i)
+    points[i] = {bindings[i].bytes, bindings[i].constant ? TRUE : FALSE,
+                 UINT(bindings[i].dtype)};
+  return S_OK;
+}
+
 HRESULT createPso(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATE_COMPUTE_PIPELINE_STATE_CGC *args,
                   D3D12DDI_HPIPELINESTATE *out) {
   auto *device = get<Device>(h.pDrvPrivate);
@@ -437,7 +460,8 @@ const D3D12DDI_DEVICE_FUNCS_CORE_CGC kDevice = {
     destroyDevice, createHeap,  destroyHeap, createStateObject, addToStateObject,
     destroyStateObject, getProgramIdentifier, createPso, destroyPso, createList,
     destroyList, createQueue, destroyQueue,
-    /*pfnGetCachedMlirProgramStatusCgc=*/nullptr}; // no precompiled form
+    /*pfnGetCachedMlirProgramStatusCgc=*/nullptr, // no precompiled form
+    getProgramBindPoints};
 const D3D12DDI_COMMAND_LIST_FUNCS_CGC kList = {reset,  close,      destroyRecording, setProgram,
                                                dispatchGraph, setPso, setRootUav, dispatch,
                                                barrier, copy};
