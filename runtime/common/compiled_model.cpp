@@ -2,6 +2,7 @@
 
 #include "cgc/compiled_model.h"
 
+#include "cgc/checked.h"
 #include "cgc/precompiled_program.h"
 #include "cgc/version.h"
 
@@ -121,13 +122,10 @@ cgc_dtype_t dtypeFromJson(const json &j, const std::string &what) {
 
 uint64_t denseBytes(cgc_dtype_t dtype, const std::vector<int64_t> &shape,
                     const std::string &what) {
-  uint64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0)
-      fail(what + " has a negative dimension");
-    n *= static_cast<uint64_t>(d);
-  }
-  return n * cgc_dtype_size(dtype);
+  std::optional<uint64_t> bytes = cgc::tensorBytes(shape, cgc_dtype_size(dtype));
+  if (!bytes)
+    fail(what + ": " + cgc::tensorSizeError(shape, cgc_dtype_size(dtype)));
+  return *bytes;
 }
 
 PlanTensor tensorFromJson(const json &j, const std::string &what) {
@@ -146,8 +144,9 @@ std::string describe(const PlanRange &r) {
   std::string text = planBufferName(r.buffer);
   if (r.buffer == PlanBuffer::Input || r.buffer == PlanBuffer::Output)
     text += " #" + std::to_string(r.index);
+  std::optional<uint64_t> end = cgc::checkedAdd(r.offset, r.bytes);
   return text + " [" + std::to_string(r.offset) + ", " +
-         std::to_string(r.offset + r.bytes) + ")";
+         (end ? std::to_string(*end) : "beyond 2^64") + ")";
 }
 
 /// Checks that `r` lies inside the buffer it names.
@@ -256,8 +255,16 @@ bool parseExecutionPlan(std::string_view text, ExecutionPlan &plan,
     plan.constantsAlignment = constants.at("alignment").get<uint64_t>();
     plan.constantsPart = constants.at("part").get<uint32_t>();
     if (!isPowerOfTwo(plan.scratchAlignment) ||
-        !isPowerOfTwo(plan.constantsAlignment))
-      fail("the scratch and constants alignments must be powers of two");
+        !isPowerOfTwo(plan.constantsAlignment) ||
+        plan.scratchAlignment > cgc::kMaxAlignment ||
+        plan.constantsAlignment > cgc::kMaxAlignment)
+      fail("the scratch and constants alignments must be powers of two of at "
+           "most " + std::to_string(cgc::kMaxAlignment));
+    if (plan.scratchBytes > cgc::kMaxTensorBytes ||
+        plan.constantsBytes > cgc::kMaxTensorBytes)
+      fail("the scratch (" + std::to_string(plan.scratchBytes) +
+           " bytes) and constants (" + std::to_string(plan.constantsBytes) +
+           " bytes) must each be at most " + cgc::maxTensorBytesText());
     for (const json &c : constants.at("entries")) {
       PlanConstant entry;
       entry.name = c.at("name").get<std::string>();
