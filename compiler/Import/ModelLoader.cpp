@@ -43,6 +43,9 @@ constexpr size_t kKeepForShapeInference = 64 * 1024;
 /// How deep subgraphs (If branches, Loop and Scan bodies) may nest. Real
 /// models nest a few levels; the importer's walks recurse once per level.
 constexpr unsigned kMaxSubgraphDepth = 16;
+/// How deep brackets may nest in ONNX text syntax (each subgraph takes a few
+/// levels): ONNX's parser recurses on them without a limit.
+constexpr unsigned kMaxTextNesting = 128;
 
 std::string nodeLabel(const onnx::NodeProto &node) {
   if (!node.name().empty())
@@ -124,6 +127,29 @@ LogicalResult ModelLoader::read() {
     if (!buffer)
       return error() << "cannot read the model: " << buffer.getError().message();
     std::string text = (*buffer)->getBuffer().str();
+    // ONNX's text parser recurses once per bracket level (subgraphs, types
+    // like seq(seq(...))) with no limit of its own: bound the nesting first.
+    if (onnxText) {
+      unsigned depth = 0, deepest = 0;
+      for (size_t i = 0; i < text.size() && deepest <= kMaxTextNesting; ++i) {
+        char c = text[i];
+        if (c == '"') { // a string literal: skip it, escapes included
+          for (++i; i < text.size() && text[i] != '"'; ++i)
+            i += text[i] == '\\';
+        } else if (c == '#') { // a comment, to the end of the line
+          while (i < text.size() && text[i] != '\n')
+            ++i;
+        } else if (c == '(' || c == '[' || c == '{') {
+          deepest = std::max(deepest, ++depth);
+        } else if ((c == ')' || c == ']' || c == '}') && depth) {
+          --depth;
+        }
+      }
+      if (deepest > kMaxTextNesting)
+        return error() << "cannot parse the model as ONNX text syntax: "
+                          "brackets nest more than "
+                       << kMaxTextNesting << " deep";
+    }
     std::string message = onnxText ? onnx_glue::parseTextModel(text, model)
                                    : onnx_glue::parseProtoTextModel(text, model);
     if (!message.empty())

@@ -133,6 +133,22 @@ save(nested_if(20), "nested-if-20.onnx")
 with open(path("nested-if-20.pbtxt"), "w") as f:
     f.write(text_format.MessageToString(nested_if(20)))
 save(nested_if(200), "nested-if-200.onnx")
+# In ONNX text syntax, whose parser has no recursion limit of its own:
+# 20000 levels of If (it overflowed the stack) and a type nested as deep.
+branch = "".join(
+    ["b%d () => (float[2] r) { c = Constant<value = bool {1}>() r = If(c) <then_branch = " % level
+     for level in range(20000)]
+    + ["leaf () => (float[2] r) { r = Identity(x) }"]
+    + [", else_branch = e () => (float[2] s) { s = Neg(x) }> }"] * 20000)
+with open(path("nested-if-20000.onnxtxt"), "w") as f:
+    f.write('<ir_version: 8, opset_import: ["" : 17]>\n'
+            "main (float[2] x) => (float[2] y) {\n c = Constant<value = bool {1}>()\n"
+            " y = If(c) <then_branch = %s, else_branch = e () => (float[2] s) { s = Neg(x) }>\n"
+            "}\n" % branch)
+with open(path("nested-type.onnxtxt"), "w") as f:
+    f.write('<ir_version: 8, opset_import: ["" : 17]>\n'
+            "main (%sfloat[2]%s x) => (float[2] y) {\n y = Identity(x)\n}\n"
+            % ("seq(" * 100000, ")" * 100000))
 
 # Index operands that are constants outside their dimension.
 data = tensor("x", [2, 3])
