@@ -62,7 +62,7 @@ void check(OrtStatus *status, const std::string &what) {
 
 cgc_dtype_t toDtype(ONNXTensorElementDataType t) {
   // Both are ONNX's TensorProto.DataType numbers.
-  return cgc_dtype_size(cgc_dtype_t(t)) ? cgc_dtype_t(t) : CGC_DTYPE_INVALID;
+  return dtypeFromInt(t);
 }
 
 /// input_0.pb, input_1.pb, ... in DIR, by N.

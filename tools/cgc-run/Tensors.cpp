@@ -17,6 +17,18 @@
 
 namespace cgc::run {
 
+cgc_dtype_t dtypeFromInt(int64_t value) {
+  switch (value) {
+  case CGC_DTYPE_FLOAT32: case CGC_DTYPE_UINT8: case CGC_DTYPE_INT8: case CGC_DTYPE_UINT16:
+  case CGC_DTYPE_INT16: case CGC_DTYPE_INT32: case CGC_DTYPE_INT64: case CGC_DTYPE_BOOL:
+  case CGC_DTYPE_FLOAT16: case CGC_DTYPE_FLOAT64: case CGC_DTYPE_UINT32: case CGC_DTYPE_UINT64:
+  case CGC_DTYPE_BFLOAT16:
+    return cgc_dtype_t(value);
+  default:
+    return CGC_DTYPE_INVALID;
+  }
+}
+
 int64_t HostTensor::elements() const {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -451,10 +463,10 @@ bool readTensorProto(const std::string &path, HostTensor &tensor, std::string &e
   }
   if (external)
     return bad("external data is not supported");
-  tensor.dtype = cgc_dtype_t(dataType);
   if (dataType == 8)
     return bad("string tensors are not supported");
-  if (!cgc_dtype_size(tensor.dtype))
+  tensor.dtype = dtypeFromInt(dataType);
+  if (tensor.dtype == CGC_DTYPE_INVALID)
     return bad("unsupported data_type " + std::to_string(dataType));
   for (int64_t d : dims)
     if (d < 0)
@@ -474,7 +486,8 @@ bool readTensorProto(const std::string &path, HostTensor &tensor, std::string &e
                " values; the file is only " + std::to_string(file.size()) + " bytes");
   tensor.data.assign(count * width, 0);
   if (hasRaw) {
-    std::memcpy(tensor.data.data(), raw, rawSize);
+    if (rawSize)
+      std::memcpy(tensor.data.data(), raw, rawSize);
     return true;
   }
   (void)hasStrings;
@@ -490,12 +503,14 @@ bool readTensorProto(const std::string &path, HostTensor &tensor, std::string &e
   case CGC_DTYPE_FLOAT32:
     if (!need(floats.size()))
       return false;
-    std::memcpy(out, floats.data(), count * 4);
+    if (count) // an empty tensor has no buffers at all (memcpy of null)
+      std::memcpy(out, floats.data(), count * 4);
     return true;
   case CGC_DTYPE_FLOAT64:
     if (!need(doubles.size()))
       return false;
-    std::memcpy(out, doubles.data(), count * 8);
+    if (count)
+      std::memcpy(out, doubles.data(), count * 8);
     return true;
   default:
     // int32_data holds every type of 32 bits or less (float16/bfloat16 as

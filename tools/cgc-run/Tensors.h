@@ -29,6 +29,11 @@ struct HostTensor {
   double at(int64_t i) const;
 };
 
+/// A number read from a file (ONNX's TensorProto.DataType) as a dtype:
+/// CGC_DTYPE_INVALID unless it names one (converting any int to the enum is
+/// undefined behaviour outside its range).
+cgc_dtype_t dtypeFromInt(int64_t value);
+
 /// "float32[1,3,224,224]".
 std::string describe(cgc_dtype_t dtype, const std::vector<int64_t> &shape);
 
