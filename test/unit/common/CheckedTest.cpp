@@ -88,4 +88,20 @@ TEST(CheckedTest, PlanReaderRefusesWrappingSizes) {
   EXPECT_NE(error.find("larger than cgc's limit"), std::string::npos) << error;
 }
 
+TEST(CheckedTest, PlanReaderRefusesNumbersThatAreNotIntegersOfTheirField) {
+  cgc::ExecutionPlan plan;
+  std::string error;
+  // A float beyond 2^64 read as uint64_t was undefined behaviour
+  // (static_cast inside nlohmann::json), a negative one wrapped around.
+  EXPECT_FALSE(cgc::parseExecutionPlan(planWithInput("[2, 3]", "2.4e67"), plan, error));
+  EXPECT_NE(error.find("is not an integer from 0 to 18446744073709551615"), std::string::npos)
+      << error;
+  EXPECT_FALSE(cgc::parseExecutionPlan(planWithInput("[2, 3]", "-1"), plan, error));
+  EXPECT_NE(error.find("the number -1 is not an integer from 0 to"), std::string::npos) << error;
+  EXPECT_FALSE(cgc::parseExecutionPlan(planWithInput("[2.5, 3]", "24"), plan, error));
+  EXPECT_NE(error.find("the number 2.5 is not an integer"), std::string::npos) << error;
+  EXPECT_FALSE(cgc::parseExecutionPlan(planWithInput("[2, 3]", "\"24\""), plan, error));
+  EXPECT_NE(error.find("expected an integer, got string"), std::string::npos) << error;
+}
+
 } // namespace
