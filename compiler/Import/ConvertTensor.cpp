@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/ImporterImpl.h"
+#include "cgc/checked.h"
 
 #include <cmath>
 #include <limits>
@@ -464,10 +465,52 @@ LogicalResult convertSlice(NodeContext &ctx) {
 // Gather and friends
 //===----------------------------------------------------------------------===//
 
+/// "[0, 2]": where flat position `position` lies in `shape`.
+std::string positionText(int64_t position, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> at(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    int64_t dim = std::max<int64_t>(shape[d], 1);
+    at[d] = position % dim;
+    position /= dim;
+  }
+  std::string text = "[";
+  for (size_t d = 0; d < at.size(); ++d)
+    text += (d ? ", " : "") + std::to_string(at[d]);
+  return text + "]";
+}
+
+/// A constant index operand (input `input`) must index inside the data:
+/// the index at flat position p must lie in [-size, size) of dimension
+/// dimOf(p). At run time the driver fails the run for such an index
+/// (docs/runtime.md); a constant one is an error of the model, reported here
+/// at the node.
+LogicalResult checkConstantIndices(NodeContext &ctx, unsigned input,
+                                   function_ref<int64_t(int64_t)> dimOf) {
+  const HostTensor *indices = ctx.constantInput(input);
+  if (!indices)
+    return success();
+  ArrayRef<int64_t> dataShape = shapeOf(ctx.input(0));
+  for (int64_t p = 0, n = indices->getNumElements(); p < n; ++p) {
+    int64_t index = indices->getInt(p);
+    int64_t dim = dimOf(p);
+    int64_t size = dataShape[dim];
+    if (index < -size || index >= size)
+      return ctx.fail(ctx.node.op_type() + ": index " + Twine(index) +
+                      " at " + ctx.getInputName(input) +
+                      positionText(p, indices->getShape()) +
+                      " is out of range for dimension " + Twine(dim) +
+                      " of size " + Twine(size) + " (valid: " + Twine(-size) +
+                      " to " + Twine(size - 1) + ")");
+  }
+  return success();
+}
+
 LogicalResult convertGather(NodeContext &ctx) {
   FailureOr<int64_t> axis =
       ctx.normalizeAxis(ctx.getInt("axis", 0), rankOf(ctx.input(0)));
   if (failed(axis))
+    return failure();
+  if (failed(checkConstantIndices(ctx, 1, [&](int64_t) { return *axis; })))
     return failure();
   return ctx.setOutput(ctx.create<op::GatherOp>(
       {ctx.input(0), ctx.input(1)}, {ctx.named("axis", ctx.i64(*axis))}));
@@ -477,6 +520,8 @@ LogicalResult convertGatherElements(NodeContext &ctx) {
   FailureOr<int64_t> axis =
       ctx.normalizeAxis(ctx.getInt("axis", 0), rankOf(ctx.input(0)));
   if (failed(axis))
+    return failure();
+  if (failed(checkConstantIndices(ctx, 1, [&](int64_t) { return *axis; })))
     return failure();
   return ctx.setOutput(ctx.create<op::GatherElementsOp>(
       {ctx.input(0), ctx.input(1)}, {ctx.named("axis", ctx.i64(*axis))}));
@@ -504,20 +549,34 @@ LogicalResult convertGatherND(NodeContext &ctx) {
   ArrayRef<int64_t> rest = dataShape.drop_front(b + k);
   int64_t batchCount = product(batch), indexedCount = product(indexed);
 
-  // Per component: wrap negatives, scale by the row-major stride.
-  Value idx = ctx.cast(indices, ElementKind::Int64);
+  if (k > 0 && failed(checkConstantIndices(
+                   ctx, 1, [&](int64_t p) { return b + p % k; })))
+    return failure();
+
+  // Per component: wrap negatives, scale by the row-major stride. A
+  // component outside its dimension becomes the number of gathered rows, so
+  // that the linear offset is out of range and the gather fails the run
+  // (instead of landing on another row).
   HostTensor dims(ElementKind::Int64, {k}), strides(ElementKind::Int64, {k});
   SmallVector<int64_t> indexedStrides = rowMajorStrides(indexed);
   for (int64_t j = 0; j < k; ++j) {
     dims.setInt(j, indexed[j]);
     strides.setInt(j, indexedStrides[j]);
   }
+  Value idx = ctx.cast(indices, ElementKind::Int64);
   Value zero = ctx.scalar(ElementKind::Int64, 0);
+  Value dimsValue = ctx.constant(dims);
   Value negative = ctx.create<op::LessOp>({idx, zero});
   Value wrapped = ctx.create<op::WhereOp>(
-      {negative, ctx.create<op::AddOp>({idx, ctx.constant(dims)}), idx});
+      {negative, ctx.create<op::AddOp>({idx, dimsValue}), idx});
+  Value inside = ctx.create<op::AndOp>(
+      {ctx.create<op::GreaterOrEqualOp>({wrapped, zero}),
+       ctx.create<op::LessOp>({wrapped, dimsValue})});
+  Value scaled = ctx.create<op::WhereOp>(
+      {inside, ctx.create<op::MulOp>({wrapped, ctx.constant(strides)}),
+       ctx.scalar(ElementKind::Int64, batchCount * indexedCount)});
   Value linear = ctx.create<op::ReduceSumOp>(
-      ctx.create<op::MulOp>({wrapped, ctx.constant(strides)}),
+      scaled,
       {ctx.named("axes", ctx.i64s({q - 1})),
        ctx.named("keepdims", ctx.boolean(false))});
   if (!linear)
@@ -677,6 +736,12 @@ LogicalResult convertOneHot(NodeContext &ctx) {
   int64_t depth = static_cast<int64_t>(*depthValue);
   if (depth <= 0)
     return ctx.fail("OneHot depth must be positive");
+  SmallVector<int64_t> resultShape(shapeOf(ctx.input(0)));
+  resultShape.push_back(depth);
+  if (!tensorBytes(resultShape, sizeof(int64_t)))
+    return ctx.fail("OneHot depth " + Twine(depth) +
+                    " makes the result too large: " +
+                    tensorSizeError(resultShape, sizeof(int64_t)));
   Value values = ctx.input(2);
   if (shapeOf(values) != ArrayRef<int64_t>{2})
     return ctx.fail("OneHot values must hold [off, on]");
@@ -780,6 +845,8 @@ LogicalResult convertScatterElements(NodeContext &ctx) {
       ctx.normalizeAxis(ctx.getInt("axis", 0), rankOf(ctx.input(0)));
   if (failed(axis))
     return failure();
+  if (failed(checkConstantIndices(ctx, 1, [&](int64_t) { return *axis; })))
+    return failure();
   return ctx.setOutput(ctx.create<op::ScatterElementsOp>(
       {ctx.input(0), ctx.input(1), ctx.input(2)},
       {ctx.named("axis", ctx.i64(*axis)),
@@ -787,6 +854,11 @@ LogicalResult convertScatterElements(NodeContext &ctx) {
 }
 
 LogicalResult convertScatterND(NodeContext &ctx) {
+  ArrayRef<int64_t> indexShape = shapeOf(ctx.input(1));
+  int64_t k = indexShape.empty() ? 0 : indexShape.back();
+  if (k > 0 && k <= rankOf(ctx.input(0)) &&
+      failed(checkConstantIndices(ctx, 1, [&](int64_t p) { return p % k; })))
+    return failure();
   return ctx.setOutput(ctx.create<op::ScatterNDOp>(
       {ctx.input(0), ctx.input(1), ctx.input(2)},
       {ctx.named("reduction", ctx.str(ctx.getString("reduction", "none")))}));

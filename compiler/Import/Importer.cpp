@@ -11,6 +11,7 @@
 
 #include "compiler/Import/Locations.h"
 #include "compiler/Import/OnnxGlue.h"
+#include "cgc/checked.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -115,23 +116,21 @@ std::string decodeTensorProto(const onnx::TensorProto &tensor,
            getONNXDataTypeName(dataType) + ", which cgc does not support";
   }
   auto kind = static_cast<ElementKind>(dataType);
-  SmallVector<int64_t> shape;
-  int64_t count = 1;
-  for (int64_t dim : tensor.dims()) {
-    if (dim < 0)
-      return "tensor '" + tensor.name() + "' has a negative dimension";
-    shape.push_back(dim);
-    count *= dim;
-  }
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  size_t elementSize = getByteSize(kind);
+  std::optional<uint64_t> bytes = tensorBytes(shape, elementSize);
+  if (!bytes)
+    return "tensor '" + tensor.name() + "': " +
+           tensorSizeError(shape, elementSize);
+  int64_t count = *bytes / elementSize;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return "tensor '" + tensor.name() + "' holds external data";
-  size_t elementSize = getByteSize(kind);
   if (tensor.has_raw_data() || !tensor.raw_data().empty()) {
     const std::string &raw = tensor.raw_data();
-    if (raw.size() != static_cast<size_t>(count) * elementSize)
+    if (raw.size() != *bytes)
       return "tensor '" + tensor.name() + "' has " +
              std::to_string(raw.size()) + " bytes of raw data but its shape "
-             "and type need " + std::to_string(count * elementSize);
+             "and type need " + std::to_string(*bytes);
     result = HostTensor::fromBytes(
         kind, shape,
         ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(raw.data()),
@@ -142,6 +141,19 @@ std::string decodeTensorProto(const onnx::TensorProto &tensor,
     return "tensor '" + tensor.name() + "' has " + std::to_string(have) +
            " values but its shape needs " + std::to_string(count);
   };
+  // The typed field's length is checked before anything is allocated: the
+  // shape alone may claim terabytes.
+  int64_t have = 0;
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT: have = tensor.float_data_size(); break;
+  case onnx::TensorProto::DOUBLE: have = tensor.double_data_size(); break;
+  case onnx::TensorProto::INT64: have = tensor.int64_data_size(); break;
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64: have = tensor.uint64_data_size(); break;
+  default: have = tensor.int32_data_size(); break;
+  }
+  if (have != count)
+    return sizeError(have);
   result = HostTensor(kind, shape);
   switch (dataType) {
   case onnx::TensorProto::FLOAT:
@@ -320,6 +332,16 @@ LogicalResult Importer::buildOp(Location loc, StringRef opName,
     return emitError(loc) << "internal error: " << opName << " infers "
                           << types.size() << " results, expected "
                           << numResults;
+  }
+  for (auto [index, type] : llvm::enumerate(types)) {
+    auto tensor = cast<TensorType>(type);
+    size_t elementSize = getByteSize(tensor.getElementKind());
+    if (!tensorBytes(tensor.getShape(), elementSize)) {
+      op->destroy();
+      return emitError(loc) << "result " << index << " of " << opName
+                            << ": "
+                            << tensorSizeError(tensor.getShape(), elementSize);
+    }
   }
   for (auto [result, type] : llvm::zip(op->getResults(), types))
     result.setType(type);

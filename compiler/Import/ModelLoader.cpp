@@ -15,11 +15,13 @@
 #include "compiler/Import/Locations.h"
 #include "compiler/Import/MappedModel.h"
 #include "compiler/Import/OnnxGlue.h"
+#include "cgc/checked.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Errno.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -37,6 +39,13 @@ using import::getONNXDataTypeName;
 /// so that ONNX shape inference can read them (shape operands); larger ones
 /// live only in the ConstantStore.
 constexpr size_t kKeepForShapeInference = 64 * 1024;
+
+/// How deep subgraphs (If branches, Loop and Scan bodies) may nest. Real
+/// models nest a few levels; the importer's walks recurse once per level.
+constexpr unsigned kMaxSubgraphDepth = 16;
+/// How deep brackets may nest in ONNX text syntax (each subgraph takes a few
+/// levels): ONNX's parser recurses on them without a limit.
+constexpr unsigned kMaxTextNesting = 128;
 
 std::string nodeLabel(const onnx::NodeProto &node) {
   if (!node.name().empty())
@@ -121,6 +130,29 @@ LogicalResult ModelLoader::read() {
     if (!buffer)
       return error() << "cannot read the model: " << buffer.getError().message();
     std::string text = (*buffer)->getBuffer().str();
+    // ONNX's text parser recurses once per bracket level (subgraphs, types
+    // like seq(seq(...))) with no limit of its own: bound the nesting first.
+    if (onnxText) {
+      unsigned depth = 0, deepest = 0;
+      for (size_t i = 0; i < text.size() && deepest <= kMaxTextNesting; ++i) {
+        char c = text[i];
+        if (c == '"') { // a string literal: skip it, escapes included
+          for (++i; i < text.size() && text[i] != '"'; ++i)
+            i += text[i] == '\\';
+        } else if (c == '#') { // a comment, to the end of the line
+          while (i < text.size() && text[i] != '\n')
+            ++i;
+        } else if (c == '(' || c == '[' || c == '{') {
+          deepest = std::max(deepest, ++depth);
+        } else if ((c == ')' || c == ']' || c == '}') && depth) {
+          --depth;
+        }
+      }
+      if (deepest > kMaxTextNesting)
+        return error() << "cannot parse the model as ONNX text syntax: "
+                          "brackets nest more than "
+                       << kMaxTextNesting << " deep";
+    }
     std::string message = onnxText ? onnx_glue::parseTextModel(text, model)
                                    : onnx_glue::parseProtoTextModel(text, model);
     if (!message.empty())
@@ -155,6 +187,24 @@ LogicalResult ModelLoader::read() {
 LogicalResult ModelLoader::checkHeader() {
   if (!model.has_graph())
     return error() << "not a valid ONNX model: it has no graph";
+  // Every later step walks subgraphs recursively: their nesting is bounded
+  // first, without recursion.
+  std::vector<std::pair<const onnx::GraphProto *, unsigned>> pending = {
+      {&model.graph(), 0}};
+  while (!pending.empty()) {
+    auto [graph, depth] = pending.back();
+    pending.pop_back();
+    if (depth > kMaxSubgraphDepth)
+      return error() << "subgraphs (of If, Loop, Scan) nest more than "
+                     << kMaxSubgraphDepth << " deep";
+    for (const onnx::NodeProto &node : graph->node())
+      for (const onnx::AttributeProto &attribute : node.attribute()) {
+        if (attribute.has_g())
+          pending.push_back({&attribute.g(), depth + 1});
+        for (const onnx::GraphProto &subgraph : attribute.graphs())
+          pending.push_back({&subgraph, depth + 1});
+      }
+  }
   if (model.ir_version() <= 0)
     return error() << "not a valid ONNX model: it has no IR version";
   if (model.ir_version() > 10)
@@ -208,6 +258,24 @@ ModelLoader::openExternalFile(StringRef location, StringRef tensorName) {
               "directory to read external data from";
   SmallString<256> full = llvm::sys::path::parent_path(path);
   llvm::sys::path::append(full, location);
+  // The location is relative and has no '..', but a symbolic link inside the
+  // model's directory (the file or a folder on the way) may still lead out of
+  // it: the resolved path must lie inside the resolved directory.
+  SmallString<256> directory = llvm::sys::path::parent_path(path);
+  if (directory.empty())
+    directory = ".";
+  SmallString<256> realDirectory, realFull;
+  if (!llvm::sys::fs::real_path(directory, realDirectory) &&
+      !llvm::sys::fs::real_path(full, realFull)) {
+    StringRef inside(realFull);
+    if (!inside.consume_front(realDirectory) ||
+        !(inside.empty() || llvm::sys::path::is_separator(inside.front())))
+      return emitError(valueLoc(tensorName))
+             << "external data location '" << location
+             << "' leads out of the model's directory through a symbolic "
+                "link (to '"
+             << realFull << "')";
+  }
   // Mapped, not read: only the pages the importer looks at become resident.
   auto buffer = llvm::MemoryBuffer::getFile(full, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false,
@@ -229,17 +297,18 @@ ModelLoader::moveTensor(onnx::TensorProto &tensor, StringRef storeName,
     return emitError(loc) << "constant '" << storeName << "' has element type "
                           << getONNXDataTypeName(tensor.data_type())
                           << ", which cgc does not support";
-  SmallVector<int64_t> shape;
-  int64_t count = 1;
-  for (int64_t dim : tensor.dims()) {
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  for (int64_t dim : shape)
     if (dim < 0)
       return emitError(loc) << "constant '" << storeName
                             << "' has a negative dimension (" << dim << ")";
-    shape.push_back(dim);
-    count *= dim;
-  }
   auto dtype = static_cast<cgc_dtype_t>(tensor.data_type());
-  size_t bytes = static_cast<size_t>(count) * cgc_dtype_size(dtype);
+  std::optional<uint64_t> checkedBytes =
+      tensorBytes(shape, cgc_dtype_size(dtype));
+  if (!checkedBytes)
+    return emitError(loc) << "constant '" << storeName << "': "
+                          << tensorSizeError(shape, cgc_dtype_size(dtype));
+  size_t bytes = *checkedBytes;
 
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
@@ -250,6 +319,10 @@ ModelLoader::moveTensor(onnx::TensorProto &tensor, StringRef storeName,
       if (entry.key() == "location") {
         location = entry.value();
       } else if (entry.key() == "offset" || entry.key() == "length") {
+        if (StringRef(entry.value()).trim().starts_with("-"))
+          return emitError(loc) << "external data " << entry.key() << " '"
+                                << entry.value() << "' of '" << storeName
+                                << "' is negative";
         if (!llvm::to_integer(entry.value(), value, 10))
           return emitError(loc) << "external data " << entry.key() << " '"
                                 << entry.value() << "' of '" << storeName
@@ -275,7 +348,10 @@ ModelLoader::moveTensor(onnx::TensorProto &tensor, StringRef storeName,
     if (offset > fileSize || bytes > fileSize - offset)
       return emitError(loc) << "external data of '" << storeName
                             << "' needs bytes [" << offset << ", "
-                            << offset + bytes << ") of '" << location
+                            << (checkedAdd(uint64_t(offset), uint64_t(bytes))
+                                    ? std::to_string(offset + bytes)
+                                    : std::string("2^64 and beyond"))
+                            << ") of '" << location
                             << "', which has only " << fileSize << " bytes";
     const uint8_t *data =
         reinterpret_cast<const uint8_t *>((*file)->getBufferStart()) + offset;
@@ -815,6 +891,12 @@ LogicalResult ModelLoader::bindInputs() {
                    << name << "' as " << shape[i]
                    << " but the model declares it as " << dims[i].dim_value();
       }
+      size_t elementSize = cgc_dtype_size(
+          static_cast<cgc_dtype_t>(tensor->elem_type()));
+      if (!tensorBytes(shape, elementSize))
+        return emitError(loc) << "--input-shape gives input '" << name
+                              << "' a size cgc cannot hold: "
+                              << tensorSizeError(shape, elementSize);
       auto *dims = tensor->mutable_shape();
       dims->clear_dim();
       for (int64_t dim : shape)
@@ -828,6 +910,23 @@ LogicalResult ModelLoader::bindInputs() {
                             << name << "=D0xD1x...";
     std::string symbolic, suggestion;
     int unbound = 0;
+    for (int i = 0; i < tensor->shape().dim_size(); ++i)
+      if (tensor->shape().dim(i).has_dim_value() &&
+          tensor->shape().dim(i).dim_value() < 0)
+        return emitError(loc)
+               << "graph input '" << name << "' has a negative dimension "
+               << i << " (" << tensor->shape().dim(i).dim_value()
+               << "); a dimension is a size >= 0 or a symbolic name";
+    SmallVector<int64_t> staticShape;
+    for (int i = 0; i < tensor->shape().dim_size(); ++i)
+      staticShape.push_back(tensor->shape().dim(i).has_dim_value()
+                                ? tensor->shape().dim(i).dim_value()
+                                : 1);
+    size_t elementSize =
+        cgc_dtype_size(static_cast<cgc_dtype_t>(tensor->elem_type()));
+    if (!tensorBytes(staticShape, elementSize))
+      return emitError(loc) << "graph input '" << name << "': "
+                            << tensorSizeError(staticShape, elementSize);
     for (int i = 0; i < tensor->shape().dim_size(); ++i) {
       const auto &dim = tensor->shape().dim(i);
       suggestion += i ? "x" : "";
@@ -970,6 +1069,10 @@ std::string parseInputShapeOption(StringRef text, ImportOptions &options) {
       shape.push_back(size);
     }
   }
+  if (!elementCount(shape))
+    return "--input-shape " + text.str() + ": the shape has more than 2^" +
+           std::to_string(llvm::Log2_64(kMaxTensorElements)) +
+           " elements (cgc's limit)";
   if (options.inputShapes.count(name))
     return "--input-shape gives input '" + name + "' twice";
   options.inputShapes[name] = std::move(shape);

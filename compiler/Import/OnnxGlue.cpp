@@ -52,6 +52,9 @@ std::string parseProtoTextModel(const std::string &text,
                                 onnx::ModelProto &model) {
   try {
     google::protobuf::TextFormat::Parser parser;
+    // As the binary parser's default: deeper nesting (subgraphs in
+    // subgraphs) is refused instead of exhausting the stack.
+    parser.SetRecursionLimit(100);
     TextErrorCollector errors;
     parser.RecordErrorsTo(&errors);
     if (!parser.ParseFromString(text, &model))

@@ -7,6 +7,7 @@
 #include "compiler/Targets/Common/KernelLowering.h"
 #include "compiler/Targets/Fallback/FallbackTarget.h"
 #include "compiler/Targets/Registry.h"
+#include "cgc/checked.h"
 #include "cgc/version.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -171,11 +172,20 @@ FailureOr<PlanContext> buildPlan(ModuleOp module) {
     if (inserted) {
       PlanConstant entry;
       entry.name = name;
-      entry.offset = alignTo(plan.constantsBytes, plan.constantsAlignment);
       entry.bytes = type.getByteSpan();
+      std::optional<uint64_t> offset =
+          checkedAlignUp(plan.constantsBytes, plan.constantsAlignment);
+      std::optional<uint64_t> end =
+          offset ? checkedAdd(*offset, entry.bytes) : std::nullopt;
+      if (!end || *end > kMaxTensorBytes)
+        return constant.emitOpError("constant '")
+               << name << "' (" << entry.bytes
+               << " bytes) does not fit in a constants buffer of at most "
+               << maxTensorBytesText();
+      entry.offset = *offset;
       entry.dtype = dtypeOf(type);
       entry.shape.assign(type.getShape().begin(), type.getShape().end());
-      plan.constantsBytes = entry.offset + entry.bytes;
+      plan.constantsBytes = *end;
       plan.constants.push_back(std::move(entry));
     }
     const PlanConstant &entry = plan.constants[it->second];

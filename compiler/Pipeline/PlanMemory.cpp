@@ -4,7 +4,10 @@
 #include "compiler/Pipeline/Passes.h"
 #include "compiler/Pipeline/SubgraphMatcher.h"
 
+#include "cgc/checked.h"
+
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -17,6 +20,12 @@ namespace cgc {
 FailureOr<EntryPointOp> getEntryPointFor(ModuleOp module, StringRef pass);
 
 namespace {
+/// The file names --memory-report writes: a table, a timeline, both.
+bool isReportPath(StringRef path) {
+  return path == "-" || path.ends_with(".txt") || path.ends_with(".svg") ||
+         path.ends_with(".html") || path.ends_with(".htm");
+}
+
 struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
   using Base::Base;
 
@@ -33,10 +42,21 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       return signalPassFailure();
     }
     uint64_t requested = alignment;
-    if (requested == 0 || (requested & (requested - 1))) {
-      module.emitError("alignment must be a power of two, got ") << requested;
+    if (requested == 0 || (requested & (requested - 1)) ||
+        requested > kMaxAlignment) {
+      module.emitError("alignment must be a power of two of at most ")
+          << kMaxAlignment << ", got " << requested;
       return signalPassFailure();
     }
+    for (const std::string &path : report)
+      if (!isReportPath(path)) {
+        module.emitError("memory report '")
+            << path << "': unknown format '"
+            << llvm::sys::path::extension(path)
+            << "'; name it .txt (a table), .svg (a timeline), .html (both) "
+               "or '-' (the table on stdout)";
+        return signalPassFailure();
+      }
     FailureOr<DispatchGraph> dispatch = buildDispatchGraph(entry, inPlace);
     if (failed(dispatch))
       return signalPassFailure();
@@ -45,15 +65,44 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     planning::MemoryPlanOptions options;
     options.alignment = requested;
     for (SubgraphOp subgraph : module.getBody()->getOps<SubgraphOp>())
-      if (auto required = subgraph->getAttrOfType<IntegerAttr>(kAlignmentAttr))
-        options.alignment = std::max<uint64_t>(options.alignment,
-                                               required.getInt());
+      if (auto required = subgraph->getAttrOfType<IntegerAttr>(kAlignmentAttr)) {
+        uint64_t value = required.getValue().getZExtValue();
+        if (value == 0 || (value & (value - 1)) || value > kMaxAlignment) {
+          subgraph.emitError("required alignment must be a power of two of "
+                             "at most ")
+              << kMaxAlignment << ", got " << required;
+          return signalPassFailure();
+        }
+        options.alignment = std::max<uint64_t>(options.alignment, value);
+      }
     options.allowInPlace = inPlace;
     options.mode = *mode;
 
     const planning::Graph &graph = dispatch->graph;
+    // Every size the planner adds up fits: the aligned sizes of all
+    // intermediates together (the naive plan) bound every offset it picks.
+    std::optional<uint64_t> naive = 0;
+    for (const planning::Tensor &tensor : graph.tensors) {
+      if (tensor.kind != planning::BufferKind::Scratch)
+        continue;
+      std::optional<uint64_t> aligned =
+          checkedAlignUp(tensor.bytes, options.alignment);
+      naive = aligned && naive ? checkedAdd(*naive, *aligned) : std::nullopt;
+      if (!naive || *naive > uint64_t(INT64_MAX)) {
+        entry.emitOpError("the intermediates need more bytes than 2^63 in "
+                          "total (at '")
+            << tensor.name << "', " << tensor.bytes << " bytes)";
+        return signalPassFailure();
+      }
+    }
     std::vector<int32_t> order = planning::orderNodes(graph, *mode, options);
     planning::MemoryPlan plan = planning::planMemory(graph, order, options);
+    if (plan.footprint > kMaxTensorBytes) {
+      entry.emitOpError("the scratch buffer would need ")
+          << plan.footprint << " bytes, more than cgc's limit of "
+          << maxTensorBytesText();
+      return signalPassFailure();
+    }
     std::string error;
     if (!planning::verifyMemoryPlan(graph, plan, error)) {
       entry.emitOpError("internal error: the memory plan is invalid: ")

@@ -2,8 +2,10 @@
 
 #include "cgc/compiled_model.h"
 
+#include "cgc/checked.h"
 #include "cgc/precompiled_program.h"
 #include "cgc/version.h"
+#include "json_int.h"
 
 #include <nlohmann/json.hpp>
 
@@ -98,9 +100,9 @@ PlanRange rangeFromJson(const json &j) {
     r.buffer = PlanBuffer::Constants;
   else
     fail("unknown buffer '" + buffer + "'");
-  r.index = j.at("index").get<uint32_t>();
-  r.offset = j.at("offset").get<uint64_t>();
-  r.bytes = j.at("bytes").get<uint64_t>();
+  r.index = j.at("index").get<JsonInt<uint32_t>>();
+  r.offset = j.at("offset").get<JsonInt<uint64_t>>();
+  r.bytes = j.at("bytes").get<JsonInt<uint64_t>>();
   return r;
 }
 
@@ -121,21 +123,18 @@ cgc_dtype_t dtypeFromJson(const json &j, const std::string &what) {
 
 uint64_t denseBytes(cgc_dtype_t dtype, const std::vector<int64_t> &shape,
                     const std::string &what) {
-  uint64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0)
-      fail(what + " has a negative dimension");
-    n *= static_cast<uint64_t>(d);
-  }
-  return n * cgc_dtype_size(dtype);
+  std::optional<uint64_t> bytes = cgc::tensorBytes(shape, cgc_dtype_size(dtype));
+  if (!bytes)
+    fail(what + ": " + cgc::tensorSizeError(shape, cgc_dtype_size(dtype)));
+  return *bytes;
 }
 
 PlanTensor tensorFromJson(const json &j, const std::string &what) {
   PlanTensor t;
   t.name = j.at("name").get<std::string>();
   t.dtype = dtypeFromJson(j.at("dtype"), what + " '" + t.name + "'");
-  t.shape = j.at("shape").get<std::vector<int64_t>>();
-  t.bytes = j.at("bytes").get<uint64_t>();
+  t.shape = jsonInts<int64_t>(j.at("shape"));
+  t.bytes = j.at("bytes").get<JsonInt<uint64_t>>();
   if (t.bytes != denseBytes(t.dtype, t.shape, what + " '" + t.name + "'"))
     fail(what + " '" + t.name + "' has " + std::to_string(t.bytes) +
          " bytes, which does not match its dtype and shape");
@@ -146,8 +145,9 @@ std::string describe(const PlanRange &r) {
   std::string text = planBufferName(r.buffer);
   if (r.buffer == PlanBuffer::Input || r.buffer == PlanBuffer::Output)
     text += " #" + std::to_string(r.index);
+  std::optional<uint64_t> end = cgc::checkedAdd(r.offset, r.bytes);
   return text + " [" + std::to_string(r.offset) + ", " +
-         std::to_string(r.offset + r.bytes) + ")";
+         (end ? std::to_string(*end) : "beyond 2^64") + ")";
 }
 
 /// Checks that `r` lies inside the buffer it names.
@@ -240,7 +240,7 @@ bool parseExecutionPlan(std::string_view text, ExecutionPlan &plan,
   try {
     json j = json::parse(text);
     plan = ExecutionPlan();
-    plan.version = j.at("version").get<uint32_t>();
+    plan.version = j.at("version").get<JsonInt<uint32_t>>();
     if (plan.version != ExecutionPlan::kVersion)
       fail("plan version " + std::to_string(plan.version) +
            " is not the supported version " +
@@ -249,23 +249,31 @@ bool parseExecutionPlan(std::string_view text, ExecutionPlan &plan,
       plan.inputs.push_back(tensorFromJson(t, "input"));
     for (const json &t : j.at("outputs"))
       plan.outputs.push_back(tensorFromJson(t, "output"));
-    plan.scratchBytes = j.at("scratch").at("bytes").get<uint64_t>();
-    plan.scratchAlignment = j.at("scratch").at("alignment").get<uint64_t>();
+    plan.scratchBytes = j.at("scratch").at("bytes").get<JsonInt<uint64_t>>();
+    plan.scratchAlignment = j.at("scratch").at("alignment").get<JsonInt<uint64_t>>();
     const json &constants = j.at("constants");
-    plan.constantsBytes = constants.at("bytes").get<uint64_t>();
-    plan.constantsAlignment = constants.at("alignment").get<uint64_t>();
-    plan.constantsPart = constants.at("part").get<uint32_t>();
+    plan.constantsBytes = constants.at("bytes").get<JsonInt<uint64_t>>();
+    plan.constantsAlignment = constants.at("alignment").get<JsonInt<uint64_t>>();
+    plan.constantsPart = constants.at("part").get<JsonInt<uint32_t>>();
     if (!isPowerOfTwo(plan.scratchAlignment) ||
-        !isPowerOfTwo(plan.constantsAlignment))
-      fail("the scratch and constants alignments must be powers of two");
+        !isPowerOfTwo(plan.constantsAlignment) ||
+        plan.scratchAlignment > cgc::kMaxAlignment ||
+        plan.constantsAlignment > cgc::kMaxAlignment)
+      fail("the scratch and constants alignments must be powers of two of at "
+           "most " + std::to_string(cgc::kMaxAlignment));
+    if (plan.scratchBytes > cgc::kMaxTensorBytes ||
+        plan.constantsBytes > cgc::kMaxTensorBytes)
+      fail("the scratch (" + std::to_string(plan.scratchBytes) +
+           " bytes) and constants (" + std::to_string(plan.constantsBytes) +
+           " bytes) must each be at most " + cgc::maxTensorBytesText());
     for (const json &c : constants.at("entries")) {
       PlanConstant entry;
       entry.name = c.at("name").get<std::string>();
       std::string what = "constant '" + entry.name + "'";
-      entry.offset = c.at("offset").get<uint64_t>();
-      entry.bytes = c.at("bytes").get<uint64_t>();
+      entry.offset = c.at("offset").get<JsonInt<uint64_t>>();
+      entry.bytes = c.at("bytes").get<JsonInt<uint64_t>>();
       entry.dtype = dtypeFromJson(c.at("dtype"), what);
-      entry.shape = c.at("shape").get<std::vector<int64_t>>();
+      entry.shape = jsonInts<int64_t>(c.at("shape"));
       if (entry.bytes != denseBytes(entry.dtype, entry.shape, what))
         fail(what + " has " + std::to_string(entry.bytes) +
              " bytes, which does not match its dtype and shape");
@@ -289,16 +297,16 @@ bool parseExecutionPlan(std::string_view text, ExecutionPlan &plan,
         program.kind = PlanProgram::Kind::Kernel;
       else
         fail("program '" + program.name + "' has unknown kind '" + kind + "'");
-      program.part = p.at("part").get<uint32_t>();
-      program.bindPointsPart = p.at("bind_points_part").get<uint32_t>();
+      program.part = p.at("part").get<JsonInt<uint32_t>>();
+      program.bindPointsPart = p.at("bind_points_part").get<JsonInt<uint32_t>>();
       if (program.kind == PlanProgram::Kind::Kernel)
-        program.kernelPart = p.at("kernel_part").get<uint32_t>();
+        program.kernelPart = p.at("kernel_part").get<JsonInt<uint32_t>>();
       if (p.contains("precompiled_part")) {
         if (program.kind != PlanProgram::Kind::Mlir)
           fail("program '" + program.name +
                "' is a kernel program with a precompiled part; only MLIR programs are "
                "precompiled");
-        program.precompiledPart = p.at("precompiled_part").get<uint32_t>();
+        program.precompiledPart = p.at("precompiled_part").get<JsonInt<uint32_t>>();
       }
       plan.programs.push_back(std::move(program));
     }
@@ -306,7 +314,7 @@ bool parseExecutionPlan(std::string_view text, ExecutionPlan &plan,
       PlanCommand command;
       if (c.contains("dispatch")) {
         command.kind = PlanCommand::Kind::Dispatch;
-        command.program = c.at("dispatch").get<uint32_t>();
+        command.program = c.at("dispatch").get<JsonInt<uint32_t>>();
         if (command.program >= plan.programs.size())
           fail("command #" + std::to_string(plan.commands.size()) +
                " dispatches program #" + std::to_string(command.program) +
@@ -334,13 +342,13 @@ bool parseExecutionPlan(std::string_view text, ExecutionPlan &plan,
                                 : " barrier range"));
       plan.commands.push_back(std::move(command));
     }
-    plan.footprint = j.at("memory").at("footprint").get<uint64_t>();
-    plan.lowerBound = j.at("memory").at("lower_bound").get<uint64_t>();
-    plan.naive = j.at("memory").at("naive").get<uint64_t>();
+    plan.footprint = j.at("memory").at("footprint").get<JsonInt<uint64_t>>();
+    plan.lowerBound = j.at("memory").at("lower_bound").get<JsonInt<uint64_t>>();
+    plan.naive = j.at("memory").at("naive").get<JsonInt<uint64_t>>();
     if (plan.footprint > plan.scratchBytes)
       fail("the footprint exceeds the scratch buffer");
-    if (j.at("schedule").at("dispatches").get<uint32_t>() != plan.dispatchCount ||
-        j.at("schedule").at("barriers").get<uint32_t>() != plan.barrierCount)
+    if (j.at("schedule").at("dispatches").get<JsonInt<uint32_t>>() != plan.dispatchCount ||
+        j.at("schedule").at("barriers").get<JsonInt<uint32_t>>() != plan.barrierCount)
       fail("the schedule's dispatch and barrier counts do not match the "
            "commands");
   } catch (const std::exception &e) {

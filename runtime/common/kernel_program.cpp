@@ -2,6 +2,7 @@
 
 #include "cgc/bind_points.h"
 #include "cgc/kernel_program.h"
+#include "json_int.h"
 
 #include <nlohmann/json.hpp>
 
@@ -246,7 +247,7 @@ static AttrValue attrFromJson(const json &j) {
   const std::string key = it.key();
   const json &value = it.value();
   if (key == "int")
-    return AttrValue::ofInt(value.get<int64_t>());
+    return AttrValue::ofInt(value.get<JsonInt<int64_t>>());
   if (key == "float")
     return AttrValue::ofFloat(value.get<double>());
   if (key == "bool")
@@ -254,7 +255,7 @@ static AttrValue attrFromJson(const json &j) {
   if (key == "string")
     return AttrValue::ofString(value.get<std::string>());
   if (key == "ints")
-    return AttrValue::ofInts(value.get<std::vector<int64_t>>());
+    return AttrValue::ofInts(jsonInts<int64_t>(value));
   if (key == "floats")
     return AttrValue::ofFloats(value.get<std::vector<double>>());
   if (key == "dtype") {
@@ -283,17 +284,17 @@ static KernelOperand operandFromJson(const json &j) {
   o.dtype = cgc_dtype_from_name(dtype.c_str());
   if (o.dtype == CGC_DTYPE_INVALID)
     throw std::runtime_error("unknown dtype '" + dtype + "'");
-  o.shape = j.at("shape").get<std::vector<int64_t>>();
+  o.shape = jsonInts<int64_t>(j.at("shape"));
   if (j.contains("strides"))
-    o.strides = j.at("strides").get<std::vector<int64_t>>();
+    o.strides = jsonInts<int64_t>(j.at("strides"));
   if (j.contains("binding")) {
     o.storage = KernelOperand::Storage::Binding;
-    o.index = j.at("binding").get<uint32_t>();
+    o.index = j.at("binding").get<JsonInt<uint32_t>>();
   } else {
     o.storage = KernelOperand::Storage::Temporary;
-    o.index = j.at("temporary").get<uint32_t>();
+    o.index = j.at("temporary").get<JsonInt<uint32_t>>();
   }
-  o.offset = j.at("offset").get<uint64_t>();
+  o.offset = j.at("offset").get<JsonInt<uint64_t>>();
   return o;
 }
 
@@ -336,7 +337,7 @@ bool deserializeKernelProgram(std::string_view text, KernelProgram &program,
                               std::string &error) {
   try {
     json j = json::parse(text);
-    uint32_t version = j.at("version").get<uint32_t>();
+    uint32_t version = j.at("version").get<JsonInt<uint32_t>>();
     if (version != KernelProgram::kVersion)
       throw std::runtime_error("unsupported kernel program version " +
                                std::to_string(version));
@@ -351,13 +352,13 @@ bool deserializeKernelProgram(std::string_view text, KernelProgram &program,
                                    "' has an unknown dtype '" + name + "'");
       }
       program.bindings.push_back(
-          {b.at("name").get<std::string>(), b.at("bytes").get<uint64_t>(),
+          {b.at("name").get<std::string>(), b.at("bytes").get<JsonInt<uint64_t>>(),
            b.contains("constant") && b.at("constant").get<bool>(),
            b.contains("internal") && b.at("internal").get<bool>(), dtype});
     }
     for (const json &t : j.at("temporaries"))
       program.temporaries.push_back(
-          {t.at("bytes").get<uint64_t>(), t.at("alignment").get<uint64_t>()});
+          {t.at("bytes").get<JsonInt<uint64_t>>(), t.at("alignment").get<JsonInt<uint64_t>>()});
     for (const json &kj : j.at("kernels")) {
       KernelDesc k;
       k.op = kj.at("op").get<std::string>();
@@ -430,13 +431,13 @@ bool deserializeBindPoints(std::string_view text,
         bp.kind = BindPointKind::Constant;
       else
         throw std::runtime_error("unknown bind point kind '" + kind + "'");
-      bp.bytes = j.at("bytes").get<uint64_t>();
-      bp.alignment = j.at("alignment").get<uint64_t>();
+      bp.bytes = j.at("bytes").get<JsonInt<uint64_t>>();
+      bp.alignment = j.at("alignment").get<JsonInt<uint64_t>>();
       if (bp.alignment == 0 || (bp.alignment & (bp.alignment - 1)))
         throw std::runtime_error("alignment of bind point '" + bp.name +
                                  "' is not a power of two");
       bp.dtype = cgc_dtype_from_name(j.at("dtype").get<std::string>().c_str());
-      bp.shape = j.at("shape").get<std::vector<int64_t>>();
+      bp.shape = jsonInts<int64_t>(j.at("shape"));
       bindPoints.push_back(std::move(bp));
     }
   } catch (const std::exception &e) {

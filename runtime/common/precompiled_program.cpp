@@ -1,6 +1,7 @@
 //===- precompiled_program.cpp - Precompiled MLIR programs ----------------===//
 
 #include "cgc/precompiled_program.h"
+#include "json_int.h"
 
 #include <nlohmann/json.hpp>
 
@@ -82,7 +83,7 @@ bool readPrecompiledProgram(const void *blob, size_t size, ContainerReader &read
     json j = json::parse(keys[0]->data.str());
     if (!j.is_object() || !j.contains("format") || !j.at("format").is_number_unsigned())
       throw std::runtime_error("no unsigned integer \"format\"");
-    key.format = j.at("format").get<uint32_t>();
+    key.format = j.at("format").get<JsonInt<uint32_t>>();
     if (key.format != PrecompiledKey::kFormat)
       return true; // another format: well formed as far as this reader knows
     key.compiler = j.at("compiler").get<std::string>();

@@ -2,10 +2,14 @@
 
 #include "internal.h"
 
+#include "cgc/checked.h"
+
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include <unistd.h>
@@ -67,8 +71,17 @@ void parallelFor(uint32_t threads, size_t count, const std::function<void(size_t
   };
   size_t n = std::min<size_t>(std::max<uint32_t>(threads, 1), count);
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < n; ++t)
-    pool.emplace_back(worker);
+  try {
+    for (size_t t = 1; t < n; ++t)
+      pool.emplace_back(worker);
+  } catch (const std::system_error &e) {
+    // Out of threads (a process or address-space limit): the run fails with
+    // the reason once the threads already started have stopped.
+    std::lock_guard<std::mutex> lock(errorMutex);
+    firstError = std::make_exception_ptr(std::runtime_error(
+        "cannot start thread " + std::to_string(pool.size() + 1) + " of " + std::to_string(n) +
+        ": " + e.what()));
+  }
   worker();
   for (std::thread &t : pool)
     t.join();
@@ -89,6 +102,14 @@ static void STDMETHODCALLTYPE onMessage(D3D12_MESSAGE_CATEGORY, D3D12_MESSAGE_SE
 static std::mutex createMutex; // CGCD3D12SelectDriver and the environment are global
 
 Ref<cgc_device_s> createDevice(const cgc_device_options_t &options) {
+  if (options.device_threads > cgc::kMaxThreads || options.compile_threads > cgc::kMaxThreads)
+    fail(CGC_STATUS_INVALID_ARGUMENT,
+         "cgc_device_create: " +
+             std::string(options.device_threads > cgc::kMaxThreads ? "device_threads"
+                                                                     : "compile_threads") +
+             " is " +
+             std::to_string(std::max(options.device_threads, options.compile_threads)) +
+             "; at most " + std::to_string(cgc::kMaxThreads) + " threads are allowed");
   auto device = Ref<cgc_device_s>::adopt(new cgc_device_s());
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   device->compileThreads = options.compile_threads ? options.compile_threads : cores;
@@ -104,11 +125,12 @@ Ref<cgc_device_s> createDevice(const cgc_device_options_t &options) {
       setenv("CGC_REFERENCE_THREADS", std::to_string(options.device_threads).c_str(), 1);
     CGCD3D12SetDeviceCreationFlags(options.debug_layer ? CGC_D3D12_DEVICE_FLAG_DEBUG : 0);
     HRESULT hr = D3D12CreateDevice(nullptr, D3D_FEATURE_LEVEL_12_0, IID_PPV_ARGS(&device->d3d));
+    // Taken before the calls below, which reset it.
+    std::string why = FAILED(hr) ? CGCD3D12GetLastError() : "";
     CGCD3D12SetDeviceCreationFlags(0);
     CGCD3D12SelectDriver(nullptr);
     if (FAILED(hr))
-      fail(CGC_STATUS_INTERNAL, "D3D12CreateDevice failed (" + hresultText(hr) +
-                                    "): " + CGCD3D12GetLastError());
+      fail(CGC_STATUS_INTERNAL, "D3D12CreateDevice failed (" + hresultText(hr) + "): " + why);
   }
   if (SUCCEEDED(device->d3d->QueryInterface(IID_PPV_ARGS(&device->infoQueue))))
     device->infoQueue->RegisterMessageCallback(onMessage, D3D12_MESSAGE_CALLBACK_FLAG_NONE,
@@ -159,9 +181,17 @@ std::string cgc_device_s::messagesSince(uint64_t mark, const std::string &filter
 
 void cgc_device_s::checkNotRemoved(const char *what) {
   HRESULT reason = d3d->GetDeviceRemovedReason();
-  if (FAILED(reason))
-    fail(CGC_STATUS_DEVICE_LOST, std::string(what) + ": the device was removed (" +
-                                     hresultText(reason) + "): " + messagesSince(0, "removed"));
+  if (!FAILED(reason))
+    return;
+  std::string why = messagesSince(0, "removed");
+  // Why the driver failed to execute (a kernel's RunError: an index out of
+  // range) is its own message, reported with the removal.
+  const std::string driverTag = "ExecuteCommandLists: ";
+  std::string driver = messagesSince(0, driverTag);
+  if (driver.find(driverTag) != std::string::npos)
+    why += ": " + driver;
+  fail(CGC_STATUS_DEVICE_LOST, std::string(what) + ": the device was removed (" +
+                                   hresultText(reason) + "): " + why);
 }
 
 //===----------------------------------------------------------------------===//

@@ -10,6 +10,7 @@
 #include "compiler/Import/Locations.h"
 #include "compiler/InitAll.h"
 #include "compiler/Targets/Common/UntrustedBytecode.h"
+#include "cgc/version.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -51,6 +52,14 @@ FailureOr<ImportedModel *> Session::getImportedModel() {
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
         llvm::MemoryBuffer::getFile(inputPath);
     bool bytecode = file && isBytecode((*file)->getMemBufferRef());
+    if (file && extension == ".mlirbc" && !bytecode) {
+      emitError(UnknownLoc::get(context.get()))
+          << inputPath
+          << ": not MLIR bytecode (it does not start with the bytecode "
+             "magic 'ML\\xEFR'); text IR goes in a .mlir file";
+      importFailed = true;
+      return failure();
+    }
     if (bytecode ? failed(readUntrustedBytecode((*file)->getMemBufferRef(),
                                                 &block, context.get()))
                  : failed(parseSourceFile(inputPath, &block, config))) {
@@ -149,6 +158,12 @@ int Driver::run(int argc, char **argv) {
                "Print each op's location (its ONNX node) with text IR");
   for (const OptionGroup &group : groups)
     group.addOptions(app, session);
+  app.set_version_flag("--version",
+                       std::string("cgc-compile " CGC_PROJECT_VERSION_STRING
+                                   " (CGC IR ") +
+                           std::to_string(CGC_IR_VERSION_MAJOR) + "." +
+                           std::to_string(CGC_IR_VERSION_MINOR) + "." +
+                           std::to_string(CGC_IR_VERSION_PATCH) + ")");
 
   try {
     app.parse(argc, argv);

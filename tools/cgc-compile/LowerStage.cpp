@@ -28,6 +28,7 @@
 #include "compiler/Pipeline/Pipeline.h"
 #include "compiler/Targets/Device/DeviceTarget.h"
 #include "compiler/Targets/Registry.h"
+#include "cgc/checked.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -286,8 +287,10 @@ void registerLowerStages(Driver &driver) {
       },
       [flags](Session &) -> std::string {
         if (flags->alignment == 0 ||
-            (flags->alignment & (flags->alignment - 1)))
-          return "--alignment must be a power of two, got " +
+            (flags->alignment & (flags->alignment - 1)) ||
+            flags->alignment > kMaxAlignment)
+          return "--alignment must be a power of two of at most " +
+                 std::to_string(kMaxAlignment) + ", got " +
                  std::to_string(flags->alignment);
         return "";
       }});

@@ -14,6 +14,7 @@
 
 #include "compiler/InitAll.h"
 #include "compiler/Targets/Common/UntrustedBytecode.h"
+#include "cgc/version.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/Block.h"
@@ -22,6 +23,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -38,8 +40,17 @@ static bool bytecodeIsReadable(llvm::StringRef path,
   std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(path, &error);
   if (!file)
     return true; // MlirOptMain reports the missing file.
-  if (!mlir::isBytecode(file->getMemBufferRef()))
-    return true;
+  if (!mlir::isBytecode(file->getMemBufferRef())) {
+    // Parsed as text, random bytes would come back as the parser's echo of
+    // the line it choked on.
+    if (!path.ends_with(".mlirbc"))
+      return true;
+    llvm::errs() << path
+                 << ": error: not MLIR bytecode (it does not start with the "
+                    "bytecode magic 'ML\\xEFR'); text IR goes in a .mlir "
+                    "file\n";
+    return false;
+  }
   mlir::MLIRContext context(registry);
   context.allowUnregisteredDialects();
   mlir::Block block;
@@ -60,6 +71,11 @@ int main(int argc, char **argv) {
   static char noImplicitModule[] = "--no-implicit-module";
   args.insert(args.begin() + 1, noImplicitModule);
   int newArgc = static_cast<int>(args.size());
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "cgc-opt " CGC_PROJECT_VERSION_STRING " (CGC IR "
+       << CGC_IR_VERSION_MAJOR << "." << CGC_IR_VERSION_MINOR << "."
+       << CGC_IR_VERSION_PATCH << ")\n";
+  });
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       newArgc, args.data(), "CGC optimizer driver\n", registry);
   if (!bytecodeIsReadable(inputFilename, registry))

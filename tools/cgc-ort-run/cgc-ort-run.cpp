@@ -3,6 +3,7 @@
 //   cgc-ort-run model.onnx [INPUT...] [--input-dir DIR] [--output-dir DIR]
 //               [--benchmark --warmup N --runs N] [--threads N] [--seed S]
 //               [--report-json FILE] [--ort-library PATH] [--profile PREFIX]
+//               [--version]
 //
 // The peer cgc is measured against: ONNX Runtime 1.30 (from npm,
 // scripts/setup_ort.sh), loaded with dlopen through its C API only
@@ -21,6 +22,8 @@
 
 #include <onnxruntime_c_api.h>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -32,6 +35,7 @@
 #include <fstream>
 #include <numeric>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,7 +62,7 @@ void check(OrtStatus *status, const std::string &what) {
 
 cgc_dtype_t toDtype(ONNXTensorElementDataType t) {
   // Both are ONNX's TensorProto.DataType numbers.
-  return cgc_dtype_size(cgc_dtype_t(t)) ? cgc_dtype_t(t) : CGC_DTYPE_INVALID;
+  return dtypeFromInt(t);
 }
 
 /// input_0.pb, input_1.pb, ... in DIR, by N.
@@ -84,14 +88,6 @@ struct Options {
   int warmup = 3, runs = 20, threads = 0;
   uint64_t seed = 1;
 };
-
-void usage() {
-  std::fprintf(stderr,
-               "usage: cgc-ort-run MODEL.onnx [INPUT...] [--input-dir DIR] [--output-dir DIR]\n"
-               "       [--benchmark] [--warmup N] [--runs N] [--threads N] [--seed S]\n"
-               "       [--report-json FILE] [--ort-library PATH] [--profile PREFIX] [-q]\n"
-               "INPUT: FILE (.npy/.pb, in input order) or NAME=FILE; others are random\n");
-}
 
 int runMain(const Options &o) {
   void *library = dlopen(o.library.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -302,13 +298,16 @@ int runMain(const Options &o) {
       std::printf("timing: run %.3f ms\n", pct(0));
   }
   if (!o.reportJson.empty()) {
-    std::ofstream out(o.reportJson);
+    std::ostringstream out;
     out << "{\"model\": \"" << o.model << "\", \"ort_version\": \"" << base->GetVersionString()
         << "\", \"load_ms\": " << loadMs << ", \"runs_ms\": [";
     for (size_t i = 0; i < times.size(); ++i)
       out << (i ? ", " : "") << times[i];
     out << "], \"min_ms\": " << pct(0) << ", \"median_ms\": " << pct(0.5)
         << ", \"p90_ms\": " << pct(0.9) << ", \"peak_rss_kib\": " << peakRssKiB() << "}\n";
+    std::string error, text = out.str();
+    if (!writeFile(o.reportJson, text.data(), text.size(), error))
+      fail("--report-json: " + error);
   }
   for (OrtValue *v : outputValues)
     ort->ReleaseValue(v);
@@ -318,9 +317,14 @@ int runMain(const Options &o) {
   if (!o.profile.empty()) {
     char *path = nullptr;
     check(ort->SessionEndProfiling(session, allocator, &path), "SessionEndProfiling");
-    if (!o.quiet)
-      std::printf("profile: %s\n", path);
+    std::string written = path ? path : "";
     ort->AllocatorFree(allocator, path);
+    struct stat st;
+    if (written.empty() || stat(written.c_str(), &st) != 0)
+      fail("--profile " + o.profile + ": ONNX Runtime wrote no profile" +
+           (written.empty() ? std::string() : " (to " + written + ")"));
+    if (!o.quiet)
+      std::printf("profile: %s\n", written.c_str());
   }
   ort->ReleaseSession(session);
   ort->ReleaseSessionOptions(options);
@@ -332,42 +336,56 @@ int runMain(const Options &o) {
 
 int main(int argc, char **argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        usage();
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--input-dir") o.inputDir = value();
-    else if (a == "--output-dir") o.outputDir = value();
-    else if (a == "--report-json") o.reportJson = value();
-    else if (a == "--ort-library") o.library = value();
-    else if (a == "--profile") o.profile = value();
-    else if (a == "--benchmark") o.benchmark = true;
-    else if (a == "--warmup") o.warmup = std::atoi(value().c_str());
-    else if (a == "--runs") o.runs = std::max(1, std::atoi(value().c_str()));
-    else if (a == "--threads") o.threads = std::atoi(value().c_str());
-    else if (a == "--seed") o.seed = std::strtoull(value().c_str(), nullptr, 10);
-    else if (a == "-q" || a == "--quiet") o.quiet = true;
-    else if (a == "-h" || a == "--help") { usage(); return 0; }
-    else if (a.size() > 1 && a[0] == '-') { usage(); return 2; }
-    else if (o.model.empty()) o.model = a;
-    else o.inputs.push_back(a);
-  }
-  if (o.model.empty()) {
-    usage();
-    return 2;
+  CLI::App app{"cgc-ort-run: run an ONNX model with ONNX Runtime, with cgc-run's input and "
+               "output files.\n\nINPUT: FILE (.npy/.pb, in input order) or NAME=FILE; inputs "
+               "not given are random."};
+  app.add_option("model", o.model, "The ONNX model")->required();
+  app.add_option("inputs", o.inputs, "Inputs: FILE or NAME=FILE");
+  app.add_option("--input-dir", o.inputDir, "Read DIR/input_N.pb (ONNX test data layout)");
+  app.add_option("--output-dir", o.outputDir, "Write each output to DIR/NAME.npy");
+  app.add_option("--report-json", o.reportJson, "Write the timings as JSON");
+  app.add_option("--ort-library", o.library, "libonnxruntime.so to load")
+      ->default_str(CGC_ORT_LIBRARY);
+  app.add_option("--profile", o.profile,
+                 "ONNX Runtime's profiler: a Chrome trace of every node in PREFIX_DATE.json");
+  app.add_flag("--benchmark", o.benchmark, "Time --warmup then --runs runs");
+  app.add_option("--warmup", o.warmup, "Warm-up runs of --benchmark")
+      ->default_str("3")
+      ->check(CLI::Range(0, kMaxRuns));
+  app.add_option("--runs", o.runs, "Timed runs of --benchmark")
+      ->default_str("20")
+      ->check(CLI::Range(1, kMaxRuns));
+  app.add_option("--threads", o.threads, "ONNX Runtime's intra-op threads (0: its default)")
+      ->check(CLI::Range(0, int(cgc::kMaxThreads)));
+  app.add_option("--seed", o.seed, "Seed of random inputs")->default_str("1");
+  app.add_flag("-q,--quiet", o.quiet, "Print only errors");
+  app.set_version_flag("--version", versionText("cgc-ort-run"));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
   }
   if (const char *env = std::getenv("CGC_ORT_LIBRARY"))
     if (o.library == CGC_ORT_LIBRARY)
       o.library = env;
+  // Side files are checked before the work: ONNX Runtime itself writes no
+  // profile into a missing folder and says nothing.
+  for (const std::string *path : {&o.reportJson, &o.profile}) {
+    std::string error;
+    if (!path->empty() && !checkOutputPath(*path, error)) {
+      std::fprintf(stderr, "cgc-ort-run: error: %s %s\n",
+                   path == &o.reportJson ? "--report-json" : "--profile", error.c_str());
+      return 2;
+    }
+  }
   try {
     return runMain(o);
   } catch (const Failure &f) {
     std::fprintf(stderr, "cgc-ort-run: error: %s\n", f.message.c_str());
+    return 3;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "cgc-ort-run: error: %s\n", e.what());
     return 3;
   }
 }

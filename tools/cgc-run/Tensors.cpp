@@ -3,16 +3,31 @@
 #include "Tensors.h"
 #include "ToolSupport.h"
 
+#include "cgc/checked.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 
 namespace cgc::run {
+
+cgc_dtype_t dtypeFromInt(int64_t value) {
+  switch (value) {
+  case CGC_DTYPE_FLOAT32: case CGC_DTYPE_UINT8: case CGC_DTYPE_INT8: case CGC_DTYPE_UINT16:
+  case CGC_DTYPE_INT16: case CGC_DTYPE_INT32: case CGC_DTYPE_INT64: case CGC_DTYPE_BOOL:
+  case CGC_DTYPE_FLOAT16: case CGC_DTYPE_FLOAT64: case CGC_DTYPE_UINT32: case CGC_DTYPE_UINT64:
+  case CGC_DTYPE_BFLOAT16:
+    return cgc_dtype_t(value);
+  default:
+    return CGC_DTYPE_INVALID;
+  }
+}
 
 int64_t HostTensor::elements() const {
   int64_t n = 1;
@@ -254,7 +269,10 @@ bool readNpy(const std::string &path, HostTensor &tensor, std::string &error) {
       return bad("bad shape (" + shapeText + ")");
     tensor.shape.push_back(d);
   }
-  size_t want = size_t(tensor.elements()) * cgc_dtype_size(tensor.dtype);
+  std::optional<uint64_t> size = tensorBytes(tensor.shape, cgc_dtype_size(tensor.dtype));
+  if (!size)
+    return bad(tensorSizeError(tensor.shape, cgc_dtype_size(tensor.dtype)));
+  size_t want = size_t(*size);
   size_t dataStart = headerStart + headerLength;
   if (bytes.size() - dataStart != want)
     return bad("holds " + std::to_string(bytes.size() - dataStart) + " data bytes, " +
@@ -445,23 +463,31 @@ bool readTensorProto(const std::string &path, HostTensor &tensor, std::string &e
   }
   if (external)
     return bad("external data is not supported");
-  tensor.dtype = cgc_dtype_t(dataType);
   if (dataType == 8)
     return bad("string tensors are not supported");
-  if (!cgc_dtype_size(tensor.dtype))
+  tensor.dtype = dtypeFromInt(dataType);
+  if (tensor.dtype == CGC_DTYPE_INVALID)
     return bad("unsupported data_type " + std::to_string(dataType));
   for (int64_t d : dims)
     if (d < 0)
       return bad("negative dimension");
   tensor.shape = dims;
-  size_t count = size_t(tensor.elements());
   size_t width = cgc_dtype_size(tensor.dtype);
+  std::optional<uint64_t> size = tensorBytes(tensor.shape, width);
+  if (!size)
+    return bad(tensorSizeError(tensor.shape, width));
+  size_t count = size_t(*size / width);
+  // The data must be there before anything is allocated for it.
+  if (hasRaw && rawSize != count * width)
+    return bad("raw_data holds " + std::to_string(rawSize) + " bytes, " +
+               describe(tensor.dtype, tensor.shape) + " needs " + std::to_string(count * width));
+  if (!hasRaw && count > file.size()) // a value takes at least a byte
+    return bad(describe(tensor.dtype, tensor.shape) + " needs " + std::to_string(count) +
+               " values; the file is only " + std::to_string(file.size()) + " bytes");
   tensor.data.assign(count * width, 0);
   if (hasRaw) {
-    if (rawSize != count * width)
-      return bad("raw_data holds " + std::to_string(rawSize) + " bytes, " +
-                 describe(tensor.dtype, tensor.shape) + " needs " + std::to_string(count * width));
-    std::memcpy(tensor.data.data(), raw, rawSize);
+    if (rawSize)
+      std::memcpy(tensor.data.data(), raw, rawSize);
     return true;
   }
   (void)hasStrings;
@@ -477,12 +503,14 @@ bool readTensorProto(const std::string &path, HostTensor &tensor, std::string &e
   case CGC_DTYPE_FLOAT32:
     if (!need(floats.size()))
       return false;
-    std::memcpy(out, floats.data(), count * 4);
+    if (count) // an empty tensor has no buffers at all (memcpy of null)
+      std::memcpy(out, floats.data(), count * 4);
     return true;
   case CGC_DTYPE_FLOAT64:
     if (!need(doubles.size()))
       return false;
-    std::memcpy(out, doubles.data(), count * 8);
+    if (count)
+      std::memcpy(out, doubles.data(), count * 8);
     return true;
   default:
     // int32_data holds every type of 32 bits or less (float16/bfloat16 as
@@ -543,7 +571,7 @@ std::string indexString(int64_t flat, const std::vector<int64_t> &shape) {
   return text + "]";
 }
 
-Comparison compare(const HostTensor &got, const HostTensor &want, double rtol, double atol) {
+Comparison compare(const HostTensor &got, const HostTensor &want, const Tolerances &tol) {
   Comparison c;
   if (got.dtype != want.dtype || got.shape != want.shape) {
     c.matches = false;
@@ -553,24 +581,34 @@ Comparison compare(const HostTensor &got, const HostTensor &want, double rtol, d
   }
   bool floating = got.dtype == CGC_DTYPE_FLOAT32 || got.dtype == CGC_DTYPE_FLOAT64 ||
                   got.dtype == CGC_DTYPE_FLOAT16 || got.dtype == CGC_DTYPE_BFLOAT16;
-  for (int64_t i = 0; i < got.elements(); ++i) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const int64_t n = got.elements();
+  for (int64_t i = 0; i < n; ++i) {
+    double b = want.at(i);
+    if (std::isfinite(b))
+      c.scale = std::max(c.scale, std::fabs(b));
+  }
+  const double floor = tol.atol + tol.stol * c.scale;
+  double diffSquares = 0, wantSquares = 0;
+  for (int64_t i = 0; i < n; ++i) {
     double a = got.at(i), b = want.at(i);
     bool ok;
     double abs = 0, rel = 0;
     if (std::isnan(a) || std::isnan(b)) {
       ok = std::isnan(a) && std::isnan(b);
-      abs = rel = ok ? 0 : std::numeric_limits<double>::infinity();
+      abs = rel = ok ? 0 : inf;
     } else if (std::isinf(a) || std::isinf(b)) {
       ok = a == b;
-      abs = rel = ok ? 0 : std::numeric_limits<double>::infinity();
+      abs = rel = ok ? 0 : inf;
     } else {
       abs = std::fabs(a - b);
-      rel = b != 0 ? abs / std::fabs(b) : (abs == 0 ? 0 : std::numeric_limits<double>::infinity());
-      ok = floating ? abs <= atol + rtol * std::fabs(b) : a == b;
+      rel = b != 0 ? abs / std::fabs(b) : (abs == 0 ? 0 : inf);
+      ok = floating ? abs <= floor + tol.rtol * std::fabs(b) : a == b;
+      diffSquares += abs * abs;
+      wantSquares += b * b;
     }
     c.maxAbsError = std::max(c.maxAbsError, abs);
-    if (abs > atol) // relative error where the absolute tolerance does not cover it
-      c.maxRelError = std::max(c.maxRelError, rel);
+    c.maxRelError = std::max(c.maxRelError, rel);
     if (!ok) {
       if (c.firstMismatch < 0) {
         c.firstMismatch = i;
@@ -581,6 +619,8 @@ Comparison compare(const HostTensor &got, const HostTensor &want, double rtol, d
       c.matches = false;
     }
   }
+  c.normwiseRelError = wantSquares > 0 ? std::sqrt(diffSquares / wantSquares)
+                                       : (diffSquares > 0 ? inf : 0);
   return c;
 }
 

@@ -29,6 +29,11 @@ struct HostTensor {
   double at(int64_t i) const;
 };
 
+/// A number read from a file (ONNX's TensorProto.DataType) as a dtype:
+/// CGC_DTYPE_INVALID unless it names one (converting any int to the enum is
+/// undefined behaviour outside its range).
+cgc_dtype_t dtypeFromInt(int64_t value);
+
 /// "float32[1,3,224,224]".
 std::string describe(cgc_dtype_t dtype, const std::vector<int64_t> &shape);
 
@@ -42,18 +47,34 @@ bool writeNpy(const std::string &path, const HostTensor &tensor, std::string &er
 /// Random values: floats uniform in [-1, 1), integers in [0, 10), bools.
 void fillRandom(HostTensor &tensor, uint64_t seed);
 
+/// Tolerances of a comparison (all >= 0): an element matches when
+/// |got - want| <= atol + rtol * |want| + stol * scale, where scale is the
+/// largest finite |want| of the whole output. stol makes the absolute floor
+/// follow the output's magnitude: an output of scale 1e-9 is not "matched" by
+/// zeros or by its own negation, as a fixed atol of 1e-5 would let it be.
+struct Tolerances {
+  double rtol = 1e-4, atol = 0, stol = 1e-5;
+};
+
 struct Comparison {
   bool matches = true;
   int64_t mismatches = 0;
-  double maxAbsError = 0, maxRelError = 0;
+  double maxAbsError = 0;
+  /// |got - want| / |want| over every element with want != 0 (infinite where
+  /// want == 0 and got differs): no element is left out.
+  double maxRelError = 0;
+  /// ||got - want||_2 / ||want||_2 over the finite elements (0 when both are
+  /// zero, infinite when only want is).
+  double normwiseRelError = 0;
+  double scale = 0;           // max |want| over the finite elements
   int64_t firstMismatch = -1; // flat index
   double got = 0, want = 0;   // at the first mismatch
   std::string error;          // dtype or shape differ
 };
 
-/// |got - want| <= atol + rtol * |want| elementwise (NaN equals NaN, equal
-/// infinities match); shapes and dtypes must agree.
-Comparison compare(const HostTensor &got, const HostTensor &want, double rtol, double atol);
+/// Elementwise with Tolerances (NaN equals NaN, equal infinities match;
+/// integers and bools must be equal); shapes and dtypes must agree.
+Comparison compare(const HostTensor &got, const HostTensor &want, const Tolerances &tolerances);
 
 /// "[0, 2, 1]" for a flat index in a shape.
 std::string indexString(int64_t flat, const std::vector<int64_t> &shape);

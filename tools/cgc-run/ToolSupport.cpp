@@ -2,13 +2,56 @@
 
 #include "ToolSupport.h"
 
+#include "cgc/version.h"
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
 #include <utility>
 
 namespace cgc::run {
+
+std::string versionText(const std::string &tool) {
+  return tool + " " CGC_PROJECT_VERSION_STRING " (CGC IR " +
+         std::to_string(CGC_IR_VERSION_MAJOR) + "." + std::to_string(CGC_IR_VERSION_MINOR) + "." +
+         std::to_string(CGC_IR_VERSION_PATCH) + ")";
+}
+
+bool checkOutputPath(const std::string &path, std::string &error) {
+  size_t slash = path.find_last_of('/');
+  std::string folder = slash == std::string::npos ? "." : path.substr(0, slash ? slash : 1);
+  struct stat st;
+  if (stat(folder.c_str(), &st) != 0) {
+    error = path + ": cannot write there: folder '" + folder + "': " + std::strerror(errno);
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    error = path + ": cannot write there: '" + folder + "' is not a folder";
+    return false;
+  }
+  return true;
+}
+
+bool writeFile(const std::string &path, const void *data, size_t size, std::string &error) {
+  FILE *file = std::fopen(path.c_str(), "wb");
+  if (!file) {
+    error = path + ": " + std::strerror(errno);
+    return false;
+  }
+  bool ok = std::fwrite(data, 1, size, file) == size;
+  int writeErrno = errno;
+  ok = std::fclose(file) == 0 && ok;
+  if (!ok) {
+    error = path + ": " + std::strerror(writeErrno ? writeErrno : errno);
+    return false;
+  }
+  return true;
+}
 
 bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() &&

@@ -9,10 +9,27 @@
 #ifndef CGC_TOOLS_CGC_RUN_TOOLSUPPORT_H
 #define CGC_TOOLS_CGC_RUN_TOOLSUPPORT_H
 
+#include "cgc/checked.h"
+
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace cgc::run {
+
+/// The most --runs (and --warmup) a benchmark takes: the run times are kept.
+inline constexpr int kMaxRuns = 1000000;
+
+/// "cgc-run 0.1.0 (CGC IR 1.0.0)": what --version prints.
+std::string versionText(const std::string &tool);
+
+/// Whether a file can be created at `path`: its folder exists and is a
+/// folder. False with `error` naming the path and the reason.
+bool checkOutputPath(const std::string &path, std::string &error);
+
+/// Writes `size` bytes to `path` (replacing it). False with `error` naming
+/// the path and the system's reason.
+bool writeFile(const std::string &path, const void *data, size_t size, std::string &error);
 
 bool endsWith(const std::string &s, const std::string &suffix);
 

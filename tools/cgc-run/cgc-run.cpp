@@ -101,7 +101,7 @@ struct Options {
   std::string outputDir;
   std::vector<std::string> compare;
   std::string expectedDir;
-  double rtol = 1e-4, atol = 1e-5;
+  Tolerances tolerances;
   bool benchmark = false;
   int warmup = 3, runs = 20;
   uint32_t threads = 0, compileThreads = 0;
@@ -217,10 +217,9 @@ int runMain(const Options &o) {
     timings.compileSeconds = seconds(std::chrono::steady_clock::now() - start);
     progress.done();
     if (!o.saveModel.empty()) {
-      std::ofstream out(o.saveModel, std::ios::binary);
-      out.write(reinterpret_cast<const char *>(compiled.data()), std::streamsize(compiled.size()));
-      if (!out)
-        fail(kFailure, o.saveModel + ": cannot write the compiled model");
+      std::string error;
+      if (!writeFile(o.saveModel, compiled.data(), compiled.size(), error))
+        fail(kFailure, "--save-model: cannot write the compiled model: " + error);
     }
   } else if (!o.inputShapes.empty() || !o.freezeInputs.empty() || !o.targets.empty()) {
     fail(kUsage, "--input-shape, --freeze-input and --target apply to .onnx models only");
@@ -434,31 +433,44 @@ int runMain(const Options &o) {
     }
     json << (i ? ", " : "") << "{\"name\": \"" << out.name << "\"";
     if (expected[i]) {
-      Comparison c = compare(out, *expected[i], o.rtol, o.atol);
+      const Tolerances &t = o.tolerances;
+      Comparison c = compare(out, *expected[i], t);
+      auto finite = [](double v) { return std::isfinite(v) ? v : 1e300; };
       json << ", \"matches\": " << (c.matches ? "true" : "false")
-           << ", \"max_abs_error\": " << (std::isfinite(c.maxAbsError) ? c.maxAbsError : 1e300)
-           << ", \"max_rel_error\": " << (std::isfinite(c.maxRelError) ? c.maxRelError : 1e300)
-           << ", \"mismatches\": " << c.mismatches;
-      char line[512];
+           << ", \"max_abs_error\": " << finite(c.maxAbsError)
+           << ", \"max_rel_error\": " << finite(c.maxRelError)
+           << ", \"normwise_rel_error\": " << finite(c.normwiseRelError)
+           << ", \"scale\": " << c.scale << ", \"mismatches\": " << c.mismatches;
+      char line[1024];
+      char errors[256];
+      std::snprintf(errors, sizeof(errors),
+                    "max abs error %.3g, max rel error %.3g, normwise rel error %.3g (scale "
+                    "%.3g; rtol %g, atol %g, stol %g)",
+                    c.maxAbsError, c.maxRelError, c.normwiseRelError, c.scale, t.rtol, t.atol,
+                    t.stol);
       if (!c.error.empty()) {
         std::snprintf(line, sizeof(line), "MISMATCH output %zu '%s' vs %s: %s\n", i,
                       out.name.c_str(), expectedSource[i].c_str(), c.error.c_str());
       } else if (c.matches) {
-        std::snprintf(line, sizeof(line),
-                      "match    output %zu '%s' vs %s: max abs error %.3g, max rel error %.3g "
-                      "(rtol %g, atol %g)\n",
-                      i, out.name.c_str(), expectedSource[i].c_str(), c.maxAbsError,
-                      c.maxRelError, o.rtol, o.atol);
+        std::snprintf(line, sizeof(line), "match    output %zu '%s' vs %s: %s\n", i,
+                      out.name.c_str(), expectedSource[i].c_str(), errors);
       } else {
         std::snprintf(line, sizeof(line),
-                      "MISMATCH output %zu '%s' vs %s: %lld of %lld elements differ; max abs "
-                      "error %.3g, max rel error %.3g (rtol %g, atol %g); first at %s: got %.9g, "
-                      "expected %.9g\n",
+                      "MISMATCH output %zu '%s' vs %s: %lld of %lld elements differ; %s; first "
+                      "at %s: got %.9g, expected %.9g\n",
                       i, out.name.c_str(), expectedSource[i].c_str(), (long long)c.mismatches,
-                      (long long)out.elements(), c.maxAbsError, c.maxRelError, o.rtol, o.atol,
+                      (long long)out.elements(), errors,
                       indexString(c.firstMismatch, out.shape).c_str(), c.got, c.want);
       }
       std::fputs(line, c.matches ? stdout : stderr);
+      // A fixed absolute tolerance as large as the output itself accepts
+      // anything of that size (zeros, the negation): say so beside the match.
+      if (c.matches && c.error.empty() && c.maxAbsError > 0 && t.atol >= c.scale)
+        std::fprintf(stderr,
+                     "warning: output %zu '%s': --atol %g is at least the expected output's "
+                     "largest magnitude %.3g: this comparison cannot tell it from zeros (use "
+                     "--stol, relative to the output's scale)\n",
+                     i, out.name.c_str(), t.atol, c.scale);
       if (!c.matches)
         exitCode = kMismatch;
     }
@@ -516,8 +528,9 @@ int runMain(const Options &o) {
        << ", \"p90_ms\": " << pct(0.9) * 1000 << ", \"peak_rss_kib\": " << peakRssKiB()
        << "}\n";
   if (!o.reportJson.empty()) {
-    std::ofstream out(o.reportJson);
-    out << json.str();
+    std::string error, text = json.str();
+    if (!writeFile(o.reportJson, text.data(), text.size(), error))
+      fail(kFailure, "--report-json: " + error);
   }
 
   cgc_context_release(context);
@@ -527,6 +540,17 @@ int runMain(const Options &o) {
 }
 
 } // namespace
+
+/// A tolerance: a finite number >= 0 (CLI::NonNegativeNumber would print
+/// DBL_MAX in full as its bound).
+const CLI::Validator kTolerance(
+    [](std::string &value) -> std::string {
+      double v = 0;
+      if (!CLI::detail::lexical_cast(value, v) || !std::isfinite(v) || v < 0)
+        return "Value " + value + " is not a tolerance (a finite number >= 0)";
+      return "";
+    },
+    "TOLERANCE");
 
 int main(int argc, char **argv) {
   Options o;
@@ -540,16 +564,29 @@ int main(int argc, char **argv) {
   app.add_option("--compare", o.compare,
                  "Expected outputs (.npy or .pb; FILE in output order or NAME=FILE)");
   app.add_option("--expected-dir", o.expectedDir, "Expected outputs DIR/output_N.pb");
-  app.add_option("--rtol", o.rtol, "Relative tolerance of --compare")->default_str("1e-4");
-  app.add_option("--atol", o.atol, "Absolute tolerance of --compare")->default_str("1e-5");
+  app.add_option("--rtol", o.tolerances.rtol,
+                 "Relative tolerance of --compare: |got - want| <= atol + rtol |want| + stol "
+                 "max|want|")
+      ->default_str("1e-4")
+      ->check(kTolerance);
+  app.add_option("--atol", o.tolerances.atol, "Absolute tolerance of --compare")
+      ->default_str("0")
+      ->check(kTolerance);
+  app.add_option("--stol", o.tolerances.stol,
+                 "Tolerance of --compare relative to the expected output's scale (its largest "
+                 "magnitude)")
+      ->default_str("1e-5")
+      ->check(kTolerance);
   app.add_flag("--benchmark", o.benchmark, "Time --warmup then --runs runs");
   app.add_option("--warmup", o.warmup, "Warm-up runs of --benchmark")->default_str("3")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, kMaxRuns));
   app.add_option("--runs", o.runs, "Timed runs of --benchmark")->default_str("20")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--threads", o.threads, "Worker threads of the device (0: one per core)");
+      ->check(CLI::Range(1, kMaxRuns));
+  app.add_option("--threads", o.threads, "Worker threads of the device (0: one per core)")
+      ->check(CLI::Range(0u, cgc::kMaxThreads));
   app.add_option("--compile-threads", o.compileThreads,
-                 "Threads compiling partitions at load (0: one per core)");
+                 "Threads compiling partitions at load (0: one per core)")
+      ->check(CLI::Range(0u, cgc::kMaxThreads));
   app.add_option("--driver", o.driver, "D3D12 driver name or path (default: reference)");
   app.add_flag("--debug-layer", o.debugLayer, "Validate every dispatch with the debug layer");
   app.add_option("--seed", o.seed, "Seed of random inputs")->default_str("1");
@@ -573,6 +610,7 @@ int main(int argc, char **argv) {
   app.add_option("--report-json", o.reportJson, "Write timings and comparisons as JSON");
   app.add_option("--print-values", o.printValues, "Values shown per output")->default_str("5");
   app.add_flag("-q,--quiet", o.quiet, "Print only mismatches and errors");
+  app.set_version_flag("--version", versionText("cgc-run"));
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose,
                "Also print the D3D12 runtime's and driver's messages (errors are reported "
@@ -582,6 +620,16 @@ int main(int argc, char **argv) {
   } catch (const CLI::ParseError &e) {
     int code = app.exit(e);
     return code == 0 ? 0 : kUsage;
+  }
+  // Side files are checked before the work, so that a long run does not end
+  // in a file that cannot be written.
+  for (const std::string *path : {&o.reportJson, &o.saveModel}) {
+    std::string error;
+    if (!path->empty() && !checkOutputPath(*path, error)) {
+      std::fprintf(stderr, "cgc-run: error: %s %s\n",
+                   path == &o.reportJson ? "--report-json" : "--save-model", error.c_str());
+      return kUsage;
+    }
   }
   // The runtime returns the D3D12 layer's error messages in its statuses;
   // printing them to stderr as well is only noise unless asked for.
@@ -594,6 +642,9 @@ int main(int argc, char **argv) {
     return f.code;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "cgc-run: error: %s\n", e.what());
+    return kFailure;
+  } catch (...) {
+    std::fprintf(stderr, "cgc-run: error: an unknown exception\n");
     return kFailure;
   }
 }

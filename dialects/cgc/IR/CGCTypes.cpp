@@ -2,6 +2,7 @@
 
 #include "cgc/IR/CGCTypes.h"
 #include "cgc/IR/CGCDialect.h"
+#include "cgc/checked.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -206,6 +207,11 @@ static LogicalResult verifyShapedParams(function_ref<InFlightDiagnostic()> emitE
     if (dim < 0)
       return emitError() << what << " dimensions must be static and "
                          << "non-negative, got " << dim;
+  size_t elementSize =
+      getByteSize(cast<ElementTypeInterface>(elementType).getKind());
+  if (!tensorBytes(shape, elementSize))
+    return emitError() << what << " is too large: "
+                       << tensorSizeError(shape, elementSize);
   return success();
 }
 
@@ -289,6 +295,22 @@ LogicalResult MemRefType::verify(function_ref<InFlightDiagnostic()> emitError,
     if (stride < 0)
       return emitError() << "memref strides must be non-negative, got "
                          << stride;
+  // The bytes the strides span (getByteSpan) must be a size cgc can hold.
+  if (!strides.empty() && llvm::none_of(shape, [](int64_t d) { return d == 0; })) {
+    std::optional<uint64_t> last = 0;
+    for (auto [dim, stride] : llvm::zip(shape, strides)) {
+      std::optional<uint64_t> step = checkedMul(uint64_t(dim - 1), uint64_t(stride));
+      last = step && last ? checkedAdd(*last, *step) : std::nullopt;
+    }
+    size_t elementSize =
+        getByteSize(cast<ElementTypeInterface>(elementType).getKind());
+    std::optional<uint64_t> span =
+        last ? checkedAdd(*last, 1) : std::nullopt;
+    if (!span || !tensorBytes(int64_t(std::min<uint64_t>(*span, kMaxTensorBytes + 1)),
+                              elementSize))
+      return emitError() << "memref strides span more than cgc's limit of "
+                         << maxTensorBytesText();
+  }
   return success();
 }
 

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include <unistd.h>
+#include <vector>
 
 namespace cgc::d3d12 {
 
@@ -58,6 +59,17 @@ HRESULT Device::create(Driver *driver, UINT flags, Device **out, std::string &er
   HRESULT hr = driver->funcs->pfnCreateDevice(driver->adapter, &args, &device->handle_);
   if (FAILED(hr)) {
     error = "driver '" + driver->path + "' failed to create a device (" + hresultName(hr) + ")";
+    // The driver's own error messages say why (a bad thread count, ...).
+    for (UINT64 i = 0, n = device->infoQueue_->GetNumStoredMessages(); i < n; ++i) {
+      SIZE_T size = 0;
+      if (FAILED(device->infoQueue_->GetMessage(i, nullptr, &size)) || !size)
+        continue;
+      std::vector<uint8_t> storage(size);
+      auto *m = reinterpret_cast<D3D12_MESSAGE *>(storage.data());
+      if (SUCCEEDED(device->infoQueue_->GetMessage(i, m, &size)) &&
+          m->Severity <= D3D12_MESSAGE_SEVERITY_ERROR && m->pDescription)
+        error += std::string(": ") + m->pDescription;
+    }
     device->handle_ = {};
     device->Release();
     return hr;

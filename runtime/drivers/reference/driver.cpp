@@ -19,17 +19,20 @@
 #include "cgc/bind_points.h"
 #include "cgc/d3d12ddi_mlir.h"
 #include "cgc/precompiled_program.h"
+#include "cgc/checked.h"
 
 #include "pages.h"
 #include "program.h"
 #include "recording.h"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <shared_mutex>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
@@ -259,17 +262,37 @@ HRESULT createDevice(D3D12DDI_HADAPTER, const D3D12DDIARG_CREATEDEVICE_CGC *args
                      D3D12DDI_HDEVICE *out) {
   if (!args || !out)
     return E_INVALIDARG;
-  return guarded(nullptr, "CreateDevice", [&] {
+  // No device yet to report through: the runtime's callbacks take the reason.
+  auto report = [&](const std::string &text) {
+    if (args->pCallbacks && args->pCallbacks->pfnMessageCb)
+      args->pCallbacks->pfnMessageCb(args->hRTDevice, D3D12DDI_MESSAGE_SEVERITY_ERROR_CGC,
+                                     ("CreateDevice: " + text).c_str());
+  };
+  try {
     int threads = int(std::thread::hardware_concurrency());
-    if (const char *env = std::getenv("CGC_REFERENCE_THREADS"))
-      threads = std::atoi(env);
+    if (const char *env = std::getenv("CGC_REFERENCE_THREADS")) {
+      char *end = nullptr;
+      errno = 0;
+      long value = std::strtol(env, &end, 10);
+      if (end == env || *end || errno || value < 1 || value > long(cgc::kMaxThreads))
+        throw std::invalid_argument("CGC_REFERENCE_THREADS='" + std::string(env) +
+                                    "' must be a number of threads from 1 to " +
+                                    std::to_string(cgc::kMaxThreads));
+      threads = int(value);
+    }
     auto *device = new Device(std::max(1, threads));
     device->rt = args->hRTDevice;
     if (args->pCallbacks)
       device->callbacks = *args->pCallbacks;
     out->pDrvPrivate = device;
     return S_OK;
-  });
+  } catch (const std::bad_alloc &) {
+    report("out of memory");
+    return E_OUTOFMEMORY;
+  } catch (const std::exception &e) {
+    report(e.what());
+    return E_FAIL;
+  }
 }
 
 void closeAdapter(D3D12DDI_HADAPTER) {}

@@ -97,10 +97,11 @@ typedef struct cgc_device_options_t {
   const char *driver;
   /* Validate every dispatch with the D3D12 debug layer. */
   bool debug_layer;
-  /* Threads compiling partitions while a model loads; 0: one per core. */
+  /* Threads compiling partitions while a model loads; 0: one per core. At
+   * most 1024 (cgc::kMaxThreads): more is CGC_STATUS_INVALID_ARGUMENT. */
   uint32_t compile_threads;
   /* Worker threads of the reference driver; 0: its default (one per core,
-   * or $CGC_REFERENCE_THREADS). */
+   * or $CGC_REFERENCE_THREADS). At most 1024, as compile_threads. */
   uint32_t device_threads;
 } cgc_device_options_t;
 

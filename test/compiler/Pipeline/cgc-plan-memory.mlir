@@ -87,7 +87,7 @@ cgc.module {
 // PATTERN-LABEL: cgc.entry_point @aligned
 // PATTERN-SAME:    cgc.memory = {alignment = 256 : i64
 // BADMODE: error: unknown schedule 'fastest'; use 'min-memory' or 'max-concurrency'
-// BADALIGN: error: alignment must be a power of two, got 48
+// BADALIGN: error: alignment must be a power of two of at most 65536, got 48
 cgc.module {
   cgc.entry_point @aligned(%x: !cgc.tensor<16x!cgc.float32>) -> !cgc.tensor<16x!cgc.float32> {
     %a = cgc_op.neg(%x) : (!cgc.tensor<16x!cgc.float32>) -> !cgc.tensor<16x!cgc.float32>

@@ -16,6 +16,23 @@ cgc.module { cgc.program @f(%a: !cgc.memref<2x3x!cgc.float32, strides = [-1, 1]>
 
 // -----
 
+// A shape whose byte size wraps in 64 bits (to 0 bytes here) is refused.
+// expected-error @+1 {{tensor is too large: its shape 99999999999999x99999999999999 of 4-byte elements is larger than cgc's limit of 2^47 bytes (128 TiB)}}
+cgc.module { cgc.entry_point @f(%a: !cgc.tensor<99999999999999x99999999999999x!cgc.float32>) { cgc.return } }
+
+// -----
+
+// expected-error @+1 {{memref is too large: its shape 4611686018427387905x4 of 4-byte elements is larger than cgc's limit of 2^47 bytes (128 TiB)}}
+cgc.module { cgc.program @f(%a: !cgc.memref<4611686018427387905x4x!cgc.float32>) { cgc.return } }
+
+// -----
+
+// Strides that span more than the limit, though the shape itself is small.
+// expected-error @+1 {{memref strides span more than cgc's limit of 2^47 bytes (128 TiB)}}
+cgc.module { cgc.program @f(%a: !cgc.memref<2x3x!cgc.float32, strides = [4611686018427387904, 1]>) { cgc.return } }
+
+// -----
+
 cgc.module {
   // expected-note @+1 {{first entry point here}}
   cgc.entry_point @a() { cgc.return }

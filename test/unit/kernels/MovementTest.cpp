@@ -438,13 +438,55 @@ TEST(Movement, GatherAndGatherElements) {
     }
 }
 
-TEST(Movement, GatherOutOfRangeIndexReadsZero) {
+/// The message of the RunError running `kernel` throws; "" if it runs.
+std::string runError(const Kernel &kernel, std::vector<const Tensor *> inputs,
+                     std::vector<Tensor *> outputs, ThreadPool &pool) {
+  try {
+    runKernel(kernel, inputs, outputs, pool);
+  } catch (const RunError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Movement, OutOfRangeIndexFailsTheRun) {
   Tensor data(CGC_DTYPE_FLOAT32, {3, 2}), idx(CGC_DTYPE_INT64, {2}), y(CGC_DTYPE_FLOAT32, {2, 2});
   data.setValues({1, 2, 3, 4, 5, 6});
-  idx.setValues({7, 1});
   auto k = make(Desc("cgc_op.gather").in(data).in(idx).out(y));
-  runKernel(*k, {&data, &idx}, {&y}, pool1());
-  EXPECT_TRUE(closeTo(y, {0, 0, 3, 4}, 0, 0, "out-of-range gather"));
+  for (ThreadPool *pool : {&pool1(), &pool3()}) {
+    idx.setValues({-3, 2}); // the ends of the range
+    EXPECT_EQ(runError(*k, {&data, &idx}, {&y}, *pool), "");
+    EXPECT_TRUE(closeTo(y, {1, 2, 5, 6}, 0, 0, "gather at the ends"));
+    idx.setValues({1, 1000000});
+    EXPECT_EQ(runError(*k, {&data, &idx}, {&y}, *pool),
+              "cgc_op.gather: index 1000000 at indices[1] is out of range for dimension 0 of "
+              "size 3 (valid: -3 to 2)");
+    idx.setValues({-1000000, 0});
+    EXPECT_EQ(runError(*k, {&data, &idx}, {&y}, *pool),
+              "cgc_op.gather: index -1000000 at indices[0] is out of range for dimension 0 of "
+              "size 3 (valid: -3 to 2)");
+  }
+  // int32 indices, gather along axis 1.
+  Tensor idx32(CGC_DTYPE_INT32, {1, 2}), y1(CGC_DTYPE_FLOAT32, {3, 1, 2});
+  idx32.setValues({0, 2});
+  auto k1 = make(Desc("cgc_op.gather").in(data).in(idx32).out(y1).i("axis", 1));
+  EXPECT_EQ(runError(*k1, {&data, &idx32}, {&y1}, pool3()),
+            "cgc_op.gather: index 2 at indices[0, 1] is out of range for dimension 1 of size 2 "
+            "(valid: -2 to 1)");
+
+  Tensor ei(CGC_DTYPE_INT64, {3, 2}), ey(CGC_DTYPE_FLOAT32, {3, 2});
+  ei.setValues({0, 1, 1, -2, 0, 2});
+  auto ke = make(Desc("cgc_op.gather_elements").in(data).in(ei).out(ey).i("axis", 1));
+  EXPECT_EQ(runError(*ke, {&data, &ei}, {&ey}, pool3()),
+            "cgc_op.gather_elements: index 2 at indices[2, 1] is out of range for dimension 1 "
+            "of size 2 (valid: -2 to 1)");
+}
+
+TEST(Movement, GatherElementsRefusesIndicesLargerThanData) {
+  Tensor data(CGC_DTYPE_FLOAT32, {2, 2}), ei(CGC_DTYPE_INT64, {3, 1}), ey(CGC_DTYPE_FLOAT32, {3, 1});
+  EXPECT_NE(makeError(Desc("cgc_op.gather_elements").in(data).in(ei).out(ey).i("axis", 1))
+                .find("indices dimension 0 (3) exceeds the data dimension (2)"),
+            std::string::npos);
 }
 
 TEST(Movement, RejectsBadDescriptors) {

@@ -239,6 +239,38 @@ TEST(Sampling, GridSampleIdentityAndInteriorBilinear) {
   }
 }
 
+TEST(Scatter, OutOfRangeIndexFailsTheRun) {
+  auto runError = [](const Kernel &kernel, std::vector<const Tensor *> inputs,
+                     std::vector<Tensor *> outputs) -> std::string {
+    try {
+      runKernel(kernel, inputs, outputs, pool1());
+    } catch (const RunError &e) {
+      return e.what();
+    }
+    return "";
+  };
+  Tensor data(CGC_DTYPE_FLOAT32, {2, 3}), y(CGC_DTYPE_FLOAT32, {2, 3});
+  data.setValues({0, 1, 2, 3, 4, 5});
+  Tensor idx(CGC_DTYPE_INT64, {1, 3}), upd(CGC_DTYPE_FLOAT32, {1, 3});
+  upd.setValues({9, 9, 9});
+  auto se = make(Desc("cgc_op.scatter_elements").in(data).in(idx).in(upd).out(y).i("axis", 0));
+  idx.setValues({1, -2, -1});
+  EXPECT_EQ(runError(*se, {&data, &idx, &upd}, {&y}), "");
+  EXPECT_TRUE(closeTo(y, {0, 9, 2, 9, 4, 9}, 0, 0, "scatter_elements at the ends"));
+  idx.setValues({0, 2, 1});
+  EXPECT_EQ(runError(*se, {&data, &idx, &upd}, {&y}),
+            "cgc_op.scatter_elements: index 2 at indices[0, 1] is out of range for dimension 0 "
+            "of size 2 (valid: -2 to 1)");
+
+  Tensor ndIdx(CGC_DTYPE_INT32, {2, 2}), ndUpd(CGC_DTYPE_FLOAT32, {2});
+  ndUpd.setValues({7, 8});
+  auto snd = make(Desc("cgc_op.scatter_nd").in(data).in(ndIdx).in(ndUpd).out(y));
+  ndIdx.setValues({1, 2, 0, -4});
+  EXPECT_EQ(runError(*snd, {&data, &ndIdx, &ndUpd}, {&y}),
+            "cgc_op.scatter_nd: index -4 at indices[1, 1] is out of range for dimension 1 of "
+            "size 3 (valid: -3 to 2)");
+}
+
 TEST(Scatter, RejectsBadDescriptors) {
   Tensor data(CGC_DTYPE_FLOAT32, {3, 4}), idx(CGC_DTYPE_INT64, {2, 5}), upd(CGC_DTYPE_FLOAT32, {2, 5});
   EXPECT_NE(makeError(Desc("cgc_op.scatter_elements").in(data).in(idx).in(upd).out(data).i("axis", 0))

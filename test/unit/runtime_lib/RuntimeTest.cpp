@@ -427,5 +427,29 @@ TEST(RuntimeDevice, UnknownDriverIsAnError) {
   EXPECT_EQ(device, nullptr);
 }
 
+TEST(RuntimeDevice, ThreadCountsAreBounded) {
+  for (bool compile : {false, true}) {
+    cgc_device_options_t options;
+    cgc_device_options_init(&options);
+    (compile ? options.compile_threads : options.device_threads) = 100000000;
+    cgc_device_t *device = nullptr;
+    Status s = take(cgc_device_create(&options, &device));
+    EXPECT_EQ(s.code, CGC_STATUS_INVALID_ARGUMENT) << s.message;
+    EXPECT_NE(s.message.find(std::string(compile ? "compile_threads" : "device_threads") +
+                             " is 100000000; at most 1024 threads are allowed"),
+              std::string::npos)
+        << s.message;
+    EXPECT_EQ(device, nullptr);
+  }
+  cgc_device_options_t options;
+  cgc_device_options_init(&options);
+  options.device_threads = 1024;
+  options.compile_threads = 1024;
+  cgc_device_t *device = nullptr;
+  Status s = take(cgc_device_create(&options, &device));
+  EXPECT_EQ(s.code, CGC_STATUS_OK) << s.message;
+  cgc_device_release(device);
+}
+
 } // namespace
 } // namespace cgc::test

@@ -70,6 +70,23 @@ std::string shapeStr(const std::vector<int64_t> &shape) {
 
 void fail(const std::string &message) { throw DescError{message}; }
 
+void throwIndexOutOfRange(std::string_view op, int64_t index, int64_t position,
+                          const std::vector<int64_t> &indicesShape, int64_t axis,
+                          int64_t size) {
+  std::vector<int64_t> at(indicesShape.size());
+  for (size_t d = indicesShape.size(); d-- > 0;) {
+    int64_t dim = std::max<int64_t>(indicesShape[d], 1);
+    at[d] = position % dim;
+    position /= dim;
+  }
+  std::string where;
+  for (size_t d = 0; d < at.size(); ++d)
+    where += cat(d ? ", " : "", at[d]);
+  throw RunError(cat(op, ": index ", index, " at indices[", where,
+                     "] is out of range for dimension ", axis, " of size ", size,
+                     " (valid: ", -size, " to ", size - 1, ")"));
+}
+
 //===----------------------------------------------------------------------===//
 // DescReader
 //===----------------------------------------------------------------------===//

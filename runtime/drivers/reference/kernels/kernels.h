@@ -15,6 +15,7 @@
 #include "thread_pool.h"
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,22 @@ struct KernelArgs {
   const void *const *inputs = nullptr;
   void *const *outputs = nullptr;
 };
+
+/// What Kernel::run throws when its operands' values are invalid: an index
+/// operand outside its dimension (gather, gather_elements, scatter_elements,
+/// scatter_nd). The message names the op, the index, where it is in the
+/// indices and the dimension. The run stops; the driver reports the command
+/// list's execution as failed with this message (docs/runtime.md).
+struct RunError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Throws RunError for `index` read at flat position `position` of an index
+/// operand of shape `indicesShape`, outside dimension `axis` of size `size`.
+[[noreturn]] void throwIndexOutOfRange(std::string_view op, int64_t index,
+                                       int64_t position,
+                                       const std::vector<int64_t> &indicesShape,
+                                       int64_t axis, int64_t size);
 
 class Kernel {
 public:

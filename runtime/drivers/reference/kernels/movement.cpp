@@ -9,8 +9,9 @@
 // coordinates per dimension.
 //
 // Index operands (gather, gather_elements) are data: an index outside the
-// axis (after wrapping negatives) cannot be reported from run(), so it reads
-// as zeros instead of touching memory out of bounds.
+// axis (after wrapping negatives) fails the run with a RunError naming the op
+// and the index (kernels.h), as ONNX Runtime fails it; nothing is read out of
+// bounds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -565,14 +566,11 @@ public:
         int64_t inOff = offsetOf(p, pre_, dataStrides_, 0);
         int64_t outOff = offsetOf(p, pre_, outPre_, 0) + offsetOf(j, idxShape_, outIdx_, 0);
         const char *ip = idx + offsetOf(j, idxShape_, idxStrides_, 0) * isz;
-        int64_t k = index64_ ? readIndex<int64_t>(ip) : readIndex<int32_t>(ip);
-        if (k < 0)
-          k += axisLen_;
+        const int64_t index = index64_ ? readIndex<int64_t>(ip) : readIndex<int32_t>(ip);
+        int64_t k = index < 0 ? index + axisLen_ : index;
         char *o = out + outOff * int64_t(elem_);
-        if (k < 0 || k >= axisLen_) {
-          zero(o);
-          continue;
-        }
+        if (k < 0 || k >= axisLen_)
+          throwIndexOutOfRange("cgc_op.gather", index, j, idxShape_, axis_, axisLen_);
         const char *src = data + (inOff + k * dataStrides_[size_t(axis_)]) * int64_t(elem_);
         postCopy_.runRange(o, src, 0, postCount_);
       }
@@ -587,12 +585,6 @@ private:
       pos /= shape[d];
     }
     return base;
-  }
-  void zero(char *o) const {
-    // Zeros over the post block (through the output strides).
-    std::vector<uint8_t> zeros(elem_, 0);
-    for (int64_t q = 0; q < postCount_; ++q)
-      std::memcpy(o + offsetOf(q, post_, outPost_, 0) * int64_t(elem_), zeros.data(), elem_);
   }
 
   int64_t axis_;
@@ -646,28 +638,22 @@ public:
     pool.parallelFor(total, 16384, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         int64_t rem = t, dOff = 0, iOff = 0, oOff = 0;
-        bool inside = true;
         for (size_t d = rank; d-- > 0;) {
           int64_t c = rem % shape_[d];
           rem /= shape_[d];
           iOff += c * idxStrides_[d];
           oOff += c * outStrides_[d];
-          if (d != axis_) {
-            if (c >= dataShape_[d])
-              inside = false;
+          if (d != axis_)
             dOff += c * dataStrides_[d];
-          }
         }
         const char *ip = idx + iOff * isz;
-        int64_t k = index64_ ? readIndex<int64_t>(ip) : readIndex<int32_t>(ip);
+        const int64_t index = index64_ ? readIndex<int64_t>(ip) : readIndex<int32_t>(ip);
         int64_t len = dataShape_[axis_];
-        if (k < 0)
-          k += len;
+        int64_t k = index < 0 ? index + len : index;
         char *o = out + oOff * int64_t(elem_);
-        if (!inside || k < 0 || k >= len) {
-          std::memset(o, 0, elem_);
-          continue;
-        }
+        if (k < 0 || k >= len)
+          throwIndexOutOfRange("cgc_op.gather_elements", index, t, shape_, int64_t(axis_), len);
+
         std::memcpy(o, data + (dOff + k * dataStrides_[axis_]) * int64_t(elem_), elem_);
       }
     });
@@ -692,6 +678,10 @@ std::unique_ptr<Kernel> makeGatherElements(const KernelDesc &desc, const KernelO
                 data.shape.size()));
   if (axis < 0 || axis >= int64_t(data.shape.size()))
     r.error(cat("axis ", axis, " is out of range for rank ", data.shape.size()));
+  for (size_t d = 0; d < data.shape.size(); ++d)
+    if (int64_t(d) != axis && indices.shape[d] > data.shape[d])
+      r.error(cat("indices dimension ", d, " (", indices.shape[d], ") exceeds the data dimension (",
+                  data.shape[d], ")"));
   r.expectSameDType(data, "data", r.output(0), "output");
   r.expectShape(r.output(0), "output", indices.shape);
   return std::make_unique<GatherElementsKernel>(data, indices, r.output(0), axis);

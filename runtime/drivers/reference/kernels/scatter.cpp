@@ -4,7 +4,8 @@
 // copy `data` to the output and then apply the updates in row-major order of
 // the indices, on one thread: with reductions or repeated indices the order
 // is part of the result. An index outside its dimension (after wrapping
-// negatives) cannot be reported from run(); that update is skipped.
+// negatives) fails the run with a RunError naming the op and the index
+// (kernels.h); the updates before it have been applied.
 //
 //===----------------------------------------------------------------------===//
 
@@ -190,15 +191,14 @@ public:
     const int64_t len = dataShape_[axis_];
     std::vector<int64_t> c(rank, 0);
     for (int64_t p = 0; p < total; ++p) {
-      int64_t k = indexAt(wide_, idx, p);
-      if (k < 0)
-        k += len;
-      if (k >= 0 && k < len) {
-        int64_t off = 0;
-        for (size_t d = 0; d < rank; ++d)
-          off += (d == axis_ ? k : c[d]) * dataStrides_[d];
-        combine(red_, out[off], upd[p]);
-      }
+      const int64_t index = indexAt(wide_, idx, p);
+      int64_t k = index < 0 ? index + len : index;
+      if (k < 0 || k >= len)
+        throwIndexOutOfRange("cgc_op.scatter_elements", index, p, idxShape_, int64_t(axis_), len);
+      int64_t off = 0;
+      for (size_t d = 0; d < rank; ++d)
+        off += (d == axis_ ? k : c[d]) * dataStrides_[d];
+      combine(red_, out[off], upd[p]);
       for (size_t d = rank; d-- > 0;) {
         if (++c[d] < idxShape_[d])
           break;
@@ -248,7 +248,8 @@ std::unique_ptr<Kernel> makeScatterElements(const KernelDesc &desc, const Kernel
 template <class T> class ScatterNDKernel final : public KernelBase {
 public:
   ScatterNDKernel(const KernelOperand &data, const KernelOperand &indices, Reduction red)
-      : dataShape_(data.shape), red_(red), wide_(indices.dtype == CGC_DTYPE_INT64) {
+      : dataShape_(data.shape), idxShape_(indices.shape), red_(red),
+        wide_(indices.dtype == CGC_DTYPE_INT64) {
     k_ = indices.shape.back();
     tuples_ = numElements(indices.shape) / std::max<int64_t>(k_, 1);
     if (k_ == 0)
@@ -269,17 +270,14 @@ public:
       std::memcpy(out, data, size_t(n) * sizeof(T));
     for (int64_t t = 0; t < tuples_; ++t) {
       int64_t off = 0;
-      bool inside = true;
       for (int64_t j = 0; j < k_; ++j) {
-        int64_t v = indexAt(wide_, idx, t * k_ + j);
+        const int64_t index = indexAt(wide_, idx, t * k_ + j);
         int64_t dim = dataShape_[size_t(j)];
-        if (v < 0)
-          v += dim;
-        inside = inside && v >= 0 && v < dim;
+        int64_t v = index < 0 ? index + dim : index;
+        if (v < 0 || v >= dim)
+          throwIndexOutOfRange("cgc_op.scatter_nd", index, t * k_ + j, idxShape_, j, dim);
         off += v * dataStrides_[size_t(j)];
       }
-      if (!inside)
-        continue;
       const T *src = upd + t * slice_;
       T *dst = out + off;
       if (red_ == Reduction::None)
@@ -291,7 +289,7 @@ public:
   }
 
 private:
-  std::vector<int64_t> dataShape_, dataStrides_;
+  std::vector<int64_t> dataShape_, idxShape_, dataStrides_;
   Reduction red_;
   bool wide_;
   int64_t k_ = 0, tuples_ = 0, slice_ = 1;

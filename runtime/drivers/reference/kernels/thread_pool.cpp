@@ -3,6 +3,9 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <system_error>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -97,11 +100,20 @@ ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
   if (cores && unsigned(threads_) > cores)
     spinUs = 0;
   spinNs_ = spinUs * 1000;
-  for (int i = 1; i < threads_; ++i)
-    workers_.emplace_back([this] { workerLoop(); });
+  try {
+    for (int i = 1; i < threads_; ++i)
+      workers_.emplace_back([this] { workerLoop(); });
+  } catch (const std::system_error &e) {
+    // Out of threads (a process or address-space limit): the workers that
+    // started stop, and the creator (CreateDevice) reports why.
+    int started = int(workers_.size()) + 1;
+    stop();
+    throw std::runtime_error("cannot start worker thread " + std::to_string(started) + " of " +
+                             std::to_string(threads_) + ": " + e.what());
+  }
 }
 
-ThreadPool::~ThreadPool() {
+void ThreadPool::stop() {
   {
     std::lock_guard<SpinMutex> lock(jobsMutex_);
     stopping_ = true;
@@ -110,7 +122,10 @@ ThreadPool::~ThreadPool() {
   futexWake(&epoch_, INT_MAX);
   for (std::thread &worker : workers_)
     worker.join();
+  workers_.clear();
 }
+
+ThreadPool::~ThreadPool() { stop(); }
 
 ThreadPool::Job *ThreadPool::claim(size_t &index) {
   for (Job *j = jobs_, *next = nullptr; j; j = next) {

@@ -103,6 +103,8 @@ public:
 
 private:
   struct Job;
+  /// Stops and joins the workers.
+  void stop();
   void workerLoop();
   /// Claims an index of a published job; null if none is left.
   Job *claim(size_t &index);
