@@ -4,7 +4,8 @@
 # UBSan, makes the seed corpora (scripts/fuzz_corpus.py) and runs each target
 # for a time or a number of executions. A crash, a leak or a timeout stops
 # that target with its reproducer in $OUT/<target>/ (libFuzzer's artifacts);
-# the script exits non-zero if any target failed.
+# the script exits non-zero if any target failed. Inputs that once crashed a
+# target (test/fuzz/regressions/<target>/) are replayed first.
 #
 #   scripts/fuzz.sh                               # every target, 60 s each
 #   scripts/fuzz.sh --time 1800 onnx-import       # one target, 30 minutes
@@ -29,7 +30,7 @@ while [[ $# -gt 0 ]]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-all=(onnx-import compiled-model precompiled kernel-program bytecode tensor-file)
+all=(onnx-import compiled-model precompiled kernel-program json-formats bytecode tensor-file)
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all[@]}")
 
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
@@ -52,7 +53,9 @@ failed=0
 for t in "${targets[@]}"; do
   mkdir -p "$OUT/$t"
   echo "==> cgc-fuzz-$t ${limit[*]}" >&2
-  if ! "$BUILD_DIR/bin/cgc-fuzz-$t" "$OUT/corpus/$t" "${limit[@]}" -timeout=20 \
+  regressions=()
+  [[ -d "$ROOT/test/fuzz/regressions/$t" ]] && regressions=("$ROOT/test/fuzz/regressions/$t")
+  if ! "$BUILD_DIR/bin/cgc-fuzz-$t" "$OUT/corpus/$t" "${regressions[@]}" "${limit[@]}" -timeout=20 \
       -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$OUT/$t/" \
       > "$OUT/$t.log" 2>&1; then
     echo "cgc-fuzz-$t FAILED: $(grep -m1 -E 'ERROR|==ERROR|runtime error' "$OUT/$t.log" || tail -1 "$OUT/$t.log")" >&2

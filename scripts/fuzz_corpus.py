@@ -10,6 +10,7 @@ seeds are made from the build and the installed test data.
                     and the fallback target alone)
   precompiled       the precompiled programs ('CGPC' parts) of those
   kernel-program    their kernel programs ('CGKP' parts, JSON)
+  json-formats      their plans, bind points and kernel programs (JSON parts)
   bytecode          their MLIR parts (bytecode after the interface GUID)
   tensor-file       node-test .pb tensors and .npy files
 """
@@ -56,7 +57,7 @@ def main():
     args = parser.parse_args()
     folders = {}
     for target in ("onnx-import", "compiled-model", "precompiled", "kernel-program",
-                   "bytecode", "tensor-file"):
+                   "json-formats", "bytecode", "tensor-file"):
         folders[target] = os.path.join(args.out, target)
         shutil.rmtree(folders[target], ignore_errors=True)
         os.makedirs(folders[target])
@@ -98,6 +99,9 @@ def main():
                             save(folders["kernel-program"], body)
                 elif fourcc == b"CGKP":
                     save(folders["kernel-program"], payload)
+                    save(folders["json-formats"], payload)
+                elif fourcc in (b"CGPL", b"CGBP"):
+                    save(folders["json-formats"], payload)
                 elif fourcc == b"MLIR" and len(payload) > 16:
                     save(folders["bytecode"], payload[16:])
     rng = np.random.default_rng(0)
