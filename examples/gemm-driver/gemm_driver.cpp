@@ -24,6 +24,7 @@
 
 #include "cgc/container.h"
 #include "cgc/d3d12ddi_mlir.h"
+#include "ddi_bind_points.h"
 #include "program.h"
 
 #include <cstdlib>
@@ -282,17 +283,7 @@ HRESULT getProgramBindPoints(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT so, LPCWSTR
   auto it = object->programs.find(name);
   if (it == object->programs.end())
     return E_INVALIDARG;
-  const auto &bindings = it->second->kernels.bindings;
-  if (!points) {
-    *count = UINT(bindings.size());
-    return S_OK;
-  }
-  if (*count != bindings.size())
-    return E_INVALIDARG;
-  for (size_t i = 0; i < bindings.size(); ++i)
-    points[i] = {bindings[i].bytes, bindings[i].constant ? TRUE : FALSE,
-                 UINT(bindings[i].dtype)};
-  return S_OK;
+  return ref::describeBindPoints(it->second->kernels, count, points);
 }
 
 HRESULT createPso(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATE_COMPUTE_PIPELINE_STATE_CGC *args,

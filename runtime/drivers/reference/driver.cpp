@@ -21,6 +21,7 @@
 #include "cgc/precompiled_program.h"
 #include "cgc/checked.h"
 
+#include "ddi_bind_points.h"
 #include "pages.h"
 #include "program.h"
 #include "recording.h"
@@ -599,17 +600,7 @@ HRESULT getProgramBindPoints(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT so, LPCWSTR
   auto it = object->programs.find(name);
   if (it == object->programs.end())
     return E_INVALIDARG;
-  const auto &bindings = it->second->compiled->program().bindings;
-  if (!points) {
-    *count = UINT(bindings.size());
-    return S_OK;
-  }
-  if (*count != bindings.size())
-    return E_INVALIDARG;
-  for (size_t i = 0; i < bindings.size(); ++i)
-    points[i] = {bindings[i].bytes, bindings[i].constant ? TRUE : FALSE,
-                 UINT(bindings[i].dtype)};
-  return S_OK;
+  return describeBindPoints(it->second->compiled->program(), count, points);
 }
 
 HRESULT createComputePipelineState(D3D12DDI_HDEVICE h,
