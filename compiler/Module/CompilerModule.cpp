@@ -66,28 +66,17 @@ bool compileOnnx(const Request &request, std::vector<uint8_t> &model, std::strin
     }
 
   // The device's target first (its patterns through MLIR_EXCHANGE).
-  std::vector<std::string> targets;
-  std::string deviceSpec;
+  std::vector<std::string> targets = request.targets;
+  DeviceTargetInfo info;
   if (request.d3d12Device) {
-    DeviceTargetInfo info;
     if (!describeDeviceTarget(device::retainDevice(request.d3d12Device),
                               request.deviceLabel.empty() ? "the device" : request.deviceLabel,
                               info, error))
       return false;
     say("compiling for " + describeDevice(info));
-    if (info.target) {
-      deviceSpec = registerDeviceTarget(info);
-      targets.push_back(deviceSpec);
-    }
   }
-  targets.insert(targets.end(), request.targets.begin(), request.targets.end());
-  struct Unregister {
-    std::string spec;
-    ~Unregister() {
-      if (!spec.empty())
-        unregisterDeviceTarget(spec);
-    }
-  } unregister{deviceSpec};
+  ScopedDeviceTarget deviceTarget(info);
+  deviceTarget.prependTo(targets);
 
   stage("importing");
   FailureOr<ImportedModel> imported =

@@ -36,13 +36,18 @@ Session::Session() {
   context->loadAllAvailableDialects();
 }
 
+bool Session::inputIsCGCIR() const {
+  StringRef extension = llvm::sys::path::extension(inputPath);
+  return extension == ".mlir" || extension == ".mlirbc";
+}
+
 FailureOr<ImportedModel *> Session::getImportedModel() {
   if (imported)
     return &*imported;
   if (importFailed)
     return failure();
   StringRef extension = llvm::sys::path::extension(inputPath);
-  if (extension == ".mlir" || extension == ".mlirbc") {
+  if (inputIsCGCIR()) {
     // CGC IR written earlier (text or bytecode): parsed and verified; its
     // constants are named but their bytes are not in the file.
     // Bytecode is read as untrusted input (UntrustedBytecode.h): a corrupted

@@ -47,6 +47,10 @@ public:
   /// Print locations (the ONNX node of every op) with text IR.
   bool printLocations = false;
 
+  /// True when the input is CGC IR (.mlir text or .mlirbc bytecode) rather
+  /// than an ONNX model.
+  bool inputIsCGCIR() const;
+
   /// Options of the importer (filled by the import option group).
   ImportOptions importOptions;
 

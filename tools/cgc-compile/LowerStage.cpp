@@ -84,23 +84,19 @@ FailureOr<ImportedModel *> lower(Session &session, LowerFlags &flags) {
   // The device's target, first in priority: named by --device, or the
   // default device for an ONNX model compiled without --target.
   std::vector<std::string> targets = flags.targets;
-  bool onnx = !StringRef(session.inputPath).ends_with(".mlir") &&
-              !StringRef(session.inputPath).ends_with(".mlirbc");
-  std::string deviceSpec;
+  bool onnx = !session.inputIsCGCIR();
+  DeviceTargetInfo device;
   if (flags.device || (targets.empty() && onnx)) {
-    DeviceTargetInfo info;
     std::string error;
-    if (!describeDeviceTarget(flags.device.value_or(""), info, error)) {
+    if (!describeDeviceTarget(flags.device.value_or(""), device, error)) {
       llvm::errs() << "cgc-compile: error: " << error << "\n";
       flags.loweringFailed = true;
       return failure();
     }
-    llvm::errs() << "cgc-compile: compiling for " << describeDevice(info) << "\n";
-    if (info.target) {
-      deviceSpec = registerDeviceTarget(info);
-      targets.insert(targets.begin(), deviceSpec);
-    }
+    llvm::errs() << "cgc-compile: compiling for " << describeDevice(device) << "\n";
   }
+  ScopedDeviceTarget deviceTarget(device);
+  deviceTarget.prependTo(targets);
 
   PassManager pm(&session.getContext(), ModuleOp::getOperationName());
   LowerToOutputIROptions options;
@@ -115,10 +111,7 @@ FailureOr<ImportedModel *> lower(Session &session, LowerFlags &flags) {
   buildLowerToOutputIRPipeline(pm, options);
   TimingScope lowerTimer = root.nest("Lower (Input IR -> Output IR)");
   pm.enableTiming(lowerTimer);
-  LogicalResult lowered = pm.run((*model)->module->getOperation());
-  if (!deviceSpec.empty())
-    unregisterDeviceTarget(deviceSpec);
-  if (failed(lowered)) {
+  if (failed(pm.run((*model)->module->getOperation()))) {
     flags.loweringFailed = true;
     return failure();
   }

@@ -36,10 +36,15 @@ std::string Capabilities::whyNot() const {
   return missing.empty() ? "" : "it does not support the MLIR interfaces " + missing;
 }
 
+/// Owns one reference of `device`.
+static DeviceRef adopt(ID3D12Device *device) {
+  return DeviceRef(device, [](void *p) { static_cast<ID3D12Device *>(p)->Release(); });
+}
+
 DeviceRef retainDevice(void *d3d12Device) {
   auto *device = static_cast<ID3D12Device *>(d3d12Device);
   device->AddRef();
-  return DeviceRef(device, [](void *p) { static_cast<ID3D12Device *>(p)->Release(); });
+  return adopt(device);
 }
 
 DeviceRef createDevice(const std::string &driver, std::string &error) {
@@ -53,7 +58,7 @@ DeviceRef createDevice(const std::string &driver, std::string &error) {
             (why.empty() ? "" : ": " + why);
     return nullptr;
   }
-  return DeviceRef(device, [](void *p) { static_cast<ID3D12Device *>(p)->Release(); });
+  return adopt(device);
 }
 
 bool queryCapabilities(void *d3d12Device, Capabilities &caps, std::string &error) {

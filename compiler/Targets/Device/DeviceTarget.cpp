@@ -76,14 +76,23 @@ bool describeDeviceTarget(const std::string &driver, DeviceTargetInfo &info,
                               info, error);
 }
 
-std::string registerDeviceTarget(const DeviceTargetInfo &info) {
+ScopedDeviceTarget::ScopedDeviceTarget(const DeviceTargetInfo &info) {
   static std::atomic<uint64_t> next{0};
-  std::string spec = "device-instance:" + std::to_string(next++);
-  registerTargetInstance(spec, *info.target);
-  return spec;
+  if (!info.target)
+    return;
+  spec_ = "device-instance:" + std::to_string(next++);
+  registerTargetInstance(spec_, *info.target);
 }
 
-void unregisterDeviceTarget(const std::string &spec) { unregisterTargetInstance(spec); }
+ScopedDeviceTarget::~ScopedDeviceTarget() {
+  if (!spec_.empty())
+    unregisterTargetInstance(spec_);
+}
+
+void ScopedDeviceTarget::prependTo(std::vector<std::string> &targets) const {
+  if (!spec_.empty())
+    targets.insert(targets.begin(), spec_);
+}
 
 std::string describeClaims(Operation *outputIR) {
   // Identical matches share one cgc.subgraph: count its invocations (and

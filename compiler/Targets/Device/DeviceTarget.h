@@ -48,12 +48,24 @@ bool describeDeviceTarget(device::DeviceRef device, std::string label,
 bool describeDeviceTarget(const std::string &driver, DeviceTargetInfo &info,
                           std::string &error);
 
-/// Registers `device`'s target under a `--target` spec of its own (the
-/// spec is returned; the device stays alive while it is registered), so the
-/// pipeline resolves it like any other target.
-std::string registerDeviceTarget(const DeviceTargetInfo &info);
-/// Forgets a spec registerDeviceTarget returned.
-void unregisterDeviceTarget(const std::string &spec);
+/// A device's target registered under a `--target` spec of its own while
+/// this object lives (the device stays alive as long), so the pipeline
+/// resolves it like any other target. Registers nothing for a device that
+/// declares no patterns.
+class ScopedDeviceTarget {
+public:
+  explicit ScopedDeviceTarget(const DeviceTargetInfo &info);
+  ~ScopedDeviceTarget();
+  ScopedDeviceTarget(const ScopedDeviceTarget &) = delete;
+  ScopedDeviceTarget &operator=(const ScopedDeviceTarget &) = delete;
+
+  /// Inserts the spec at the front of `targets` (first in priority), when
+  /// there is a target.
+  void prependTo(std::vector<std::string> &targets) const;
+
+private:
+  std::string spec_;
+};
 
 /// One line per target that claimed subgraphs in an Output IR module:
 /// "  reference: 53 subgraphs, 140 layers" ..., in the order first seen:
