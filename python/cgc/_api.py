@@ -171,7 +171,15 @@ def compile(model: ModelLike, *, device: Optional[str] = None,
     determine shapes to ``.pb`` tensors.
     """
     source, name = _model_bytes_or_path(model)
-    dev = _device(device)
+    return _compile(_device(device), source, name, targets, input_shapes, freeze_inputs)
+
+
+def _compile(dev: "_cgc.Device", source: Any, name: str, targets: Optional[Sequence[str]],
+             input_shapes: Optional[Mapping[str, Sequence[int]]],
+             freeze_inputs: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]]
+             ) -> CompiledModel:
+    """Compiles `source` (bytes or a path) on `dev`: its patterns first
+    unless `targets` names the targets."""
     frozen = ["%s=%s" % (k, os.fspath(v)) for k, v in (freeze_inputs or {}).items()]
     data, messages = _cgc.compile_onnx(dev, source, name, list(targets or []),
                                        _shape_options(input_shapes), frozen, bool(targets))
@@ -296,10 +304,7 @@ class Session:
             if is_cgc:
                 compiled = CompiledModel(source) if isinstance(source, bytes) else load(source)
             else:
-                data, messages = _cgc.compile_onnx(
-                    self._device, source, name, list(targets or []),
-                    _shape_options(input_shapes), [], bool(targets))
-                compiled = CompiledModel(data, messages)
+                compiled = _compile(self._device, source, name, targets, input_shapes, None)
         self.compiled = compiled
         self._model = _cgc.Model(self._device, compiled.data)
         self._context = _cgc.Context(self._model)

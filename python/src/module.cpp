@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgc/runtime.h"
+#include "cgc/runtime.hpp"
 #include "fence.h"
 
 #include <pybind11/numpy.h>
@@ -31,17 +32,23 @@ namespace {
 
 py::object gErrorType; // cgc.Error, set by the package
 
+/// Raises cgc.Error(message, code name).
+[[noreturn]] void raiseError(cgc_status_code_t code, const std::string &message) {
+  std::string name = cgc_status_code_name(code);
+  if (gErrorType) {
+    PyErr_SetObject(gErrorType.ptr(), py::make_tuple(message, name).ptr());
+    throw py::error_already_set();
+  }
+  throw std::runtime_error(name + ": " + message);
+}
+
 void check(cgc_status_t status) {
   if (!status)
     return;
+  cgc_status_code_t code = cgc_status_code(status);
   std::string message = cgc_status_message(status);
-  std::string code = cgc_status_code_name(cgc_status_code(status));
   cgc_status_free(status);
-  if (gErrorType) {
-    PyErr_SetObject(gErrorType.ptr(), py::make_tuple(message, code).ptr());
-    throw py::error_already_set();
-  }
-  throw std::runtime_error(code + ": " + message);
+  raiseError(code, message);
 }
 
 py::dtype toNumpy(cgc_dtype_t dtype) {
@@ -91,48 +98,29 @@ struct Device {
 py::tuple compileOnnx(std::shared_ptr<Device> device, py::object model, const std::string &name,
                       std::vector<std::string> targets, std::vector<std::string> inputShapes,
                       std::vector<std::string> freezeInputs, bool noDevicePatterns) {
-  auto pointers = [](const std::vector<std::string> &v) {
-    std::vector<const char *> out;
-    for (const std::string &s : v)
-      out.push_back(s.c_str());
-    return out;
-  };
-  std::vector<const char *> t = pointers(targets), s = pointers(inputShapes),
-                            f = pointers(freezeInputs);
-  std::string messages;
-  cgc_compile_options_t options;
-  cgc_compile_options_init(&options);
-  options.targets = t.data();
-  options.target_count = t.size();
-  options.input_shapes = s.data();
-  options.input_shape_count = s.size();
-  options.freeze_inputs = f.data();
-  options.freeze_input_count = f.size();
-  options.no_device_patterns = noDevicePatterns;
-  options.message = [](void *user, const char *text) {
-    std::string &m = *static_cast<std::string *>(user);
-    m += text;
-    if (m.empty() || m.back() != '\n')
-      m += '\n';
-  };
-  options.message_user_data = &messages;
-  cgc_blob_t *blob = nullptr;
-  cgc_status_t status;
-  if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model) ||
-      py::isinstance<py::memoryview>(model)) {
-    py::buffer_info bytes = py::buffer(model).request();
-    py::gil_scoped_release release;
-    status = cgc_model_compile_onnx(device->device, bytes.ptr, size_t(bytes.size * bytes.itemsize),
-                                    name.c_str(), &options, &blob);
-  } else {
-    std::string path = py::str(model);
-    py::gil_scoped_release release;
-    status = cgc_model_compile_onnx_file(device->device, path.c_str(), &options, &blob);
+  cgc::CompileOptions options;
+  options.targets = std::move(targets);
+  options.inputShapes = std::move(inputShapes);
+  options.freezeInputs = std::move(freezeInputs);
+  options.noDevicePatterns = noDevicePatterns;
+  cgc::Compiled compiled;
+  try {
+    if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model) ||
+        py::isinstance<py::memoryview>(model)) {
+      py::buffer_info bytes = py::buffer(model).request();
+      py::gil_scoped_release release;
+      compiled = cgc::compileOnnx(device->device, bytes.ptr,
+                                  size_t(bytes.size * bytes.itemsize), name, options);
+    } else {
+      std::string path = py::str(model);
+      py::gil_scoped_release release;
+      compiled = cgc::compileOnnxFile(device->device, path, options);
+    }
+  } catch (const cgc::Error &e) {
+    raiseError(e.code(), e.what());
   }
-  check(status);
-  py::bytes result(static_cast<const char *>(cgc_blob_data(blob)), cgc_blob_size(blob));
-  cgc_blob_release(blob);
-  return py::make_tuple(result, messages);
+  py::bytes result(reinterpret_cast<const char *>(compiled.bytes.data()), compiled.bytes.size());
+  return py::make_tuple(result, compiled.messages);
 }
 
 struct TensorInfo {

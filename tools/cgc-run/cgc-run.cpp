@@ -27,6 +27,7 @@
 #include "ToolSupport.h"
 
 #include "cgc/runtime.h"
+#include "cgc/runtime.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -171,49 +172,25 @@ int runMain(const Options &o) {
   std::vector<uint8_t> compiled;
   bool isOnnx = endsWith(o.model, ".onnx") || endsWith(o.model, ".onnxtxt");
   if (isOnnx) {
-    std::vector<const char *> shapes, frozen, targets;
-    for (const std::string &s : o.inputShapes)
-      shapes.push_back(s.c_str());
-    for (const std::string &s : o.freezeInputs)
-      frozen.push_back(s.c_str());
-    for (const std::string &s : o.targets)
-      targets.push_back(s.c_str());
-    cgc_compile_options_t co;
-    cgc_compile_options_init(&co);
-    co.input_shapes = shapes.data();
-    co.input_shape_count = shapes.size();
-    co.freeze_inputs = frozen.data();
-    co.freeze_input_count = frozen.size();
-    co.targets = targets.data();
-    co.target_count = targets.size();
-    co.no_device_patterns = !o.targets.empty();
+    cgc::CompileOptions co;
+    co.inputShapes = o.inputShapes;
+    co.freezeInputs = o.freezeInputs;
+    co.targets = o.targets;
+    co.noDevicePatterns = !o.targets.empty();
     auto start = std::chrono::steady_clock::now();
-    struct CompileState {
-      Progress *progress;
-      const Options *o;
-      std::chrono::steady_clock::time_point start;
-    } cs{&progress, &o, start};
-    co.message_user_data = &cs;
-    co.progress = [](void *user, const char *stage) {
-      auto *c = static_cast<CompileState *>(user);
+    co.onStage = [&](const std::string &stage) {
       std::ostringstream os;
       os.precision(2);
-      os << std::fixed << "cgc-run: compiling " << c->o->model << ": " << stage << " ("
-         << seconds(std::chrono::steady_clock::now() - c->start) << " s)";
-      c->progress->line(os.str());
+      os << std::fixed << "cgc-run: compiling " << o.model << ": " << stage << " ("
+         << seconds(std::chrono::steady_clock::now() - start) << " s)";
+      progress.line(os.str());
     };
-    co.message = [](void *user, const char *text) {
-      auto *c = static_cast<CompileState *>(user);
-      std::string body = text;
-      while (!body.empty() && body.back() == '\n')
-        body.pop_back();
-      c->progress->line("cgc-run: " + body);
-    };
-    cgc_blob_t *blob = nullptr;
-    check(cgc_model_compile_onnx_file(device, o.model.c_str(), &co, &blob), kFailure, "");
-    const auto *bytes = static_cast<const uint8_t *>(cgc_blob_data(blob));
-    compiled.assign(bytes, bytes + cgc_blob_size(blob));
-    cgc_blob_release(blob);
+    co.onMessage = [&](const std::string &text) { progress.line("cgc-run: " + text); };
+    try {
+      compiled = cgc::compileOnnxFile(device, o.model, co).bytes;
+    } catch (const cgc::Error &e) {
+      fail(kFailure, std::string(e.what()) + " [" + cgc_status_code_name(e.code()) + "]");
+    }
     timings.compileSeconds = seconds(std::chrono::steady_clock::now() - start);
     progress.done();
     if (!o.saveModel.empty()) {

@@ -20,6 +20,7 @@
 #include "cgc/runtime.h"
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -159,6 +160,9 @@ struct CompileOptions {
   std::vector<std::string> freezeInputs; ///< NAME=FILE.pb
   std::vector<std::string> targets;      ///< after the device's own target
   bool noDevicePatterns = false;         ///< `targets` and the fallback only
+  /// Called as the compiler speaks (each message is also in
+  /// Compiled::messages) and as each stage starts ("importing", ...).
+  std::function<void(const std::string &)> onMessage, onStage;
 };
 
 /// The result of compileOnnx: the compiled model's bytes (load them with
@@ -168,12 +172,10 @@ struct Compiled {
   std::string messages;
 };
 
-/// Compiles an ONNX model held in memory (`name` labels it and gives the
-/// directory of its external data) for `device`: its driver's declared
-/// patterns first, the rest for the fallback target (cgc_model_compile_onnx).
-inline Compiled compileOnnx(Device &device, const void *data, size_t size,
-                            const std::string &name = "model.onnx",
-                            const CompileOptions &options = {}) {
+namespace detail {
+/// cgc_model_compile_onnx (`path` null) or cgc_model_compile_onnx_file.
+inline Compiled compile(cgc_device_t *device, const void *data, size_t size, const char *name,
+                        const char *path, const CompileOptions &options) {
   auto pointers = [](const std::vector<std::string> &v) {
     std::vector<const char *> out;
     for (const std::string &s : v)
@@ -183,7 +185,10 @@ inline Compiled compileOnnx(Device &device, const void *data, size_t size,
   std::vector<const char *> shapes = pointers(options.inputShapes),
                             frozen = pointers(options.freezeInputs),
                             targets = pointers(options.targets);
-  Compiled result;
+  struct State {
+    Compiled result;
+    const CompileOptions *options;
+  } state{{}, &options};
   cgc_compile_options_t o;
   cgc_compile_options_init(&o);
   o.input_shapes = shapes.data();
@@ -194,15 +199,44 @@ inline Compiled compileOnnx(Device &device, const void *data, size_t size,
   o.target_count = targets.size();
   o.no_device_patterns = options.noDevicePatterns;
   o.message = [](void *user, const char *text) {
-    static_cast<std::string *>(user)->append(text).append("\n");
+    auto *s = static_cast<State *>(user);
+    std::string message = text;
+    while (!message.empty() && message.back() == '\n')
+      message.pop_back();
+    s->result.messages.append(message).append("\n");
+    if (s->options->onMessage)
+      s->options->onMessage(message);
   };
-  o.message_user_data = &result.messages;
+  o.progress = [](void *user, const char *stage) {
+    auto *s = static_cast<State *>(user);
+    if (s->options->onStage)
+      s->options->onStage(stage);
+  };
+  o.message_user_data = &state;
   cgc_blob_t *blob = nullptr;
-  check(cgc_model_compile_onnx(device.get(), data, size, name.c_str(), &o, &blob));
+  check(path ? cgc_model_compile_onnx_file(device, path, &o, &blob)
+             : cgc_model_compile_onnx(device, data, size, name, &o, &blob));
   const auto *bytes = static_cast<const uint8_t *>(cgc_blob_data(blob));
-  result.bytes.assign(bytes, bytes + cgc_blob_size(blob));
+  state.result.bytes.assign(bytes, bytes + cgc_blob_size(blob));
   cgc_blob_release(blob);
-  return result;
+  return std::move(state.result);
+}
+} // namespace detail
+
+/// Compiles an ONNX model held in memory (`name` labels it and gives the
+/// directory of its external data) for `device`: its driver's declared
+/// patterns first, the rest for the fallback target (cgc_model_compile_onnx).
+/// Takes the C handle, so C and C++ callers share it (Device::get()).
+inline Compiled compileOnnx(cgc_device_t *device, const void *data, size_t size,
+                            const std::string &name = "model.onnx",
+                            const CompileOptions &options = {}) {
+  return detail::compile(device, data, size, name.c_str(), nullptr, options);
+}
+
+/// The same for a file (cgc_model_compile_onnx_file).
+inline Compiled compileOnnxFile(cgc_device_t *device, const std::string &path,
+                                const CompileOptions &options = {}) {
+  return detail::compile(device, nullptr, 0, nullptr, path.c_str(), options);
 }
 
 class Tensor : public detail::Handle<cgc_tensor_t, cgc_tensor_release> {

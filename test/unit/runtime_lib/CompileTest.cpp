@@ -207,14 +207,14 @@ TEST_F(CompileTest, BadInputIsAnError) {
 
 TEST_F(CompileTest, TheCppApiCompilesAndLoads) {
   cgc::Device device;
-  cgc::Compiled compiled = cgc::compileOnnx(device, model.data(), model.size());
+  cgc::Compiled compiled = cgc::compileOnnx(device.get(), model.data(), model.size());
   EXPECT_NE(compiled.messages.find("targets claimed:"), std::string::npos) << compiled.messages;
   cgc::Model loaded(device, compiled.bytes.data(), compiled.bytes.size());
   EXPECT_EQ(loaded.inputCount(), 3u);
   cgc::CompileOptions options;
   options.inputShapes = {"a=oops"};
   try {
-    cgc::compileOnnx(device, model.data(), model.size(), "gemm.onnx", options);
+    cgc::compileOnnx(device.get(), model.data(), model.size(), "gemm.onnx", options);
     ADD_FAILURE() << "a bad --input-shape compiled";
   } catch (const cgc::Error &e) {
     EXPECT_NE(std::string(e.what()).find("--input-shape a=oops"), std::string::npos) << e.what();
