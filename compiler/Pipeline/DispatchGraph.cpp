@@ -194,4 +194,61 @@ FailureOr<DispatchGraph> buildDispatchGraph(EntryPointOp entry, bool inPlace) {
   return result;
 }
 
+CallGraph buildCallGraph(const DispatchGraph &dispatch,
+                         ArrayRef<int32_t> partitionOrder,
+                         bool wholeDispatchBoundaries) {
+  CallGraph result;
+  planning::Graph &graph = result.graph;
+  graph.tensors = dispatch.graph.tensors;
+  for (int32_t partition : partitionOrder) {
+    const SmallVector<CallOp> &calls = dispatch.calls[partition];
+    const planning::Node &whole = dispatch.graph.nodes[partition];
+    llvm::SmallPtrSet<Operation *, 8> mine;
+    for (CallOp call : calls)
+      mine.insert(call);
+    size_t first = graph.nodes.size();
+    for (auto [index, constCall] : llvm::enumerate(calls)) {
+      CallOp call = constCall;
+      planning::Node node;
+      node.name = (whole.name + "." + call.getCallee() + "." + Twine(index)).str();
+      for (Value operand : call.getOperands()) {
+        if (isa_and_nonnull<ConstantOp>(operand.getDefiningOp()))
+          continue;
+        int32_t id = dispatch.tensorOf.lookup(operand);
+        if (!llvm::is_contained(node.inputs, id))
+          node.inputs.push_back(id);
+      }
+      for (Value value : call->getResults()) {
+        int32_t id = dispatch.tensorOf.lookup(value);
+        // A value read outside the partition (or returned) is written at
+        // the start of the dispatch, as far as its bytes are concerned.
+        bool boundary = llvm::any_of(value.getUsers(), [&](Operation *user) {
+          return !mine.contains(user);
+        });
+        if (wholeDispatchBoundaries && boundary && index != 0)
+          graph.nodes[first].outputs.push_back(id);
+        else
+          node.outputs.push_back(id);
+      }
+      graph.nodes.push_back(std::move(node));
+      result.partitionOf.push_back(partition);
+    }
+    // In-place reuse as the partition offered it: a partition of one call.
+    if (calls.size() == 1)
+      graph.nodes[first].inPlaceOf = whole.inPlaceOf;
+    else
+      for (size_t n = first; n < graph.nodes.size(); ++n)
+        graph.nodes[n].inPlaceOf.assign(graph.nodes[n].outputs.size(), -1);
+    // Values from outside the partition are read until its end.
+    if (wholeDispatchBoundaries)
+      for (int32_t id : whole.inputs)
+        if (!llvm::is_contained(graph.nodes.back().inputs, id))
+          graph.nodes.back().inputs.push_back(id);
+  }
+  result.order.resize(graph.nodes.size());
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    result.order[n] = static_cast<int32_t>(n);
+  return result;
+}
+
 } // namespace cgc

@@ -39,6 +39,32 @@ struct DispatchGraph {
 mlir::FailureOr<DispatchGraph> buildDispatchGraph(EntryPointOp entry,
                                                   bool inPlace);
 
+/// The same intermediates at the granularity of subgraph invocations: one
+/// node per call, the calls of each partition consecutive in the order of
+/// `partitionOrder` (node indices of `dispatch.graph`) and, inside a
+/// partition, in block order (the order the partition invokes them). Tensor
+/// ids are those of `dispatch.graph`; the nodes are in execution order.
+///
+/// With `wholeDispatchBoundaries`, a value that crosses a partition's
+/// boundary (read from outside it, or written by it and read outside it or
+/// returned) is live for the partition's whole dispatch: its bytes are the
+/// dispatch's bind points, which the driver may touch at any time during the
+/// dispatch (the spec leaves synchronization inside an MLIR program to the
+/// driver). Values only the partition reads and writes (`cgc.internal` bind
+/// points) live from the call that writes them to the last call that reads
+/// them, so the partition reuses memory inside its dispatch. Without it,
+/// every value lives exactly from its call to its last reader: the op-level
+/// view whose peak of live bytes is the lower bound the tools print.
+struct CallGraph {
+  planning::Graph graph;
+  std::vector<int32_t> order; // 0..n-1: the nodes are in execution order
+  /// Node -> its partition's node in `dispatch.graph`.
+  std::vector<int32_t> partitionOf;
+};
+CallGraph buildCallGraph(const DispatchGraph &dispatch,
+                         llvm::ArrayRef<int32_t> partitionOrder,
+                         bool wholeDispatchBoundaries);
+
 /// Parses the `schedule` option.
 mlir::FailureOr<planning::ScheduleMode> parseScheduleMode(llvm::StringRef name);
 

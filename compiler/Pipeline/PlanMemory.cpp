@@ -11,6 +11,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
+
 using namespace mlir;
 
 namespace cgc {
@@ -95,8 +97,31 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
         return signalPassFailure();
       }
     }
+    // The dispatch order is chosen at partition granularity.
     std::vector<int32_t> order = planning::orderNodes(graph, *mode, options);
-    planning::MemoryPlan plan = planning::planMemory(graph, order, options);
+    planning::MemoryPlan partitionView =
+        planning::planMemory(graph, order, options);
+    // In min-memory mode the intermediates are placed at the granularity of
+    // subgraph invocations, so a partition reuses memory inside its
+    // dispatch (buildCallGraph). In max-concurrency mode a partition's
+    // intermediates stay apart for its whole dispatch, as the dispatches do.
+    const planning::Graph *planned = &graph;
+    planning::MemoryPlan plan = partitionView;
+    std::optional<CallGraph> calls;
+    uint64_t opLowerBound = 0;
+    if (*mode == planning::ScheduleMode::MinMemory) {
+      calls = buildCallGraph(*dispatch, order, /*wholeDispatchBoundaries=*/true);
+      plan = planning::planMemory(calls->graph, calls->order, options);
+      planned = &calls->graph;
+      // The op-level lower bound: the peak of live bytes when every value
+      // lives exactly from its call to its last reader.
+      CallGraph opLevel =
+          buildCallGraph(*dispatch, order, /*wholeDispatchBoundaries=*/false);
+      planning::MemoryPlanOptions peakOnly = options;
+      peakOnly.searchBudget = 0;
+      opLowerBound =
+          planning::planMemory(opLevel.graph, opLevel.order, peakOnly).lowerBound;
+    }
     if (plan.footprint > kMaxTensorBytes) {
       entry.emitOpError("the scratch buffer would need ")
           << plan.footprint << " bytes, more than cgc's limit of "
@@ -104,10 +129,16 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       return signalPassFailure();
     }
     std::string error;
-    if (!planning::verifyMemoryPlan(graph, plan, error)) {
+    if (!planning::verifyMemoryPlan(*planned, plan, error)) {
       entry.emitOpError("internal error: the memory plan is invalid: ")
           << error;
       return signalPassFailure();
+    }
+    if (calls) {
+      // What the tools print: the op-level bound, and the plan as it was
+      // when every intermediate of a partition lived for its whole dispatch.
+      plan.lowerBound = std::min(plan.lowerBound, opLowerBound);
+      plan.partitionViewFootprint = partitionView.footprint;
     }
 
     // Dispatch order, partitions renumbered in it, offsets per result.
@@ -144,7 +175,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
         }));
 
     for (const std::string &path : report)
-      if (failed(writeReport(path, graph, plan)))
+      if (failed(writeReport(path, *planned, plan)))
         return signalPassFailure();
   }
 

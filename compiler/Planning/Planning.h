@@ -164,6 +164,10 @@ struct MemoryPlan {
   uint64_t lowerBound = 0; // max over steps of live intermediate bytes
                            // (aligned sizes; in-place pairs count once)
   uint64_t naiveSum = 0;   // sum of aligned intermediate sizes
+  /// Set by cgc-plan-memory when it plans at call granularity: the
+  /// footprint of the plan in which every intermediate of a partition lives
+  /// for its whole dispatch (0: not computed). Reports print it beside.
+  uint64_t partitionViewFootprint = 0;
 
   /// The node order the plan is for and the options it was made with.
   std::vector<int32_t> order;

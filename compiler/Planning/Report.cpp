@@ -85,6 +85,11 @@ std::string summaryLines(const MemoryPlan &plan) {
               "%.4f\n",
               plan.naiveSum, human(plan.naiveSum).c_str(),
               ratio(plan.footprint, plan.naiveSum));
+  if (plan.partitionViewFootprint)
+    s += format("partition view %12" PRIu64 " B  %12s   every intermediate of a "
+                "partition live for its whole dispatch\n",
+                plan.partitionViewFootprint,
+                human(plan.partitionViewFootprint).c_str());
   return s;
 }
 

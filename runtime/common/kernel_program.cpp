@@ -157,7 +157,8 @@ bool KernelProgram::operator==(const KernelProgram &o) const {
       return false;
     for (size_t i = 0; i < temporaries.size(); ++i)
       if (temporaries[i].bytes != o.temporaries[i].bytes ||
-          temporaries[i].alignment != o.temporaries[i].alignment)
+          temporaries[i].alignment != o.temporaries[i].alignment ||
+          temporaries[i].binding != o.temporaries[i].binding)
         return false;
     return true;
   };
@@ -208,6 +209,35 @@ bool KernelProgram::validate(std::string &error) const {
     }
     return true;
   };
+  std::vector<bool> backs(bindings.size(), false);
+  for (size_t t = 0; t < temporaries.size(); ++t) {
+    int64_t b = temporaries[t].binding;
+    if (b == -1)
+      continue;
+    std::string where = "temporary " + std::to_string(t);
+    if (b < 0 || uint64_t(b) >= bindings.size()) {
+      error = where + " lives in binding " + std::to_string(b) + " of " +
+              std::to_string(bindings.size());
+      return false;
+    }
+    if (!bindings[size_t(b)].internal) {
+      error = where + " lives in binding " + std::to_string(b) + " ('" +
+              bindings[size_t(b)].name + "'), which is not internal";
+      return false;
+    }
+    if (bindings[size_t(b)].bytes != temporaries[t].bytes) {
+      error = where + " has " + std::to_string(temporaries[t].bytes) +
+              " bytes but lives in binding " + std::to_string(b) + " of " +
+              std::to_string(bindings[size_t(b)].bytes);
+      return false;
+    }
+    if (backs[size_t(b)]) {
+      error = where + " lives in binding " + std::to_string(b) +
+              ", which another temporary lives in";
+      return false;
+    }
+    backs[size_t(b)] = true;
+  }
   for (size_t k = 0; k < kernels.size(); ++k) {
     if (kernels[k].op.empty()) {
       error = "kernel " + std::to_string(k) + " has no op name";
@@ -313,8 +343,12 @@ std::string serializeKernelProgram(const KernelProgram &program) {
     j["bindings"].push_back(std::move(bj));
   }
   j["temporaries"] = json::array();
-  for (const auto &t : program.temporaries)
-    j["temporaries"].push_back({{"bytes", t.bytes}, {"alignment", t.alignment}});
+  for (const auto &t : program.temporaries) {
+    json tj = {{"bytes", t.bytes}, {"alignment", t.alignment}};
+    if (t.binding >= 0)
+      tj["binding"] = t.binding;
+    j["temporaries"].push_back(std::move(tj));
+  }
   j["kernels"] = json::array();
   for (const KernelDesc &k : program.kernels) {
     json kj;
@@ -358,7 +392,8 @@ bool deserializeKernelProgram(std::string_view text, KernelProgram &program,
     }
     for (const json &t : j.at("temporaries"))
       program.temporaries.push_back(
-          {t.at("bytes").get<JsonInt<uint64_t>>(), t.at("alignment").get<JsonInt<uint64_t>>()});
+          {t.at("bytes").get<JsonInt<uint64_t>>(), t.at("alignment").get<JsonInt<uint64_t>>(),
+           t.contains("binding") ? int64_t(t.at("binding").get<JsonInt<uint32_t>>()) : -1});
     for (const json &kj : j.at("kernels")) {
       KernelDesc k;
       k.op = kj.at("op").get<std::string>();

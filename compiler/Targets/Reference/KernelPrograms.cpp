@@ -63,6 +63,7 @@ unsigned internalBindingsToTemporaries(KernelProgram &program) {
       KernelProgram::Temporary temporary;
       temporary.bytes = program.bindings[o.index].bytes;
       temporary.alignment = 64;
+      temporary.binding = int64_t(o.index);
       t = int64_t(program.temporaries.size());
       program.temporaries.push_back(temporary);
       ++moved;

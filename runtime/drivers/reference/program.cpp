@@ -799,6 +799,9 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       b.first = std::min(b.first, int64_t(s));
       b.last = std::max(b.last, int64_t(s));
     });
+  // Without binding addresses (they come with each run), every temporary
+  // in per-run memory: the plan of a run whose bound ranges cannot hold the
+  // temporaries that live in bindings (layoutFor).
   MemoryPlan plan = planTemporaryMemory(blocks);
   if (!verifyMemoryPlan(blocks, plan, error)) {
     error = "internal error: the per-run memory plan is invalid: " + error;
@@ -806,15 +809,29 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
   }
   p.temporaryOffsets_ = plan.offsets;
   p.scratchBytes_ = plan.bytes;
+  p.blocks_ = blocks;
+  for (size_t b = 0; b < kp.bindings.size(); ++b)
+    if (bindingTouched[b])
+      p.touchedBindings_.push_back(uint32_t(b));
   p.memory_ = RunMemory::shared();
   MemoryStats &stats = p.memoryStats_;
   stats.perRunBytes = plan.bytes;
   stats.lowerBound = plan.lowerBound;
   stats.unplannedBytes = plan.unplannedBytes;
-  for (const MemoryBlock &b : blocks)
-    stats.temporaries += b.bytes > 0 && b.first <= b.last;
+  std::vector<bool> backsTemporary(kp.bindings.size(), false);
+  for (size_t t = 0; t < blocks.size(); ++t) {
+    const MemoryBlock &b = blocks[t];
+    if (b.bytes == 0 || b.first > b.last)
+      continue;
+    ++stats.temporaries;
+    if (kp.temporaries[t].binding >= 0) {
+      backsTemporary[size_t(kp.temporaries[t].binding)] = true;
+      ++stats.boundTemporaries;
+      stats.boundBytes += b.bytes;
+    }
+  }
   for (size_t b = 0; b < kp.bindings.size(); ++b)
-    if (kp.bindings[b].internal && !bindingTouched[b]) {
+    if (kp.bindings[b].internal && !bindingTouched[b] && !backsTemporary[b]) {
       ++stats.untouchedInternalBindings;
       stats.untouchedInternalBytes += kp.bindings[b].bytes;
     }
@@ -907,10 +924,79 @@ size_t RunMemory::heldBlocks() const {
   return blocks_;
 }
 
+std::shared_ptr<const CompiledProgram::Layout>
+CompiledProgram::layoutFor(const std::vector<uint8_t *> &bindings) const {
+  {
+    std::lock_guard<std::mutex> lock(layoutMutex_);
+    for (auto it = layouts_.rbegin(); it != layouts_.rend(); ++it)
+      if ((*it)->key == bindings)
+        return *it;
+  }
+  auto layout = std::make_shared<Layout>();
+  layout->key = bindings;
+  // Address ranges and step intervals of what stays where it is bound: the
+  // bindings the steps access (for the whole run), then, by first step,
+  // each temporary whose binding has room for it at a free time.
+  struct Held {
+    uintptr_t begin, end;
+    int64_t first, last;
+  };
+  std::vector<Held> held;
+  const int64_t lastStep = int64_t(steps_.size()) - 1;
+  for (uint32_t b : touchedBindings_) {
+    uintptr_t at = reinterpret_cast<uintptr_t>(bindings[b]);
+    if (program_.bindings[b].bytes && at)
+      held.push_back({at, at + program_.bindings[b].bytes, 0, lastStep});
+  }
+  std::vector<size_t> candidates;
+  for (size_t t = 0; t < blocks_.size(); ++t)
+    if (program_.temporaries[t].binding >= 0 && blocks_[t].bytes > 0 &&
+        blocks_[t].first <= blocks_[t].last)
+      candidates.push_back(t);
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](size_t a, size_t b) { return blocks_[a].first < blocks_[b].first; });
+  std::vector<MemoryBlock> blocks = blocks_;
+  std::vector<bool> inBinding(blocks.size(), false);
+  for (size_t t : candidates) {
+    const MemoryBlock &block = blocks_[t];
+    uintptr_t at = reinterpret_cast<uintptr_t>(bindings[size_t(program_.temporaries[t].binding)]);
+    bool fits = at != 0 && at % alignmentOf(block) == 0;
+    for (const Held &h : held)
+      if (fits && at < h.end && h.begin < at + block.bytes && block.first <= h.last &&
+          h.first <= block.last)
+        fits = false;
+    if (!fits) {
+      ++layout->evicted;
+      layout->evictedBytes += block.bytes;
+      continue;
+    }
+    held.push_back({at, at + block.bytes, block.first, block.last});
+    inBinding[t] = true;
+    blocks[t].bytes = 0; // takes no per-run memory
+  }
+  MemoryPlan plan = planTemporaryMemory(blocks);
+  layout->offsets = plan.offsets;
+  for (size_t t = 0; t < blocks.size(); ++t)
+    if (inBinding[t])
+      layout->offsets[t] = kInBinding;
+  layout->perRunBytes = plan.bytes;
+
+  std::lock_guard<std::mutex> lock(layoutMutex_);
+  if (layouts_.size() >= 4)
+    layouts_.erase(layouts_.begin());
+  layouts_.push_back(layout);
+  return layout;
+}
+
 void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &pool) const {
+  std::shared_ptr<const Layout> layout;
+  if (memoryStats_.boundTemporaries)
+    layout = layoutFor(bindings);
+  const uint64_t perRunBytes = layout ? layout->perRunBytes : scratchBytes_;
+  const std::vector<uint64_t> &offsets = layout ? layout->offsets : temporaryOffsets_;
   RunMemory::Block block;
-  if (scratchBytes_)
-    block = memory_->acquire(scratchBytes_);
+  if (perRunBytes)
+    block = memory_->acquire(perRunBytes);
   struct Release {
     RunMemory &memory;
     RunMemory::Block block;
@@ -920,7 +1006,10 @@ void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &po
   auto address = [&](const KernelOperand &o) -> uint8_t * {
     if (o.storage == KernelOperand::Storage::Binding)
       return bindings[o.index] + o.offset;
-    return scratch + temporaryOffsets_[o.index] + o.offset;
+    uint64_t at = offsets[o.index];
+    if (at == kInBinding)
+      return bindings[size_t(program_.temporaries[o.index].binding)] + o.offset;
+    return scratch + at + o.offset;
   };
   std::vector<const void *> inputs;
   std::vector<void *> outputs;
@@ -986,6 +1075,23 @@ void CompiledProgram::printProfile() const {
      << formatFixed(double(total) / 1e6 / steady, 3)
      << " ms per run (wall time of each step, slowest first: share, us per run, us of the "
         "first run)\n";
+  if (memoryStats_.boundTemporaries) {
+    std::shared_ptr<const Layout> last;
+    {
+      std::lock_guard<std::mutex> lock(layoutMutex_);
+      if (!layouts_.empty())
+        last = layouts_.back();
+    }
+    os << "  temporaries in their bind points' bytes (planned by the compiler): "
+       << memoryStats_.boundTemporaries << " of " << memoryStats_.temporaries << ", "
+       << formatFixed(double(memoryStats_.boundBytes) / 1048576.0, 2) << " MiB";
+    if (last)
+      os << "; moved to per-run memory because the steps' order needs them longer: "
+         << last->evicted << " (" << formatFixed(double(last->evictedBytes) / 1048576.0, 2)
+         << " MiB); per-run memory " << formatFixed(double(last->perRunBytes) / 1048576.0, 2)
+         << " MiB";
+    os << "\n";
+  }
   for (size_t s : order) {
     const Step &step = steps_[s];
     uint64_t ns = profile_[s].ns.load();

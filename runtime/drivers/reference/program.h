@@ -142,8 +142,31 @@ public:
     /// written.
     size_t untouchedInternalBindings = 0;
     uint64_t untouchedInternalBytes = 0;
+    /// Temporaries that live in their internal binding's bytes (where the
+    /// compiler placed them) when the bound ranges allow it, and their bytes.
+    size_t boundTemporaries = 0;
+    uint64_t boundBytes = 0;
   };
   const MemoryStats &memoryStats() const { return memoryStats_; }
+
+  /// Where the temporaries of a run with a given set of binding addresses
+  /// live. A temporary that lives in its internal binding (`binding` >= 0)
+  /// stays there unless, in this program's order of steps, its bound bytes
+  /// would hold another value at the same time (the driver's rewrites and
+  /// fusions can lengthen a value's life past the compiler's view of it, an
+  /// accumulation in place for one): then it moves to per-run memory
+  /// ("evicted"), planned with the temporaries that have no binding.
+  struct Layout {
+    std::vector<uint8_t *> key;     // the binding addresses it is for
+    std::vector<uint64_t> offsets;  // per temporary; kInBinding: in its binding
+    uint64_t perRunBytes = 0;       // per-run memory a run takes
+    size_t evicted = 0;             // temporaries moved out of their binding
+    uint64_t evictedBytes = 0;
+  };
+  static constexpr uint64_t kInBinding = UINT64_MAX;
+  /// The layout for `bindings` (computed once per set of addresses; the
+  /// last few are kept).
+  std::shared_ptr<const Layout> layoutFor(const std::vector<uint8_t *> &bindings) const;
   /// Where temporary `index` lies in a run's memory.
   uint64_t temporaryOffset(uint32_t index) const { return temporaryOffsets_[index]; }
 
@@ -165,6 +188,13 @@ private:
   std::string profilePath_;
   std::vector<uint64_t> temporaryOffsets_;
   uint64_t scratchBytes_ = 0;
+  /// Every temporary's size and lifetime over the steps (planTemporaryMemory's
+  /// input), for the layouts of temporaries that live in bindings.
+  std::vector<MemoryBlock> blocks_;
+  /// Bindings the steps access directly: their bytes are live for the run.
+  std::vector<uint32_t> touchedBindings_;
+  mutable std::mutex layoutMutex_;
+  mutable std::vector<std::shared_ptr<const Layout>> layouts_; // most recent last
   MemoryStats memoryStats_;
   std::shared_ptr<RunMemory> memory_;
 };

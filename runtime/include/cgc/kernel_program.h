@@ -109,6 +109,13 @@ struct KernelProgram {
   struct Temporary {
     uint64_t bytes = 0;
     uint64_t alignment = 64;
+    /// The `internal` binding whose bytes this temporary may live in (its
+    /// value was that bind point's), or -1: a driver may keep it there,
+    /// where the compiler planned it (by the partition's invocation order),
+    /// as long as its own order of steps never has two values live in the
+    /// same bytes. JSON field "binding", absent = -1. At most one temporary
+    /// per binding, of the binding's size.
+    int64_t binding = -1;
   };
   std::vector<Binding> bindings;
   std::vector<Temporary> temporaries;
