@@ -6,6 +6,7 @@ weights (weights=None): nothing is downloaded. The files go into a cache
 directory (default: build/models) and are never committed.
 
     scripts/export_models.py [--out DIR] [--only NAME ...] [--force]
+    scripts/export_models.py --set wide    # 24 more torchvision networks
 
 Models (file name: what):
   resnet50.onnx          torchvision ResNet-50, input [batch, 3, 224, 224]
@@ -45,6 +46,31 @@ def export(model, args, path, input_names, output_names, dynamic_axes, opset=17,
                           opset_version=opset, do_constant_folding=True)
 
 
+def calibrate(model, size=224, batches=2, batch=4):
+    """Sets every BatchNorm's running statistics to those of random inputs
+    (a few forward passes in training mode, cumulative averages), and gives
+    layers that torchvision zero-initializes random weights: with the
+    initial statistics (mean 0, variance 1) the activations of a deep random
+    network shrink layer by layer and the logits are of scale 1e-9 to 1e-14,
+    which any wrong output "matches"."""
+    import torch
+
+    for module in model.modules():
+        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+            module.reset_running_stats()
+            module.momentum = None
+            if module.affine:
+                # zero_init_residual-style gammas of 0 silence whole branches.
+                with torch.no_grad():
+                    module.weight.uniform_(0.5, 1.5)
+                    module.bias.uniform_(-0.2, 0.2)
+    model.train()
+    with torch.no_grad():
+        for _ in range(batches):
+            model(torch.randn(batch, 3, size, size))
+    model.eval()
+
+
 def export_vision(name, path):
     import torch
     import torchvision
@@ -56,8 +82,77 @@ def export_vision(name, path):
     }[name]
     torch.manual_seed(0)
     model = constructor(weights=None)
+    calibrate(model)
     export(model, (torch.randn(1, 3, 224, 224),), path, ["input"], ["logits"],
            {"input": {0: "batch"}, "logits": {0: "batch"}})
+
+
+# The wider set (--set wide): torchvision's classification and segmentation
+# networks, batch 1, static shapes, BatchNorm calibrated. They check what
+# the zoo alone cannot (memory plans, conformance of real op mixes) on models
+# no issue names. name -> (constructor name, input size).
+WIDE = {
+    "resnet18": ("resnet18", 224),
+    "resnet34": ("resnet34", 224),
+    "resnet101": ("resnet101", 224),
+    "wide_resnet50_2": ("wide_resnet50_2", 224),
+    "resnext50_32x4d": ("resnext50_32x4d", 224),
+    "mobilenet_v3_small": ("mobilenet_v3_small", 224),
+    "mobilenet_v3_large": ("mobilenet_v3_large", 224),
+    "efficientnet_b1": ("efficientnet_b1", 240),
+    "regnet_x_400mf": ("regnet_x_400mf", 224),
+    "regnet_y_400mf": ("regnet_y_400mf", 224),
+    "shufflenet_v2_x1_0": ("shufflenet_v2_x1_0", 224),
+    "squeezenet1_1": ("squeezenet1_1", 224),
+    "densenet121": ("densenet121", 224),
+    "googlenet": ("googlenet", 224),
+    "inception_v3": ("inception_v3", 299),
+    "mnasnet1_0": ("mnasnet1_0", 224),
+    "convnext_tiny": ("convnext_tiny", 224),
+    "vgg11_bn": ("vgg11_bn", 224),
+    "alexnet": ("alexnet", 224),
+    "swin_t": ("swin_t", 224),
+    "vit_b_32": ("vit_b_32", 224),
+    "fcn_resnet50": ("segmentation.fcn_resnet50", 224),
+    "lraspp_mobilenet_v3_large": ("segmentation.lraspp_mobilenet_v3_large", 224),
+    "deeplabv3_mobilenet_v3_large": ("segmentation.deeplabv3_mobilenet_v3_large", 224),
+}
+
+
+def export_wide(name, path):
+    import torch
+    import torchvision
+
+    constructor_name, size = WIDE[name]
+    constructor = torchvision.models
+    for part in constructor_name.split("."):
+        constructor = getattr(constructor, part)
+    torch.manual_seed(0)
+    kwargs = {"weights": None}
+    if name in ("googlenet", "inception_v3"):
+        kwargs.update(aux_logits=False, init_weights=True)
+    if name.startswith(("fcn", "deeplab", "lraspp")):
+        kwargs["weights_backbone"] = None
+    model = constructor(**kwargs)
+    calibrate(model, size)
+    for module in model.modules():
+        # Classifiers that torchvision zero-initializes (ViT's head).
+        if isinstance(module, torch.nn.Linear) and not module.weight.detach().abs().sum():
+            torch.nn.init.normal_(module.weight, std=0.02)
+
+    class Plain(torch.nn.Module):
+        """Segmentation models return a dict; export its 'out'."""
+
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            y = self.inner(x)
+            return y["out"] if isinstance(y, dict) else y
+
+    export(Plain(model), (torch.randn(1, 3, size, size),), path, ["input"], ["output"],
+           None, grad=name.startswith(("vit", "swin")))
 
 
 def export_vit(path):
@@ -173,9 +268,30 @@ MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "bert_encoder",
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(ROOT, "build", "models"))
-    parser.add_argument("--only", nargs="*", choices=MODELS, default=MODELS)
+    parser.add_argument("--only", nargs="*", choices=MODELS + sorted(WIDE), default=None)
+    parser.add_argument("--set", choices=["zoo", "wide"], default="zoo",
+                        help="zoo: the models above; wide: %d more torchvision networks "
+                        "(into OUT/wide)" % len(WIDE))
     parser.add_argument("--force", action="store_true")
     args = parser.parse_args()
+    if args.set == "wide":
+        out = os.path.join(args.out, "wide")
+        os.makedirs(out, exist_ok=True)
+        failed = 0
+        for name in args.only or sorted(WIDE):
+            target = os.path.join(out, name + ".onnx")
+            if os.path.exists(target) and not args.force:
+                print("%s: exists" % target)
+                continue
+            try:
+                export_wide(name, target)
+            except Exception as error:  # a torch export failure names the model
+                print("%s: export failed: %s" % (name, error), file=sys.stderr)
+                failed += 1
+                continue
+            print("%s: %.1f MB" % (target, os.path.getsize(target) / 1e6))
+        return 1 if failed else 0
+    args.only = args.only or MODELS
     os.makedirs(args.out, exist_ok=True)
     for name in args.only:
         if name == "bert_encoder_external":
