@@ -154,6 +154,16 @@ HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
 
 HRESULT createDevice(D3D12DDI_HADAPTER, const D3D12DDIARG_CREATEDEVICE_CGC *args,
                      D3D12DDI_HDEVICE *out) {
+  // This driver has no settings of its own: it runs one thread.
+  if (args->pDriverOptions && *args->pDriverOptions) {
+    if (args->pCallbacks && args->pCallbacks->pfnMessageCb)
+      args->pCallbacks->pfnMessageCb(
+          args->hRTDevice, D3D12DDI_MESSAGE_SEVERITY_ERROR_CGC,
+          (std::string("CreateDevice: the gemm driver takes no driver options, got '") +
+           args->pDriverOptions + "'")
+              .c_str());
+    return E_INVALIDARG;
+  }
   auto *device = new Device();
   device->callbacks = *args->pCallbacks;
   device->rt = args->hRTDevice;

@@ -69,20 +69,24 @@ def _info_from_plan(entry: Mapping[str, Any]) -> TensorInfo:
     return TensorInfo(entry["name"], np.dtype(entry["dtype"]), tuple(entry["shape"]))
 
 
-_devices: Dict[Tuple[Optional[str], bool, int], "_cgc.Device"] = {}
+_devices: Dict[Tuple[Optional[str], bool, int, str], "_cgc.Device"] = {}
 _devices_lock = threading.Lock()
 
 
 def _device(driver: Optional[str] = None, debug_layer: bool = False,
-            threads: Optional[int] = None) -> "_cgc.Device":
+            threads: Optional[int] = None, driver_options: Optional[str] = None) -> "_cgc.Device":
     """A device on `driver` (a name, a path, or None for the default),
     created once per process and settings."""
     if threads is not None and (not isinstance(threads, int) or threads < 0):
         raise ValueError("threads must be a non-negative integer, got %r" % (threads,))
-    key = (None if driver is None else os.fspath(driver), bool(debug_layer), int(threads or 0))
+    if driver_options is not None and not isinstance(driver_options, str):
+        raise TypeError("driver_options must be a string such as 'winograd=0,spin-us=0', got %r"
+                        % (driver_options,))
+    key = (None if driver is None else os.fspath(driver), bool(debug_layer), int(threads or 0),
+           driver_options or "")
     with _devices_lock:
         if key not in _devices:
-            _devices[key] = _cgc.Device(key[0], key[1], key[2])
+            _devices[key] = _cgc.Device(key[0], key[1], key[2], key[3] or None)
         return _devices[key]
 
 
@@ -287,15 +291,18 @@ class Session:
     model (path, bytes or ``onnx.ModelProto``), which is compiled for the
     device first (``input_shapes``, ``targets`` as for :func:`compile`).
     ``device`` names the driver, ``threads`` the device's worker threads,
-    ``debug_layer`` validates every dispatch.
+    ``debug_layer`` validates every dispatch, ``driver_options`` is the
+    driver's configuration of the device ("name=value,...": the reference
+    driver's kernel and scheduling choices, docs/runtime.md).
     """
 
     def __init__(self, model_or_path: Union[CompiledModel, ModelLike], *,
                  device: Optional[str] = None, threads: Optional[int] = None,
                  debug_layer: bool = False,
                  input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-                 targets: Optional[Sequence[str]] = None) -> None:
-        self._device = _device(device, debug_layer, threads)
+                 targets: Optional[Sequence[str]] = None,
+                 driver_options: Optional[str] = None) -> None:
+        self._device = _device(device, debug_layer, threads, driver_options)
         compiled = model_or_path
         if not isinstance(compiled, CompiledModel):
             source, name = _model_bytes_or_path(model_or_path)

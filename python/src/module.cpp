@@ -75,12 +75,14 @@ py::dtype toNumpy(cgc_dtype_t dtype) {
 
 struct Device {
   cgc_device_t *device = nullptr;
-  explicit Device(std::optional<std::string> driver, bool debugLayer, uint32_t threads) {
+  explicit Device(std::optional<std::string> driver, bool debugLayer, uint32_t threads,
+                  std::optional<std::string> driverOptions) {
     cgc_device_options_t options;
     cgc_device_options_init(&options);
     options.driver = driver ? driver->c_str() : nullptr;
     options.debug_layer = debugLayer;
     options.device_threads = threads;
+    options.driver_options = driverOptions ? driverOptions->c_str() : nullptr;
     cgc_status_t status;
     {
       py::gil_scoped_release release;
@@ -448,8 +450,9 @@ PYBIND11_MODULE(_cgc, m) {
   });
 
   py::class_<Device, std::shared_ptr<Device>>(m, "Device")
-      .def(py::init<std::optional<std::string>, bool, uint32_t>(), py::arg("driver") = py::none(),
-           py::arg("debug_layer") = false, py::arg("threads") = 0)
+      .def(py::init<std::optional<std::string>, bool, uint32_t, std::optional<std::string>>(),
+           py::arg("driver") = py::none(), py::arg("debug_layer") = false, py::arg("threads") = 0,
+           py::arg("driver_options") = py::none())
       .def("info", &deviceInfo);
   m.def("compile_onnx", &compileOnnx, py::arg("device"), py::arg("model"), py::arg("name"),
         py::arg("targets"), py::arg("input_shapes"), py::arg("freeze_inputs"),

@@ -239,3 +239,50 @@ def test_imported_memory_and_semaphores(mlp):
     finally:
         os.close(fd)
         os.close(fence_fd)
+
+
+def _resize_conv_model():
+    """Resize (linear, x2) then a 32->32 3x3 convolution: two ops whose
+    kernels the reference driver's configuration chooses (separable resize,
+    Winograd)."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(7)
+    inits = [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"),
+             numpy_helper.from_array((rng.standard_normal((32, 32, 3, 3)) * 0.1)
+                                     .astype(np.float32), "w"),
+             numpy_helper.from_array(rng.standard_normal(32).astype(np.float32), "b")]
+    nodes = [helper.make_node("Resize", ["x", "", "scales"], ["r"], mode="linear"),
+             helper.make_node("Conv", ["r", "w", "b"], ["y"], pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(
+        nodes, "resize_conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, 32, 32])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_driver_options_choose_the_kernels(tmp_path):
+    """Two devices of one process with two configurations: different kernels
+    for the same model (the profiles name them), the same outputs."""
+    model = _resize_conv_model()
+    x = np.random.default_rng(3).standard_normal((1, 32, 16, 16)).astype(np.float32)
+    fast, plain = tmp_path / "fast.txt", tmp_path / "plain.txt"
+    a = cgc.Session(model, driver_options="profile=%s" % fast)
+    b = cgc.Session(model, driver_options="profile=%s,separable-resize=0,winograd=0,"
+                                          "winograd-gemm=0" % plain)
+    ya, yb = a.run({"x": x})["y"], b.run({"x": x})["y"]
+    assert normwise(ya, yb) < 1e-5
+    assert np.abs(ya).max() > 1.0  # outputs of a real scale
+    del a, b
+    gc.collect()
+    fast_text, plain_text = fast.read_text(), plain.read_text()
+    assert "configuration: profile=" in fast_text
+    assert "configuration: winograd=0,winograd-gemm=0,separable-resize=0,profile=" in plain_text
+    assert "separable taps" in fast_text and "separable taps" not in plain_text
+    assert "Winograd" in fast_text and "Winograd" not in plain_text
+
+
+def test_bad_driver_options_are_clear_errors():
+    with pytest.raises(cgc.Error, match="unknown setting 'winogrd'"):
+        cgc.Session(_resize_conv_model(), driver_options="winogrd=0")
+    with pytest.raises(TypeError, match="driver_options must be a string"):
+        cgc.Session(_resize_conv_model(), driver_options=1)

@@ -121,16 +121,25 @@ Ref<cgc_device_s> createDevice(const cgc_device_options_t &options) {
       fail(CGC_STATUS_NOT_FOUND, std::string("cannot use the D3D12 driver '") +
                                      (options.driver ? options.driver : "default") +
                                      "': " + CGCD3D12GetLastError());
+    CGCD3D12SelectDriver(nullptr);
+    // The driver's configuration travels with the creation (DDI
+    // pDriverOptions), never through the environment.
+    std::string driverOptions;
     if (options.device_threads)
-      setenv("CGC_REFERENCE_THREADS", std::to_string(options.device_threads).c_str(), 1);
+      driverOptions = "threads=" + std::to_string(options.device_threads);
+    if (options.driver_options && *options.driver_options)
+      driverOptions += (driverOptions.empty() ? "" : ",") + std::string(options.driver_options);
+    device->driverOptions = driverOptions;
     CGCD3D12SetDeviceCreationFlags(options.debug_layer ? CGC_D3D12_DEVICE_FLAG_DEBUG : 0);
-    HRESULT hr = D3D12CreateDevice(nullptr, D3D_FEATURE_LEVEL_12_0, IID_PPV_ARGS(&device->d3d));
-    // Taken before the calls below, which reset it.
+    HRESULT hr = CGCD3D12CreateDeviceWithOptions(
+        options.driver, driverOptions.empty() ? nullptr : driverOptions.c_str(),
+        IID_PPV_ARGS(&device->d3d));
+    // Taken before the call below, which resets it.
     std::string why = FAILED(hr) ? CGCD3D12GetLastError() : "";
     CGCD3D12SetDeviceCreationFlags(0);
-    CGCD3D12SelectDriver(nullptr);
     if (FAILED(hr))
-      fail(CGC_STATUS_INTERNAL, "D3D12CreateDevice failed (" + hresultText(hr) + "): " + why);
+      fail(hr == E_INVALIDARG ? CGC_STATUS_INVALID_ARGUMENT : CGC_STATUS_INTERNAL,
+           "D3D12CreateDevice failed (" + hresultText(hr) + "): " + why);
   }
   if (SUCCEEDED(device->d3d->QueryInterface(IID_PPV_ARGS(&device->infoQueue))))
     device->infoQueue->RegisterMessageCallback(onMessage, D3D12_MESSAGE_CALLBACK_FLAG_NONE,

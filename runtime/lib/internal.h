@@ -126,6 +126,7 @@ struct cgc_device_s final : cgc::rt::Object {
   /// The driver as the application named it ("reference", a path), or
   /// "default".
   std::string driver;
+  std::string driverOptions; // as given to the driver (threads=N, then driver_options)
   uint32_t compileThreads = 1;
   /// cgc_device_info's answer, computed once (compile.cpp).
   std::mutex infoMutex;

@@ -107,6 +107,7 @@ struct Options {
   int warmup = 3, runs = 20;
   uint32_t threads = 0, compileThreads = 0;
   std::string driver;
+  std::string driverOptions;
   bool debugLayer = false;
   uint64_t seed = 1;
   std::vector<std::string> inputShapes, freezeInputs, targets;
@@ -163,6 +164,7 @@ int runMain(const Options &o) {
   deviceOptions.driver = o.driver.empty() ? nullptr : o.driver.c_str();
   deviceOptions.debug_layer = o.debugLayer;
   deviceOptions.device_threads = o.threads;
+  deviceOptions.driver_options = o.driverOptions.empty() ? nullptr : o.driverOptions.c_str();
   deviceOptions.compile_threads = o.compileThreads;
   cgc_device_t *device = nullptr;
   check(cgc_device_create(&deviceOptions, &device), kFailure, "creating the device");
@@ -565,6 +567,9 @@ int main(int argc, char **argv) {
                  "Threads compiling partitions at load (0: one per core)")
       ->check(CLI::Range(0u, cgc::kMaxThreads));
   app.add_option("--driver", o.driver, "D3D12 driver name or path (default: reference)");
+  app.add_option("--driver-options", o.driverOptions,
+                 "The driver's configuration of the device: NAME=VALUE,... (the reference "
+                 "driver's kernel and scheduling choices, docs/runtime.md)");
   app.add_flag("--debug-layer", o.debugLayer, "Validate every dispatch with the debug layer");
   app.add_option("--seed", o.seed, "Seed of random inputs")->default_str("1");
   // One value per occurrence (repeatable), so that inputs after them are not

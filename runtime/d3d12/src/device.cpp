@@ -52,10 +52,11 @@ Device::Device(Driver *driver, bool debug, bool developerMode)
   infoQueue_.Attach(new InfoQueue());
 }
 
-HRESULT Device::create(Driver *driver, UINT flags, Device **out, std::string &error) {
+HRESULT Device::create(Driver *driver, UINT flags, const char *driverOptions, Device **out,
+                       std::string &error) {
   auto *device = new Device(driver, flags & CGC_D3D12_DEVICE_FLAG_DEBUG,
                             flags & CGC_D3D12_DEVICE_FLAG_DEVELOPER_MODE);
-  D3D12DDIARG_CREATEDEVICE_CGC args = {{device}, &kCallbacks};
+  D3D12DDIARG_CREATEDEVICE_CGC args = {{device}, &kCallbacks, driverOptions};
   HRESULT hr = driver->funcs->pfnCreateDevice(driver->adapter, &args, &device->handle_);
   if (FAILED(hr)) {
     error = "driver '" + driver->path + "' failed to create a device (" + hresultName(hr) + ")";

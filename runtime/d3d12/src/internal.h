@@ -620,7 +620,8 @@ class Device final : public ID3D12Device14 {
   CGC_D3D12_OBJECT
 public:
   /// Creates a device on `driver`; false with a message.
-  static HRESULT create(Driver *driver, UINT flags, Device **device, std::string &error);
+  static HRESULT create(Driver *driver, UINT flags, const char *driverOptions, Device **device,
+                        std::string &error);
   ~Device();
   HRESULT STDMETHODCALLTYPE QueryInterface(REFIID riid, void **ppv) override;
 

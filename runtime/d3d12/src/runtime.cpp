@@ -430,7 +430,8 @@ using namespace cgc::d3d12;
 // Entry points
 //===----------------------------------------------------------------------===//
 
-static HRESULT createDeviceOn(const char *driverChoice, REFIID riid, void **ppDevice) {
+static HRESULT createDeviceOn(const char *driverChoice, REFIID riid, void **ppDevice,
+                              const char *driverOptions = nullptr) {
   std::string error;
   Driver *driver = selectedDriver(error, driverChoice);
   if (!driver) {
@@ -442,7 +443,7 @@ static HRESULT createDeviceOn(const char *driverChoice, REFIID riid, void **ppDe
     return S_FALSE;
   *ppDevice = nullptr;
   Device *device = nullptr;
-  HRESULT hr = Device::create(driver, deviceCreationFlags(), &device, error);
+  HRESULT hr = Device::create(driver, deviceCreationFlags(), driverOptions, &device, error);
   if (FAILED(hr)) {
     std::fprintf(stderr, "D3D12 ERROR: %s\n", error.c_str());
     setLastError(error);
@@ -472,6 +473,13 @@ CGC_D3D12_API HRESULT CGCD3D12CreateDeviceOnDriver(const char *pDriverPathOrName
                                                    void **ppDevice) {
   setLastError("");
   return createDeviceOn(pDriverPathOrName, riid, ppDevice);
+}
+
+CGC_D3D12_API HRESULT CGCD3D12CreateDeviceWithOptions(const char *pDriverPathOrName,
+                                                      const char *pDriverOptions, REFIID riid,
+                                                      void **ppDevice) {
+  setLastError("");
+  return createDeviceOn(pDriverPathOrName, riid, ppDevice, pDriverOptions);
 }
 
 CGC_D3D12_API HRESULT D3D12GetDebugInterface(REFIID riid, void **ppvDebug) {

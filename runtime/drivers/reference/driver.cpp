@@ -118,8 +118,14 @@ struct Device {
   std::shared_mutex programsMutex;
   std::unordered_map<uint64_t, std::weak_ptr<MlirProgram>> programs; // by serial
   HeapRanges heaps;
+  /// The application's configuration of this device (its kernel and
+  /// scheduling choices), with the environment's debug overrides.
+  const KernelConfig config;
 
-  explicit Device(int threads) : pool(threads) {}
+  explicit Device(const KernelConfig &config)
+      : pool(config.threads ? config.threads : int(std::thread::hardware_concurrency()),
+             config.spinUs),
+        config(config) {}
 
   void message(D3D12DDI_MESSAGE_SEVERITY_CGC severity, const std::string &text) {
     if (callbacks.pfnMessageCb)
@@ -270,18 +276,17 @@ HRESULT createDevice(D3D12DDI_HADAPTER, const D3D12DDIARG_CREATEDEVICE_CGC *args
                                      ("CreateDevice: " + text).c_str());
   };
   try {
-    int threads = int(std::thread::hardware_concurrency());
-    if (const char *env = std::getenv("CGC_REFERENCE_THREADS")) {
-      char *end = nullptr;
-      errno = 0;
-      long value = std::strtol(env, &end, 10);
-      if (end == env || *end || errno || value < 1 || value > long(cgc::kMaxThreads))
-        throw std::invalid_argument("CGC_REFERENCE_THREADS='" + std::string(env) +
-                                    "' must be a number of threads from 1 to " +
-                                    std::to_string(cgc::kMaxThreads));
-      threads = int(value);
-    }
-    auto *device = new Device(std::max(1, threads));
+    // The application's text, then the environment's debug overrides
+    // (KernelConfig::environment, the one place they are read).
+    KernelConfig config;
+    std::string why;
+    if (args->pDriverOptions && !config.apply(args->pDriverOptions, why))
+      throw std::invalid_argument("driver options '" + std::string(args->pDriverOptions) +
+                                  "': " + why);
+    if (!config.applyEnvironment(why))
+      throw std::invalid_argument(why);
+    static_assert(cgc::kMaxThreads == 1024, "KernelConfig's 'threads' bound");
+    auto *device = new Device(config);
     device->rt = args->hRTDevice;
     if (args->pCallbacks)
       device->callbacks = *args->pCallbacks;
@@ -290,6 +295,9 @@ HRESULT createDevice(D3D12DDI_HADAPTER, const D3D12DDIARG_CREATEDEVICE_CGC *args
   } catch (const std::bad_alloc &) {
     report("out of memory");
     return E_OUTOFMEMORY;
+  } catch (const std::invalid_argument &e) {
+    report(e.what());
+    return E_INVALIDARG;
   } catch (const std::exception &e) {
     report(e.what());
     return E_FAIL;
@@ -492,7 +500,7 @@ HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_00
     }
     std::shared_ptr<const CompiledProgram> compiled;
     HRESULT hr = guarded(device, where.c_str(), [&] {
-      compiled = CompiledProgram::create(std::move(program), error);
+      compiled = CompiledProgram::create(std::move(program), device->config, error);
       return compiled ? S_OK : E_INVALIDARG;
     });
     if (FAILED(hr)) {
@@ -626,7 +634,7 @@ HRESULT createComputePipelineState(D3D12DDI_HDEVICE h,
       device->error("reference driver: " + error);
       return E_INVALIDARG;
     }
-    auto compiled = CompiledProgram::create(std::move(program), error);
+    auto compiled = CompiledProgram::create(std::move(program), device->config, error);
     if (!compiled) {
       device->error("reference driver: compute pipeline: " + error);
       return E_INVALIDARG;

@@ -568,10 +568,19 @@ static bool foldableInputScale(const KernelProgram &kp, size_t k, KernelOperand 
 
 std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
                                                          std::string &error) {
+  return create(std::move(program), KernelConfig::process(), error);
+}
+
+std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
+                                                         const KernelConfig &config,
+                                                         std::string &error) {
   if (!program.validate(error))
     return nullptr;
   auto result = std::shared_ptr<CompiledProgram>(new CompiledProgram());
   CompiledProgram &p = *result;
+  p.config_ = config;
+  // Every kernel choice below reads the program's configuration.
+  ConfigScope scope(p.config_);
   p.program_ = std::move(program);
   const KernelProgram &kp = p.program_;
 
@@ -835,10 +844,9 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       ++stats.untouchedInternalBindings;
       stats.untouchedInternalBytes += kp.bindings[b].bytes;
     }
-  if (const char *env = std::getenv("CGC_REFERENCE_PROFILE");
-      env && *env && std::string(env) != "0") {
+  if (!p.config_.profile.empty()) {
     p.profile_ = std::make_unique<StepTime[]>(p.steps_.size());
-    p.profilePath_ = std::string(env) == "1" ? "-" : env;
+    p.profilePath_ = p.config_.profile == "1" ? "-" : p.config_.profile;
   }
   return result;
 }
@@ -989,6 +997,9 @@ CompiledProgram::layoutFor(const std::vector<uint8_t *> &bindings) const {
 }
 
 void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &pool) const {
+  // Choices a kernel makes on its first run (preparing its weights) read
+  // the program's configuration too.
+  ConfigScope scope(config_);
   std::shared_ptr<const Layout> layout;
   if (memoryStats_.boundTemporaries)
     layout = layoutFor(bindings);
@@ -1070,7 +1081,8 @@ void CompiledProgram::printProfile() const {
   // Steady runs: every run after the first.
   const double steady = double(std::max<uint64_t>(runs - 1, 1));
   std::ostringstream os;
-  os << "cgc reference driver profile: " << steps_.size() << " steps, " << runs
+  os << "cgc reference driver profile (configuration: " << config_.describe()
+     << "): " << steps_.size() << " steps, " << runs
      << " runs; first run " << formatFixed(double(first) / 1e6, 3) << " ms, then "
      << formatFixed(double(total) / 1e6 / steady, 3)
      << " ms per run (wall time of each step, slowest first: share, us per run, us of the "

@@ -23,6 +23,7 @@
 #define CGC_REFERENCE_PROGRAM_H
 
 #include "cgc/kernel_program.h"
+#include "config.h"
 #include "kernels.h"
 
 #include <atomic>
@@ -119,6 +120,11 @@ public:
   /// Creates the kernels of `program`. Returns null with a message naming
   /// the kernel that failed.
   static std::shared_ptr<CompiledProgram> create(KernelProgram program, std::string &error);
+  /// The same, choosing kernels with `config` (the device's), which the
+  /// program keeps for its runs.
+  static std::shared_ptr<CompiledProgram> create(KernelProgram program, const KernelConfig &config,
+                                                 std::string &error);
+  const KernelConfig &config() const { return config_; }
   /// Prints the step profile (CGC_REFERENCE_PROFILE) if one was kept.
   ~CompiledProgram();
 
@@ -181,6 +187,7 @@ private:
   void printProfile() const;
 
   KernelProgram program_;
+  KernelConfig config_;
   std::vector<Step> steps_;
   /// One per step when profiling, else empty.
   std::unique_ptr<StepTime[]> profile_;

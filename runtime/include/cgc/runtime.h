@@ -101,8 +101,15 @@ typedef struct cgc_device_options_t {
    * most 1024 (cgc::kMaxThreads): more is CGC_STATUS_INVALID_ARGUMENT. */
   uint32_t compile_threads;
   /* Worker threads of the reference driver; 0: its default (one per core,
-   * or $CGC_REFERENCE_THREADS). At most 1024, as compile_threads. */
+   * or $CGC_REFERENCE_THREADS). At most 1024, as compile_threads. Passed
+   * to the driver as "threads=N" before driver_options. */
   uint32_t device_threads;
+  /* The driver's configuration of this device, the driver's own text; for
+   * the reference driver "name=value,..." of its kernel and scheduling
+   * choices (docs/runtime.md, "Driver options"), e.g. "winograd=0,spin-us=0".
+   * NULL or empty: its defaults. A setting the driver does not know fails
+   * cgc_device_create with the driver's message. */
+  const char *driver_options;
 } cgc_device_options_t;
 
 CGC_RUNTIME_API void cgc_device_options_init(cgc_device_options_t *options);

@@ -338,7 +338,7 @@ TEST(Fusion, StridedPointwiseTakesItsChain) {
   const std::string what = checkChannelsLastConvChain(
       {1, 64, 28, 28}, 128, 1, 2, 1, 0, {{"cgc_op.add", {}, out}, {"cgc_op.relu"}},
       Layout::ChannelsLast, rng);
-  if (PackedSgemm::available() && kernelChoiceOn("CGC_REFERENCE_SUBSAMPLED_POINTWISE"))
+  if (PackedSgemm::available() && activeConfig().subsampledPointwise)
     EXPECT_NE(what.find("input subsampled"), std::string::npos) << what;
 }
 
@@ -354,7 +354,7 @@ TEST(Fusion, WinogradConvolutionAppliesItsChain) {
                                    {"cgc_op.add", {}, out}};
   const std::string what =
       checkChannelsLastConvChain({1, 64, 22, 25}, 96, 3, 1, 2, 2, chain, Layout::Contiguous, rng);
-  if (PackedSgemm::available() && kernelChoiceOn("CGC_REFERENCE_WINOGRAD_GEMM")) {
+  if (PackedSgemm::available() && activeConfig().winogradGemm != 0) {
     EXPECT_NE(what.find("Winograd F(4x4,3x3) on the packed GEMM"), std::string::npos) << what;
     EXPECT_NE(what.find("clip before the store"), std::string::npos) << what;
   }

@@ -1,6 +1,7 @@
 //===- MovementTest.cpp - Data movement ops and resize --------------------===//
 
 #include "KernelTestUtil.h"
+#include "config.h"
 
 using namespace cgc;
 using namespace cgc::ref;
@@ -139,9 +140,12 @@ TEST(Movement, SeparableResizeMatchesTheGenericPath) {
     auto k = make(d);
     EXPECT_EQ(k->describe().find("separable") != std::string::npos, c.separable) << what;
     runKernel(*k, {&x}, {&fast}, pool3());
-    setenv("CGC_REFERENCE_SEPARABLE_RESIZE", "0", 1);
-    auto g = make(d);
-    unsetenv("CGC_REFERENCE_SEPARABLE_RESIZE");
+    auto g = [&] {
+      KernelConfig generic = KernelConfig::process();
+      generic.separableResize = false;
+      ConfigScope scope(generic);
+      return make(d);
+    }();
     EXPECT_EQ(g->describe().find("separable"), std::string::npos) << what;
     runKernel(*g, {&x}, {&generic}, pool3());
     const double tol = c.dtype == CGC_DTYPE_FLOAT16 ? 1e-3 : 1e-5;

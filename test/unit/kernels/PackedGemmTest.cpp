@@ -283,7 +283,7 @@ TEST(PackedGemm, StrassenEpilogueAndResidualInPlace) {
 // Which products take Strassen: K and N even and >= 512, about 64 rows.
 TEST(PackedGemm, StrassenOnlyWhereItPays) {
   using Algorithm = PackedSgemm::Algorithm;
-  if (!kernelChoiceOn("CGC_REFERENCE_STRASSEN"))
+  if (!activeConfig().strassen)
     GTEST_SKIP() << "CGC_REFERENCE_STRASSEN=0";
   EXPECT_EQ(PackedSgemm::algorithmFor(128, 768, 768), Algorithm::Strassen);
   EXPECT_EQ(PackedSgemm::algorithmFor(128, 3072, 768), Algorithm::Strassen);

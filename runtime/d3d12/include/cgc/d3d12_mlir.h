@@ -403,6 +403,15 @@ CGC_D3D12_API HRESULT CGCD3D12SelectDriver(const char *pDriverPathOrName);
 CGC_D3D12_API HRESULT CGCD3D12CreateDeviceOnDriver(const char *pDriverPathOrName, REFIID riid,
                                                    void **ppDevice);
 
+/// CGCD3D12CreateDeviceOnDriver with the driver's configuration for this
+/// device: `pDriverOptions` is the driver's own text (the reference
+/// driver's: "name=value,...", docs/runtime.md; null or empty: defaults).
+/// A driver that refuses it fails creation with its reason in
+/// CGCD3D12GetLastError.
+CGC_D3D12_API HRESULT CGCD3D12CreateDeviceWithOptions(const char *pDriverPathOrName,
+                                                      const char *pDriverOptions, REFIID riid,
+                                                      void **ppDevice);
+
 /// Lists the drivers found: writes up to *pCount NUL-separated paths into
 /// pBuffer (may be null to query sizes). *pCount receives the number of
 /// drivers, *pBufferSize the bytes needed.

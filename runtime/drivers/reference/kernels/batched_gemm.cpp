@@ -191,9 +191,8 @@ std::unique_ptr<Kernel> makeBatchedPackedProduct(const BatchedGeometry &g,
                                                  const std::vector<KernelDesc> &chain,
                                                  size_t firstExtra, const std::string &what,
                                                  std::string &reason) {
-  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_BATCHED_GEMM");
-  if (!enabled || !PackedSgemm::available()) {
-    reason = "no AVX-512 for the packed GEMM (or CGC_REFERENCE_BATCHED_GEMM=0)";
+  if (!activeConfig().batchedGemm || !PackedSgemm::available()) {
+    reason = "no AVX-512 for the packed GEMM (or batched-gemm=0)";
     return nullptr;
   }
   if (g.ak != 1 || g.cn != 1 || g.m <= 0 || g.n <= 0 || g.k <= 0) {

@@ -321,11 +321,6 @@ std::string chainSummary(const std::vector<KernelDesc> &chain) {
   return summary;
 }
 
-bool kernelChoiceOn(const char *name) {
-  const char *env = std::getenv(name);
-  return !(env && std::string(env) == "0");
-}
-
 std::string avx512Float32Mismatch(const KernelDesc &anchor, const KernelOperand &out) {
   if (!cpuHasAvx512())
     return "the CPU has no AVX-512";
@@ -444,7 +439,7 @@ void Scratch::allocate(size_t bytes) {
 AlignedBuffer::AlignedBuffer(size_t bytes) : bytes_(bytes) {
   if (bytes == 0)
     return;
-  if (bytes >= WeightArena::kMinBytes)
+  if (bytes >= WeightArena::kMinBytes && activeConfig().weightArena)
     if (WeightArena *arena = WeightArena::shared())
       if ((ptr_ = arena->allocate(bytes))) {
         arena_ = true;

@@ -10,6 +10,7 @@
 #ifndef CGC_REFERENCE_KERNELS_COMMON_H
 #define CGC_REFERENCE_KERNELS_COMMON_H
 
+#include "config.h"
 #include "kernels.h"
 
 #include <algorithm>
@@ -279,10 +280,6 @@ std::string chainSummary(const std::vector<KernelDesc> &chain);
 /// The extra operands of a fused chain: each op's inputs after its first
 /// (the running value), counted in KernelArgs order.
 size_t chainExtraOperands(const std::vector<KernelDesc> &chain);
-/// True unless environment variable `name` is "0": a kernel choice that can
-/// be turned off for comparisons (docs/runtime.md lists them). Callers read
-/// it once per process or per kernel creation.
-bool kernelChoiceOn(const char *name);
 /// Empty if the CPU has AVX-512 and every operand of `anchor` and `out` is
 /// float32, else which is not so (for the direct AVX-512 kernels).
 std::string avx512Float32Mismatch(const KernelDesc &anchor, const KernelOperand &out);

@@ -285,8 +285,7 @@ constexpr int64_t kWinogradMinBlockChannels = 32;
 /// max |difference| of 2e-6 of the result's scale). CGC_REFERENCE_WINOGRAD=0
 /// turns it off (direct convolution only).
 bool winogradApplies(const ConvGeom &g, dt type) {
-  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_WINOGRAD");
-  if (!enabled || type != dt::f32 || g.transpose || g.groups != 1 || g.kernel.size() != 2)
+  if (!activeConfig().winograd || type != dt::f32 || g.transpose || g.groups != 1 || g.kernel.size() != 2)
     return false;
   for (size_t i = 0; i < 2; ++i)
     if (g.kernel[i] != 3 || g.stride[i] != 1 || g.dilation[i] != 1)
@@ -629,8 +628,7 @@ private:
     const std::vector<Geometry> pieces = form(SplitForm::Split);
     if (check(pieces, winograd))
       chosen = SplitForm::Split;
-    static const bool blocksOn = kernelChoiceOn("CGC_REFERENCE_WINOGRAD_CHANNEL_BLOCKS");
-    if (blocksOn && winograd_ && !channelsLast_ && !winograd && pieces.size() > 1 &&
+    if (activeConfig().winogradChannelBlocks && winograd_ && !channelsLast_ && !winograd && pieces.size() > 1 &&
         g_.outC >= kWinogradMinBlockChannels * threads && piece(wholePiece()).winograd) {
       const std::vector<Geometry> blocks = form(SplitForm::Channels);
       bool blocksWinograd = false;
@@ -1263,7 +1261,7 @@ std::unique_ptr<Kernel> makeSubsampledPointwise(const ConvGeom &g, const KernelD
                                                 const std::vector<KernelDesc> &chain,
                                                 const KernelOptions &options,
                                                 std::string &reason) {
-  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_SUBSAMPLED_POINTWISE");
+  const bool enabled = activeConfig().subsampledPointwise;
   const KernelOperand &x = *desc.inputs[0];
   bool applies = enabled && !g.transpose && g.groups == 1 && channelsLast(x) &&
                  numElements(g.out) > 0;
@@ -1502,7 +1500,7 @@ DepthwiseGeometry depthwiseGeometry(const ConvGeom &g) {
 /// nhwc kernel (read when a kernel is created, so a benchmark can build
 /// both).
 bool channelsLastDepthwise(const ConvGeom &g, const KernelDesc &desc, const KernelOperand &out) {
-  return kernelChoiceOn("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE") && isDepthwise2d(g) &&
+  return activeConfig().channelsLastDepthwise && isDepthwise2d(g) &&
          numElements(out.shape) > 0 &&
          channelsLastDepthwiseMismatch(depthwiseGeometry(g), desc, out).empty();
 }
@@ -1548,8 +1546,7 @@ bool constantParams(const ConvGeom &g, const KernelOptions &options) {
 /// depthwise convolution's result stays its own kernel (read once per
 /// process).
 bool depthwisePoolEnabled() {
-  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_DEPTHWISE_POOL");
-  return enabled;
+  return activeConfig().depthwisePool;
 }
 
 // Direct convolution of a few input channels (a CNN's stem)
@@ -1568,8 +1565,7 @@ StemGeometry stemGeometry(const ConvGeom &g) {
 /// 7x7 s2); see stem.h for what the direct kernel reaches.
 /// CGC_REFERENCE_STEM_CONVOLUTION=0 keeps oneDNN (read once per process).
 bool stemConvolution(const ConvGeom &g, const KernelDesc &desc, const KernelOperand &out) {
-  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_STEM_CONVOLUTION");
-  return enabled && !g.transpose && g.spatial() == 2 && g.groups == 1 &&
+  return activeConfig().stemConvolution && !g.transpose && g.spatial() == 2 && g.groups == 1 &&
          numElements(out.shape) > 0 && numElements(desc.inputs[0]->shape) > 0 &&
          stemConvolutionMismatch(stemGeometry(g), desc, out).empty();
 }
@@ -1801,11 +1797,11 @@ std::unique_ptr<Kernel> createFusedDepthwiseBlock(const DepthwiseBlock &block,
                                    : block.expandChain.back().outputs.at(0);
     // A 1x1 expansion, or a CNN's stem (3 input channels: the image;
     // CGC_REFERENCE_STEM_DEPTHWISE=0 keeps it a step of its own).
-    static const bool stemFuses = kernelChoiceOn("CGC_REFERENCE_STEM_DEPTHWISE");
+    const bool stemFuses = activeConfig().stemDepthwise;
     const ConvGeom e = parseConv(*block.expand);
     if (stemConvolution(e, *block.expand, mid)) {
       if (!stemFuses) {
-        reason = "CGC_REFERENCE_STEM_DEPTHWISE=0";
+        reason = "the configuration says stem-depthwise=0";
         return nullptr;
       }
       names.expand = geomText(e);

@@ -335,13 +335,11 @@ bool ringChain(const std::vector<KernelDesc> &chain, int64_t channels, int64_t p
 }
 
 bool fusionEnabled() {
-  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_EXPAND_DEPTHWISE");
-  return enabled;
+  return activeConfig().expandDepthwise;
 }
 
 bool projectionEnabled() {
-  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_DEPTHWISE_PROJECT");
-  return enabled;
+  return activeConfig().depthwiseProject;
 }
 
 } // namespace

@@ -898,9 +898,9 @@ std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
   // it where the packed GEMM does not run the product).
   std::vector<KernelDesc> chain = epilogue;
   std::optional<bool> erfGelu;
-  static const bool geluInGemm = kernelChoiceOn("CGC_REFERENCE_GEMM_GELU");
+  const bool geluInGemm = activeConfig().gemmGelu;
   if (chain.back().op == "cgc_op.erf_gelu" && !geluInGemm) {
-    reason = "cgc_op.erf_gelu: CGC_REFERENCE_GEMM_GELU=0";
+    reason = "cgc_op.erf_gelu: the configuration says gemm-gelu=0";
     return nullptr;
   }
   if (chain.back().op == "cgc_op.erf_gelu") {

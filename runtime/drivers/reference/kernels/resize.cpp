@@ -385,7 +385,7 @@ public:
       tables_.push_back(tapsFor(spec, d, in.shape[d], out.shape[d]));
     if constexpr (std::is_same_v<Compute<T>, float>) {
       // Read per kernel (not once): the tests build both paths.
-      if (kernelChoiceOn("CGC_REFERENCE_SEPARABLE_RESIZE") && numElements(in.shape) > 0 &&
+      if (activeConfig().separableResize && numElements(in.shape) > 0 &&
           numElements(out.shape) > 0)
         separable_.emplace(tables_, inShape_, outShape_, inStrides_, outStrides_);
       if (separable_ && !separable_->usable())

@@ -186,8 +186,7 @@ bool pairsSuit(int64_t n) { return n == 8 || n == 16 || n == 24 || n == 40 || n 
 /// seven of 7, not six of 8 and one of 1). With
 /// CGC_REFERENCE_GEMM_BALANCED_ROWS=0, `maxRows` (a tail tile for the rest).
 int64_t rowsPerTile(int64_t m, int64_t maxRows) {
-  static const bool balanced = kernelChoiceOn("CGC_REFERENCE_GEMM_BALANCED_ROWS");
-  if (!balanced)
+  if (!activeConfig().gemmBalancedRows)
     return maxRows;
   const int64_t tiles = (std::max<int64_t>(1, m) + maxRows - 1) / maxRows;
   return (std::max<int64_t>(1, m) + tiles - 1) / tiles;
@@ -233,12 +232,11 @@ TileShape tileFor(int64_t m, int64_t k, int64_t n) {
 } // namespace
 
 bool PackedSgemm::available() {
-  static const bool enabled = cpuHasAvx512() && kernelChoiceOn("CGC_REFERENCE_PACKED_GEMM");
-  return enabled;
+  return cpuHasAvx512() && activeConfig().packedGemm;
 }
 
 PackedSgemm::Algorithm PackedSgemm::algorithmFor(int64_t m, int64_t k, int64_t n) {
-  static const bool enabled = kernelChoiceOn("CGC_REFERENCE_STRASSEN");
+  const bool enabled = activeConfig().strassen;
   const bool suits = k % 2 == 0 && n % 2 == 0 && k >= 512 && n >= 512 && m >= 64;
   return enabled && suits ? Algorithm::Strassen : Algorithm::Classic;
 }
@@ -256,7 +254,7 @@ PackedSgemm::PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> o
                               : tileFor((std::min(m, kStrassenRows) + 1) / 2, k / 2, n / 2);
   vectors_ = shape.vectors;
   rows_ = shape.rows;
-  static const bool pairsOn = kernelChoiceOn("CGC_REFERENCE_GEMM_K_PAIRS");
+  const bool pairsOn = activeConfig().gemmKPairs;
   if (algorithm == Algorithm::Classic && layout == Layout::Any && pairsOn && pairsSuit(n)) {
     pairs_ = true;
     vectors_ = n / 8;

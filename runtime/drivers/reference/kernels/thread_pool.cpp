@@ -1,6 +1,7 @@
 //===- thread_pool.cpp - The reference driver's worker threads ------------===//
 
 #include "thread_pool.h"
+#include "config.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -91,11 +92,11 @@ struct ThreadPool::Job {
   bool listed = false;
 };
 
-ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
+ThreadPool::ThreadPool(int threads) : ThreadPool(threads, KernelConfig::process().spinUs) {}
+
+ThreadPool::ThreadPool(int threads, int spinMicroseconds) : threads_(std::max(1, threads)) {
   // Spinning only pays when every thread has a core of its own.
-  int64_t spinUs = 300;
-  if (const char *env = std::getenv("CGC_REFERENCE_SPIN_US"))
-    spinUs = std::max(0, std::atoi(env));
+  int64_t spinUs = std::max(0, spinMicroseconds);
   unsigned cores = std::thread::hardware_concurrency();
   if (cores && unsigned(threads_) > cores)
     spinUs = 0;

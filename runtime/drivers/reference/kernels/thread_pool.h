@@ -81,7 +81,11 @@ private:
 class ThreadPool {
 public:
   /// `threads` counts the calling thread: 1 runs everything inline.
+  /// `threads` in all (the caller's and threads - 1 workers), idle workers
+  /// spinning `spinMicroseconds` (0 where there are more threads than
+  /// cores) before they sleep. Without it, the process configuration's.
   explicit ThreadPool(int threads);
+  ThreadPool(int threads, int spinMicroseconds);
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;

@@ -29,8 +29,6 @@ size_t WeightArena::roundToPages(size_t bytes) const {
 
 WeightArena *WeightArena::shared() {
   static WeightArena *arena = []() -> WeightArena * {
-    if (!kernelChoiceOn("CGC_REFERENCE_WEIGHT_ARENA"))
-      return nullptr;
     // Never destroyed: blocks may be released by static destructors of
     // whoever holds them.
     auto *a = new WeightArena(kSharedReserve);

@@ -437,8 +437,8 @@ private:
 
 std::string winogradConvolutionMismatch(const WinogradGeometry &g, const KernelDesc &anchor,
                                         const KernelOperand &out) {
-  if (!kernelChoiceOn("CGC_REFERENCE_WINOGRAD_GEMM") || !PackedSgemm::available())
-    return "no AVX-512 for the packed GEMM (or CGC_REFERENCE_WINOGRAD_GEMM=0)";
+  if (activeConfig().winogradGemm == 0 || !PackedSgemm::available())
+    return "no AVX-512 for the packed GEMM (or winograd-gemm=0)";
   if (std::string why = avx512Float32Mismatch(anchor, out); !why.empty())
     return why;
   if (!channelsLast(*anchor.inputs[0]) || !channelsLast(anchor.outputs[0]) || !channelsLast(out))
@@ -455,8 +455,7 @@ std::string winogradConvolutionMismatch(const WinogradGeometry &g, const KernelD
 
 int64_t winogradTile(const WinogradGeometry &g) {
   // For comparisons: wherever it can run.
-  const char *mode = std::getenv("CGC_REFERENCE_WINOGRAD_GEMM");
-  const bool everywhere = mode && !std::strcmp(mode, "all");
+  const bool everywhere = activeConfig().winogradGemm == 2;
   if (g.inC < kWinogradGemmMinChannels || g.outC < kWinogradGemmMinChannels)
     return everywhere ? 4 : 0;
   // Measured against oneDNN's kernels (bench-kernels, "3x3 convolutions,
