@@ -1001,7 +1001,7 @@ void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &po
   // the program's configuration too.
   ConfigScope scope(config_);
   std::shared_ptr<const Layout> layout;
-  if (memoryStats_.boundTemporaries)
+  if (memoryStats_.boundTemporaries && config_.boundTemporaries)
     layout = layoutFor(bindings);
   const uint64_t perRunBytes = layout ? layout->perRunBytes : scratchBytes_;
   const std::vector<uint64_t> &offsets = layout ? layout->offsets : temporaryOffsets_;
@@ -1087,7 +1087,7 @@ void CompiledProgram::printProfile() const {
      << formatFixed(double(total) / 1e6 / steady, 3)
      << " ms per run (wall time of each step, slowest first: share, us per run, us of the "
         "first run)\n";
-  if (memoryStats_.boundTemporaries) {
+  if (memoryStats_.boundTemporaries && config_.boundTemporaries) {
     std::shared_ptr<const Layout> last;
     {
       std::lock_guard<std::mutex> lock(layoutMutex_);

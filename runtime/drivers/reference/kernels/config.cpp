@@ -77,6 +77,10 @@ const std::vector<Field> &fields() {
                      &KernelConfig::separableResize));
     f.push_back(flag("weight-arena", "prepared weights in one shared arena",
                      &KernelConfig::weightArena));
+    f.push_back(flag("bound-temporaries",
+                     "temporaries of internal bind points live in the bound bytes, where the "
+                     "compiler planned them (0: in the driver's per-run memory)",
+                     &KernelConfig::boundTemporaries));
     f.push_back(number("threads", "worker threads (0: one per core)", &KernelConfig::threads, 0,
                        1024));
     f.push_back(number("spin-us", "microseconds an idle worker spins before it sleeps",

@@ -57,6 +57,12 @@ struct KernelConfig {
   // Other ops and memory.
   bool separableResize = true; // resize as one pass per dimension
   bool weightArena = true;     // prepared weights in one shared arena
+  /// Temporaries of internal bind points in the bound bytes, where the
+  /// compiler planned them. Off by default: the driver's own per-run plan
+  /// also leaves out the values its fusions never store, which the
+  /// compiler's plan reserves, so it is smaller (ResNet-50 peak RSS 185.7
+  /// against 189.2 MiB with it on; docs/memory-planning.md).
+  bool boundTemporaries = false;
   // Scheduling.
   int threads = 0;     // worker threads; 0: one per core
   int spinUs = 300;    // how long an idle worker spins before it sleeps
