@@ -9,25 +9,15 @@
 #ifndef CGC_COMPILER_PLANNING_ANALYSIS_H
 #define CGC_COMPILER_PLANNING_ANALYSIS_H
 
-#include "compiler/Planning/Packing.h"
+#include "planning/packing.h"
+#include "planning/sort.h"
 #include "compiler/Planning/Planning.h"
 
 #include <algorithm>
 
 namespace cgc::planning::detail {
 
-/// Sorts a list of distinct indices that starts in increasing order, as
-/// std::stable_sort would (ties keep index order), with std::sort.
-template <typename Less>
-void sortIndices(std::vector<int32_t> &v, Less less) {
-  std::sort(v.begin(), v.end(), [&](int32_t a, int32_t b) {
-    if (less(a, b))
-      return true;
-    if (less(b, a))
-      return false;
-    return a < b;
-  });
-}
+using planning::sortIndices;
 
 struct Liveness {
   std::vector<int32_t> firstStep, lastStep; // per tensor, -1 if untouched

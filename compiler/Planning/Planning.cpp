@@ -1,7 +1,7 @@
 //===- Planning.cpp - Liveness, in-place and memory plans -----------------===//
 
 #include "compiler/Planning/Analysis.h"
-#include "compiler/Planning/Packing.h"
+#include "planning/packing.h"
 #include "compiler/Planning/Planning.h"
 
 #include <algorithm>

@@ -21,13 +21,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Targets/Reference/KernelPrograms.h"
-#include "compiler/Targets/Reference/ProgramQueries.h"
+#include "planning/kernel_program_queries.h"
 
 #include <algorithm>
 #include <numeric>
 #include <optional>
 
 namespace cgc::reference {
+
+using namespace cgc::planning;
 namespace {
 
 using Storage = KernelOperand::Storage;

@@ -1,7 +1,7 @@
 //===- KernelPrograms.cpp - The reference target's kernel programs --------===//
 
 #include "compiler/Targets/Reference/KernelPrograms.h"
-#include "compiler/Targets/Reference/ProgramQueries.h"
+#include "planning/kernel_program_queries.h"
 
 #if CGC_REFERENCE_HAVE_KERNELS
 #include "kernels.h"
@@ -16,27 +16,9 @@
 
 namespace cgc::reference {
 
+using namespace cgc::planning;
+
 namespace {
-
-bool isAnchor(const std::string &op) {
-  return op == "cgc_op.convolution" || op == "cgc_op.matmul" ||
-         op == "cgc_op.gemm";
-}
-
-/// True if any input of any kernel other than (`except`, input 0) reads
-/// bytes of `value` (the driver's rule, program.cpp).
-bool readElsewhere(const KernelProgram &program, const KernelOperand &value,
-                   size_t except) {
-  for (size_t k = 0; k < program.kernels.size(); ++k)
-    for (size_t i = 0; i < program.kernels[k].inputs.size(); ++i) {
-      if (k == except && i == 0)
-        continue;
-      const auto &in = program.kernels[k].inputs[i];
-      if (in && overlaps(*in, value))
-        return true;
-    }
-  return false;
-}
 
 //===----------------------------------------------------------------------===//
 // Internal bind points as temporaries
@@ -865,22 +847,14 @@ std::vector<FusionCandidate> findFusionCandidates(const KernelProgram &program) 
   const auto &kernels = program.kernels;
   for (size_t k = 0; k < kernels.size(); ++k) {
     const KernelDesc &desc = kernels[k];
-    if (!isAnchor(desc.op) || desc.outputs.size() != 1)
+    // batch_norm anchors a step in the driver too, but fuses a leading relu
+    // or clip only: this check would fail a program whose anchor refuses the
+    // first op of its chain.
+    if (!takesAnyEpilogue(desc.op) || desc.outputs.size() != 1)
       continue;
     FusionCandidate candidate;
     candidate.anchor = k;
-    KernelOperand current = desc.outputs[0];
-    for (size_t j = k + 1; j < kernels.size(); ++j) {
-      const KernelDesc &next = kernels[j];
-      if (current.storage != KernelOperand::Storage::Temporary ||
-          next.outputs.size() != 1 || next.inputs.empty() || !next.inputs[0] ||
-          !(*next.inputs[0] == current) ||
-          next.outputs[0].shape != desc.outputs[0].shape ||
-          readElsewhere(program, current, j))
-        break;
-      candidate.chain.push_back(j);
-      current = next.outputs[0];
-    }
+    candidate.chain = epilogueChain(program, k);
     candidates.push_back(std::move(candidate));
   }
   return candidates;

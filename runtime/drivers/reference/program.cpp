@@ -1,6 +1,7 @@
 //===- program.cpp - Compiled kernel programs of the reference driver -----===//
 
 #include "program.h"
+#include "planning/kernel_program_queries.h"
 #include "input_scale.h"
 #include "pages.h"
 
@@ -18,6 +19,10 @@
 #endif
 
 namespace cgc::ref {
+
+using planning::isFusionAnchor;
+using planning::overlaps;
+using planning::readElsewhere;
 
 // Until the kernel library (kernels/) has kernels, every program fails to
 // compile with a message instead of running wrong or crashing.
@@ -83,15 +88,6 @@ static std::unique_ptr<Kernel> makeDepthwisePoolKernel(const KernelDesc &anchor,
 #endif
 }
 
-// batch_norm is an anchor here but not in the compiler's kernel check
-// (KernelPrograms.cpp, findFusionCandidates): it fuses only a leading relu
-// or clip, and that check fails a program whose anchor refuses the first
-// op of its chain.
-static bool isAnchor(const std::string &op) {
-  return op == "cgc_op.convolution" || op == "cgc_op.matmul" || op == "cgc_op.gemm" ||
-         op == "cgc_op.batch_norm";
-}
-
 /// Which of `inputs` live in constant bindings (weights, biases): kernels
 /// prepare those once per address instead of on every run.
 static KernelOptions optionsFor(const KernelProgram &program,
@@ -105,267 +101,8 @@ static KernelOptions optionsFor(const KernelProgram &program,
   return options;
 }
 
-static bool overlaps(const KernelOperand &a, const KernelOperand &b) {
-  if (a.storage != b.storage || a.index != b.index)
-    return false;
-  uint64_t aEnd = a.offset + a.byteSpan(), bEnd = b.offset + b.byteSpan();
-  return a.offset < bEnd && b.offset < aEnd;
-}
-
-/// True if any input of any kernel other than (`except`, input 0) reads
-/// bytes of `value`.
-static bool readElsewhere(const KernelProgram &program, const KernelOperand &value,
-                          size_t except) {
-  for (size_t k = 0; k < program.kernels.size(); ++k)
-    for (size_t i = 0; i < program.kernels[k].inputs.size(); ++i) {
-      if (k == except && i == 0)
-        continue;
-      const auto &in = program.kernels[k].inputs[i];
-      if (in && overlaps(*in, value))
-        return true;
-    }
-  return false;
-}
-
-//===----------------------------------------------------------------------===//
-// Per-run memory by lifetime
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-uint64_t alignUp(uint64_t value, uint64_t alignment) {
-  return alignment > 1 ? (value + alignment - 1) / alignment * alignment : value;
-}
-
-bool takesRoom(const MemoryBlock &b) { return b.bytes > 0 && b.first <= b.last; }
-
-bool liveTogether(const MemoryBlock &a, const MemoryBlock &b) {
-  return a.first <= b.last && b.first <= a.last;
-}
-
-uint64_t alignmentOf(const MemoryBlock &b) { return std::max<uint64_t>(b.alignment, 1); }
-
-/// The offset for block i among `byOffset` (placed blocks sorted by offset):
-/// the lowest aligned offset in a gap between the placed blocks live with it
-/// (first fit), or the one in the tightest such gap, the room between the
-/// highest of them and `footprint` counting as a gap too (best fit).
-uint64_t findGap(const std::vector<MemoryBlock> &blocks, const std::vector<int> &byOffset,
-                 const std::vector<uint64_t> &offsets, int i, bool bestFit,
-                 uint64_t footprint) {
-  const MemoryBlock &block = blocks[size_t(i)];
-  uint64_t align = alignmentOf(block);
-  uint64_t cursor = 0, best = UINT64_MAX, bestGap = UINT64_MAX;
-  for (int j : byOffset) {
-    const MemoryBlock &other = blocks[size_t(j)];
-    if (!liveTogether(block, other))
-      continue;
-    uint64_t at = alignUp(cursor, align);
-    if (at + block.bytes <= offsets[size_t(j)]) {
-      if (!bestFit)
-        return at;
-      uint64_t gap = offsets[size_t(j)] - cursor;
-      if (gap < bestGap) {
-        bestGap = gap;
-        best = at;
-      }
-    }
-    cursor = std::max(cursor, offsets[size_t(j)] + other.bytes);
-  }
-  uint64_t top = alignUp(cursor, align);
-  if (best == UINT64_MAX ||
-      (top + block.bytes <= footprint && footprint - cursor < bestGap))
-    best = top;
-  return best;
-}
-
-/// Places the blocks of `order` one by one; returns the footprint.
-uint64_t greedyPlace(const std::vector<MemoryBlock> &blocks, const std::vector<int> &order,
-                     bool bestFit, std::vector<uint64_t> &offsets) {
-  offsets.assign(blocks.size(), 0);
-  std::vector<int> byOffset;
-  byOffset.reserve(order.size());
-  uint64_t footprint = 0;
-  for (int i : order) {
-    uint64_t at = findGap(blocks, byOffset, offsets, i, bestFit, footprint);
-    offsets[size_t(i)] = at;
-    auto pos = std::upper_bound(byOffset.begin(), byOffset.end(), at,
-                                [&](uint64_t o, int j) { return o < offsets[size_t(j)]; });
-    byOffset.insert(pos, i);
-    footprint = std::max(footprint, at + blocks[size_t(i)].bytes);
-  }
-  return footprint;
-}
-
-} // namespace
-
-MemoryPlan planTemporaryMemory(const std::vector<MemoryBlock> &blocks) {
-  MemoryPlan plan;
-  size_t n = blocks.size();
-  plan.offsets.assign(n, 0);
-  std::vector<int> live;
-  for (size_t i = 0; i < n; ++i)
-    if (takesRoom(blocks[i]))
-      live.push_back(int(i));
-
-  // The layout without reuse: every block after the one before.
-  std::vector<uint64_t> sequential(n, 0);
-  for (int i : live) {
-    sequential[size_t(i)] = alignUp(plan.unplannedBytes, alignmentOf(blocks[size_t(i)]));
-    plan.unplannedBytes = sequential[size_t(i)] + blocks[size_t(i)].bytes;
-  }
-  plan.offsets = sequential;
-  plan.bytes = plan.unplannedBytes;
-  plan.strategy = "sequential";
-  if (live.empty())
-    return plan;
-
-  // Time segments between the distinct interval bounds, and the bytes live
-  // in each.
-  std::vector<int64_t> bounds;
-  for (int i : live) {
-    bounds.push_back(blocks[size_t(i)].first);
-    bounds.push_back(blocks[size_t(i)].last + 1);
-  }
-  std::sort(bounds.begin(), bounds.end());
-  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
-  auto segment = [&](int64_t step) {
-    return size_t(std::lower_bound(bounds.begin(), bounds.end(), step) - bounds.begin());
-  };
-  std::vector<uint64_t> load(bounds.size(), 0);
-  std::vector<size_t> segFirst(n, 0), segEnd(n, 0);
-  for (int i : live) {
-    segFirst[size_t(i)] = segment(blocks[size_t(i)].first);
-    segEnd[size_t(i)] = segment(blocks[size_t(i)].last + 1);
-    for (size_t s = segFirst[size_t(i)]; s < segEnd[size_t(i)]; ++s)
-      load[s] += blocks[size_t(i)].bytes;
-  }
-  plan.lowerBound = *std::max_element(load.begin(), load.end());
-  std::vector<uint64_t> peak(n, 0);
-  for (int i : live)
-    for (size_t s = segFirst[size_t(i)]; s < segEnd[size_t(i)]; ++s)
-      peak[size_t(i)] = std::max(peak[size_t(i)], load[s]);
-
-  auto length = [&](int i) { return blocks[size_t(i)].last - blocks[size_t(i)].first + 1; };
-  auto bySize = [&](int a, int b) {
-    const MemoryBlock &x = blocks[size_t(a)], &y = blocks[size_t(b)];
-    return std::make_tuple(-int64_t(x.bytes), -length(a), x.first, a) <
-           std::make_tuple(-int64_t(y.bytes), -length(b), y.first, b);
-  };
-  struct Order {
-    const char *name;
-    std::vector<int> blocks;
-  };
-  std::vector<Order> orders;
-  auto sorted = [&](const char *name, auto less) {
-    std::vector<int> order = live;
-    std::sort(order.begin(), order.end(), less);
-    orders.push_back({name, std::move(order)});
-  };
-  sorted("size", bySize);
-  sorted("area", [&](int a, int b) {
-    long double x = (long double)blocks[size_t(a)].bytes * length(a);
-    long double y = (long double)blocks[size_t(b)].bytes * length(b);
-    return x != y ? x > y : bySize(a, b);
-  });
-  sorted("lifetime", [&](int a, int b) {
-    return length(a) != length(b) ? length(a) > length(b) : bySize(a, b);
-  });
-  sorted("peak", [&](int a, int b) {
-    return peak[size_t(a)] != peak[size_t(b)] ? peak[size_t(a)] > peak[size_t(b)]
-                                              : bySize(a, b);
-  });
-  sorted("first use", [&](int a, int b) {
-    return blocks[size_t(a)].first != blocks[size_t(b)].first
-               ? blocks[size_t(a)].first < blocks[size_t(b)].first
-               : bySize(a, b);
-  });
-  {
-    // Greedy by breadth: the busiest segments first, each adding the blocks
-    // live there not added yet, largest first.
-    std::vector<size_t> segs(load.size());
-    std::iota(segs.begin(), segs.end(), size_t(0));
-    std::sort(segs.begin(), segs.end(), [&](size_t a, size_t b) {
-      return load[a] != load[b] ? load[a] > load[b] : a < b;
-    });
-    std::vector<std::vector<int>> at(load.size());
-    for (int i : live)
-      for (size_t s = segFirst[size_t(i)]; s < segEnd[size_t(i)]; ++s)
-        at[s].push_back(i);
-    std::vector<char> seen(n, 0);
-    Order breadth{"breadth", {}};
-    for (size_t s : segs) {
-      std::vector<int> here;
-      for (int i : at[s])
-        if (!seen[size_t(i)])
-          here.push_back(i);
-      std::sort(here.begin(), here.end(), bySize);
-      for (int i : here) {
-        seen[size_t(i)] = 1;
-        breadth.blocks.push_back(i);
-      }
-    }
-    orders.push_back(std::move(breadth));
-  }
-
-  std::vector<uint64_t> offsets;
-  for (const Order &order : orders)
-    for (bool bestFit : {false, true}) {
-      uint64_t footprint = greedyPlace(blocks, order.blocks, bestFit, offsets);
-      if (footprint < plan.bytes) {
-        plan.bytes = footprint;
-        plan.offsets = offsets;
-        plan.strategy = order.name;
-      }
-      if (plan.bytes == plan.lowerBound)
-        return plan;
-    }
-  return plan;
-}
-
-bool verifyMemoryPlan(const std::vector<MemoryBlock> &blocks, const MemoryPlan &plan,
-                      std::string &error) {
-  if (plan.offsets.size() != blocks.size()) {
-    error = std::to_string(plan.offsets.size()) + " offsets for " +
-            std::to_string(blocks.size()) + " blocks";
-    return false;
-  }
-  std::vector<size_t> live;
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    if (!takesRoom(blocks[i]))
-      continue;
-    live.push_back(i);
-    uint64_t at = plan.offsets[i];
-    if (at % alignmentOf(blocks[i]) != 0) {
-      error = "block " + std::to_string(i) + " at offset " + std::to_string(at) +
-              " is not aligned to " + std::to_string(blocks[i].alignment);
-      return false;
-    }
-    if (at + blocks[i].bytes > plan.bytes) {
-      error = "block " + std::to_string(i) + " ends at " + std::to_string(at + blocks[i].bytes) +
-              ", past the footprint " + std::to_string(plan.bytes);
-      return false;
-    }
-  }
-  // Sorted by first step: a block meets only the ones after it that start
-  // before it ends.
-  std::sort(live.begin(), live.end(),
-            [&](size_t a, size_t b) { return blocks[a].first < blocks[b].first; });
-  for (size_t x = 0; x < live.size(); ++x)
-    for (size_t y = x + 1; y < live.size(); ++y) {
-      size_t a = live[x], b = live[y];
-      if (blocks[b].first > blocks[a].last)
-        break;
-      uint64_t aEnd = plan.offsets[a] + blocks[a].bytes, bEnd = plan.offsets[b] + blocks[b].bytes;
-      if (plan.offsets[a] < bEnd && plan.offsets[b] < aEnd) {
-        error = "blocks " + std::to_string(a) + " and " + std::to_string(b) +
-                " are live together (steps " + std::to_string(blocks[a].first) + "-" +
-                std::to_string(blocks[a].last) + " and " + std::to_string(blocks[b].first) +
-                "-" + std::to_string(blocks[b].last) + ") and share bytes";
-        return false;
-      }
-    }
-  return true;
-}
+/// The per-run memory plan of a program and the kernel-program queries come
+/// from the planning library the reference target links too (planning/).
 
 /// Calls f on every operand of `step` (inputs, then outputs).
 template <class StepT, class F> static void forEachOperand(StepT &step, F &&f) {
@@ -588,16 +325,8 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
   // only its result, longest first.
   auto chainAfter = [&](const KernelDesc &desc, size_t a) {
     std::vector<KernelDesc> chain;
-    KernelOperand current = desc.outputs[0];
-    for (size_t j = a + 1; j < kp.kernels.size(); ++j) {
-      const KernelDesc &next = kp.kernels[j];
-      if (current.storage != KernelOperand::Storage::Temporary || next.outputs.size() != 1 ||
-          next.inputs.empty() || !next.inputs[0] || !(*next.inputs[0] == current) ||
-          next.outputs[0].shape != desc.outputs[0].shape || readElsewhere(kp, current, j))
-        break;
-      chain.push_back(next);
-      current = next.outputs[0];
-    }
+    for (size_t j : planning::epilogueChain(kp, a))
+      chain.push_back(kp.kernels[j]);
     return chain;
   };
   // The step of anchor `desc` (kernel `a`, after the kernels in `before`)
@@ -765,7 +494,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       k += p.steps_.back().kernels.size();
       continue;
     }
-    if (isAnchor(desc.op) && desc.outputs.size() == 1) {
+    if (isFusionAnchor(desc.op) && desc.outputs.size() == 1) {
       if (!anchorStep(desc, k, {}, asIs, noWrap))
         return nullptr;
       k += p.steps_.back().kernels.size();
@@ -790,7 +519,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
 
   // The temporaries in one block of memory per run, by lifetime over the
   // steps: a temporary only a fused kernel's epilogue reads is never stored.
-  std::vector<MemoryBlock> blocks(kp.temporaries.size());
+  std::vector<planning::TemporaryBlock> blocks(kp.temporaries.size());
   for (size_t t = 0; t < blocks.size(); ++t) {
     blocks[t].bytes = kp.temporaries[t].bytes;
     blocks[t].alignment = std::max<uint64_t>(kp.temporaries[t].alignment, 64);
@@ -804,15 +533,15 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
         bindingTouched[o.index] = true;
         return;
       }
-      MemoryBlock &b = blocks[o.index];
+      planning::TemporaryBlock &b = blocks[o.index];
       b.first = std::min(b.first, int64_t(s));
       b.last = std::max(b.last, int64_t(s));
     });
   // Without binding addresses (they come with each run), every temporary
   // in per-run memory: the plan of a run whose bound ranges cannot hold the
   // temporaries that live in bindings (layoutFor).
-  MemoryPlan plan = planTemporaryMemory(blocks);
-  if (!verifyMemoryPlan(blocks, plan, error)) {
+  planning::TemporaryPlan plan = planning::planTemporaries(blocks);
+  if (!planning::verifyTemporaryPlan(blocks, plan, error)) {
     error = "internal error: the per-run memory plan is invalid: " + error;
     return nullptr;
   }
@@ -829,7 +558,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
   stats.unplannedBytes = plan.unplannedBytes;
   std::vector<bool> backsTemporary(kp.bindings.size(), false);
   for (size_t t = 0; t < blocks.size(); ++t) {
-    const MemoryBlock &b = blocks[t];
+    const planning::TemporaryBlock &b = blocks[t];
     if (b.bytes == 0 || b.first > b.last)
       continue;
     ++stats.temporaries;
@@ -963,12 +692,12 @@ CompiledProgram::layoutFor(const std::vector<uint8_t *> &bindings) const {
       candidates.push_back(t);
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](size_t a, size_t b) { return blocks_[a].first < blocks_[b].first; });
-  std::vector<MemoryBlock> blocks = blocks_;
+  std::vector<planning::TemporaryBlock> blocks = blocks_;
   std::vector<bool> inBinding(blocks.size(), false);
   for (size_t t : candidates) {
-    const MemoryBlock &block = blocks_[t];
+    const planning::TemporaryBlock &block = blocks_[t];
     uintptr_t at = reinterpret_cast<uintptr_t>(bindings[size_t(program_.temporaries[t].binding)]);
-    bool fits = at != 0 && at % alignmentOf(block) == 0;
+    bool fits = at != 0 && at % std::max<uint64_t>(block.alignment, 1) == 0;
     for (const Held &h : held)
       if (fits && at < h.end && h.begin < at + block.bytes && block.first <= h.last &&
           h.first <= block.last)
@@ -982,7 +711,7 @@ CompiledProgram::layoutFor(const std::vector<uint8_t *> &bindings) const {
     inBinding[t] = true;
     blocks[t].bytes = 0; // takes no per-run memory
   }
-  MemoryPlan plan = planTemporaryMemory(blocks);
+  planning::TemporaryPlan plan = planning::planTemporaries(blocks);
   layout->offsets = plan.offsets;
   for (size_t t = 0; t < blocks.size(); ++t)
     if (inBinding[t])

@@ -11,7 +11,7 @@
 // the first to the last step that reads or writes it (a fused step accesses
 // its operands at its own position; the intermediates inside it are never
 // stored), and two temporaries live at the same step never share a byte
-// (planTemporaryMemory). A run takes its block from a pool every program
+// (planning::planTemporaries, planning/temporaries.h). A run takes its block from a pool every program
 // shares (RunMemory), so a model's dispatches, which run one after another,
 // reuse one block. The JIT turns the bind points only its partition touches
 // (`internal`) into temporaries, so the model's scratch pages behind them
@@ -25,6 +25,7 @@
 #include "cgc/kernel_program.h"
 #include "config.h"
 #include "kernels.h"
+#include "planning/temporaries.h"
 
 #include <atomic>
 #include <memory>
@@ -34,38 +35,6 @@
 #include <vector>
 
 namespace cgc::ref {
-
-/// A block of per-run memory: `bytes` at a multiple of `alignment` (a power
-/// of two), live over the inclusive step interval [first, last]. A block
-/// with no bytes, or that no step touches (first > last), takes no room.
-struct MemoryBlock {
-  uint64_t bytes = 0;
-  uint64_t alignment = 64;
-  int64_t first = 0, last = -1;
-};
-
-struct MemoryPlan {
-  std::vector<uint64_t> offsets; // per block
-  uint64_t bytes = 0;            // the footprint: max over blocks of offset + bytes
-  /// Max over steps of the bytes live there: no plan can be smaller.
-  uint64_t lowerBound = 0;
-  /// Every block one after another, each aligned (no reuse).
-  uint64_t unplannedBytes = 0;
-  const char *strategy = ""; // the greedy order whose offsets were kept
-};
-
-/// Offsets such that two blocks with intersecting intervals never share a
-/// byte, every offset a multiple of its block's alignment, and the footprint
-/// small: a portfolio of greedy placements (blocks by size, area, lifetime,
-/// the busiest step they cross, and in order of first use; each first fit
-/// and best fit over the gaps among the already placed blocks that overlap
-/// in time), the smallest kept. Never above unplannedBytes. Deterministic.
-MemoryPlan planTemporaryMemory(const std::vector<MemoryBlock> &blocks);
-
-/// True when `plan` keeps every block aligned, inside `plan.bytes`, and apart
-/// from every block live at the same time; else false with a message.
-bool verifyMemoryPlan(const std::vector<MemoryBlock> &blocks, const MemoryPlan &plan,
-                      std::string &error);
 
 /// Per-run memory shared by the programs of the process: a run takes a
 /// block at least as large as its program's plan and gives it back when it
@@ -195,9 +164,9 @@ private:
   std::string profilePath_;
   std::vector<uint64_t> temporaryOffsets_;
   uint64_t scratchBytes_ = 0;
-  /// Every temporary's size and lifetime over the steps (planTemporaryMemory's
+  /// Every temporary's size and lifetime over the steps (planning::planTemporaries'
   /// input), for the layouts of temporaries that live in bindings.
-  std::vector<MemoryBlock> blocks_;
+  std::vector<planning::TemporaryBlock> blocks_;
   /// Bindings the steps access directly: their bytes are live for the run.
   std::vector<uint32_t> touchedBindings_;
   mutable std::mutex layoutMutex_;

@@ -1,6 +1,6 @@
 //===- PackingTest.cpp - Offset assignment on random intervals ------------===//
 
-#include "compiler/Planning/Packing.h"
+#include "planning/packing.h"
 
 #include <gtest/gtest.h>
 

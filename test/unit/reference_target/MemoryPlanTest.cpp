@@ -1,6 +1,6 @@
 //===- MemoryPlanTest.cpp - The reference driver's per-run memory ---------===//
 //
-// planTemporaryMemory (runtime/drivers/reference/program.h) on random block
+// planning::planTemporaries (planning/temporaries.h) on random block
 // sets, checked here independently of the planner's own verifier; random
 // kernel programs (elementwise layers and fused matrix products) compiled
 // by the driver, whose temporaries must never share bytes while live at the
@@ -25,8 +25,8 @@
 namespace cgc::test {
 namespace {
 
-using ref::MemoryBlock;
-using ref::MemoryPlan;
+using MemoryBlock = planning::TemporaryBlock;
+using MemoryPlan = planning::TemporaryPlan;
 
 /// Checks `plan` for `blocks` without the planner's code: offsets aligned,
 /// inside the footprint, apart while live together; the footprint between
@@ -85,11 +85,11 @@ TEST(ReferenceMemoryPlan, RandomBlocksNeverShareBytesWhileLiveTogether) {
       if (rng() % 15 == 0)
         b.last = b.first - 1; // never touched
     }
-    MemoryPlan plan = ref::planTemporaryMemory(blocks);
+    MemoryPlan plan = planning::planTemporaries(blocks);
     std::string what = "trial " + std::to_string(trial);
     expectValidPlan(blocks, plan, what);
     std::string error;
-    EXPECT_TRUE(ref::verifyMemoryPlan(blocks, plan, error)) << what << ": " << error;
+    EXPECT_TRUE(planning::verifyTemporaryPlan(blocks, plan, error)) << what << ": " << error;
     planned += plan.bytes;
     unplanned += plan.unplannedBytes;
     bound += plan.lowerBound;
@@ -108,22 +108,22 @@ TEST(ReferenceMemoryPlan, SmallCases) {
   std::vector<MemoryBlock> chain;
   for (int i = 0; i < 20; ++i)
     chain.push_back({4096, 64, i, i + 1});
-  MemoryPlan plan = ref::planTemporaryMemory(chain);
+  MemoryPlan plan = planning::planTemporaries(chain);
   expectValidPlan(chain, plan, "chain");
   EXPECT_EQ(plan.bytes, 2u * 4096);
   EXPECT_EQ(plan.unplannedBytes, 20u * 4096);
   // Disjoint lifetimes share offset 0.
   std::vector<MemoryBlock> disjoint = {{100, 64, 0, 0}, {300, 64, 1, 1}, {200, 64, 2, 5}};
-  plan = ref::planTemporaryMemory(disjoint);
+  plan = planning::planTemporaries(disjoint);
   expectValidPlan(disjoint, plan, "disjoint");
   EXPECT_EQ(plan.bytes, 300u);
   // Alignment beyond 64 is kept: the second block may not start at 100.
   std::vector<MemoryBlock> aligned = {{100, 64, 0, 1}, {64, 4096, 1, 2}};
-  plan = ref::planTemporaryMemory(aligned);
+  plan = planning::planTemporaries(aligned);
   expectValidPlan(aligned, plan, "aligned");
   EXPECT_EQ(plan.offsets[1] % 4096, 0u);
   // Nothing to place.
-  plan = ref::planTemporaryMemory({{0, 64, 0, 3}, {128, 64, 2, 1}});
+  plan = planning::planTemporaries({{0, 64, 0, 3}, {128, 64, 2, 1}});
   EXPECT_EQ(plan.bytes, 0u);
   EXPECT_EQ(plan.lowerBound, 0u);
 }
@@ -134,17 +134,17 @@ TEST(ReferenceMemoryPlan, VerifyRejectsBadPlans) {
   plan.offsets = {0, 128, 0};
   plan.bytes = 256;
   std::string error;
-  EXPECT_TRUE(ref::verifyMemoryPlan(blocks, plan, error)) << error;
+  EXPECT_TRUE(planning::verifyTemporaryPlan(blocks, plan, error)) << error;
   plan.offsets = {0, 64, 0}; // live together at step 2, overlapping
-  EXPECT_FALSE(ref::verifyMemoryPlan(blocks, plan, error));
+  EXPECT_FALSE(planning::verifyTemporaryPlan(blocks, plan, error));
   EXPECT_NE(error.find("share bytes"), std::string::npos) << error;
   plan.offsets = {0, 160, 0}; // apart, but not aligned
   plan.bytes = 320;
-  EXPECT_FALSE(ref::verifyMemoryPlan(blocks, plan, error));
+  EXPECT_FALSE(planning::verifyTemporaryPlan(blocks, plan, error));
   EXPECT_NE(error.find("not aligned"), std::string::npos) << error;
   plan.offsets = {0, 128, 0};
   plan.bytes = 200; // block 1 ends past it
-  EXPECT_FALSE(ref::verifyMemoryPlan(blocks, plan, error));
+  EXPECT_FALSE(planning::verifyTemporaryPlan(blocks, plan, error));
   EXPECT_NE(error.find("past the footprint"), std::string::npos) << error;
 }
 

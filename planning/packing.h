@@ -1,4 +1,4 @@
-//===- Packing.h - Offset assignment for intervals ---------------*- C++ -*-===//
+//===- packing.h - Offset assignment for intervals ---------------*- C++ -*-===//
 //
 // The placement problem under planMemory, free of graphs: items that each
 // need `size` bytes over the inclusive step interval [first, last] get
@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CGC_COMPILER_PLANNING_PACKING_H
-#define CGC_COMPILER_PLANNING_PACKING_H
+#ifndef CGC_PLANNING_PACKING_H
+#define CGC_PLANNING_PACKING_H
 
 #include <cstdint>
 #include <string>
@@ -68,4 +68,4 @@ bool verifyPacking(const std::vector<PackItem> &items,
 
 } // namespace cgc::planning
 
-#endif // CGC_COMPILER_PLANNING_PACKING_H
+#endif // CGC_PLANNING_PACKING_H

@@ -1,4 +1,4 @@
-//===- Packing.cpp - Offset assignment for intervals ----------------------===//
+//===- packing.cpp - Offset assignment for intervals ----------------------===//
 //
 // Dynamic storage allocation for the memory planner. Three layers:
 //
@@ -31,8 +31,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Planning/Packing.h"
-#include "compiler/Planning/Analysis.h"
+#include "planning/packing.h"
+#include "planning/sort.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -248,7 +248,7 @@ std::vector<Strategy> greedyOrders(const Instance &inst) {
   std::vector<Strategy> out;
   auto sorted = [&](const char *name, auto less) {
     std::vector<int> order = inst.live;
-    detail::sortIndices(order, less);
+    sortIndices(order, less);
     out.push_back({name, std::move(order)});
   };
   auto bySize = [&](int a, int b) {
@@ -291,7 +291,7 @@ std::vector<Strategy> greedyOrders(const Instance &inst) {
   {
     std::vector<int> segs(inst.segLoad.size());
     std::iota(segs.begin(), segs.end(), 0);
-    detail::sortIndices(segs, [&](int a, int b) {
+    sortIndices(segs, [&](int a, int b) {
       return inst.segLoad[a] > inst.segLoad[b];
     });
     std::vector<char> seen(items.size(), 0);
@@ -301,7 +301,7 @@ std::vector<Strategy> greedyOrders(const Instance &inst) {
       for (int i : inst.segItems[s])
         if (!seen[i])
           here.push_back(i);
-      detail::sortIndices(here, bySize);
+      sortIndices(here, bySize);
       for (int i : here) {
         seen[i] = 1;
         order.push_back(i);
@@ -716,7 +716,7 @@ PackResult packIntervals(const std::vector<PackItem> &items,
   if (best > inst.lowerBound && options.searchBudget > 0) {
     // Rank: lower offset in the best greedy placement first, then larger.
     std::vector<int> byOffset = inst.live;
-    detail::sortIndices(byOffset, [&](int a, int b) {
+    sortIndices(byOffset, [&](int a, int b) {
       if (result.offsets[a] != result.offsets[b])
         return result.offsets[a] < result.offsets[b];
       return inst.size(a) > inst.size(b);
@@ -747,7 +747,7 @@ PackResult packIntervals(const std::vector<PackItem> &items,
       if (r >= 2) {
         Rng rng(0xfeed0000ULL + r);
         std::vector<int> order = inst.live;
-        detail::sortIndices(order,
+        sortIndices(order,
                             [&](int a, int b) { return rank[a] < rank[b]; });
         size_t swaps = 1 + order.size() / 4;
         for (size_t x = 0; x < swaps && order.size() > 1; ++x) {
