@@ -4,7 +4,7 @@
 #include "planning/kernel_program_queries.h"
 
 #if CGC_REFERENCE_HAVE_KERNELS
-#include "kernels.h"
+#include "program.h"
 #endif
 
 #include <algorithm>
@@ -871,56 +871,32 @@ KernelCheck checkKernelProgram(const KernelProgram &program) {
   (void)program;
   return check;
 #else
+  // What the driver makes of the program: its steps, as it forms them.
   std::string why;
-  if (!program.validate(why)) {
-    check.reason = "invalid kernel program: " + why;
+  std::shared_ptr<ref::CompiledProgram> compiled =
+      ref::CompiledProgram::create(program, why);
+  if (!compiled) {
+    check.reason = why;
     return check;
   }
-  std::map<size_t, std::vector<size_t>> chains;
-  for (FusionCandidate &c : findFusionCandidates(program))
-    chains[c.anchor] = std::move(c.chain);
-
-  const auto &kernels = program.kernels;
-  auto name = [&](size_t k) {
-    return "kernel " + std::to_string(k) + " (" + kernels[k].op + ")";
-  };
-  for (size_t k = 0; k < kernels.size();) {
-    auto candidate = chains.find(k);
-    if (candidate != chains.end() && !candidate->second.empty()) {
-      // As the driver does: the whole chain, then shorter ones.
-      std::vector<KernelDesc> epilogue;
-      for (size_t j : candidate->second)
-        epilogue.push_back(kernels[j]);
-      std::string firstOpReason;
-      bool fused = false;
-      while (!epilogue.empty()) {
-        std::string reason;
-        std::unique_ptr<ref::Kernel> kernel =
-            ref::createFusedKernel(kernels[k], epilogue, reason);
-        if (kernel) {
-          fused = true;
-          break;
-        }
-        if (epilogue.size() == 1)
-          firstOpReason = reason;
-        epilogue.pop_back();
-      }
-      if (!fused) {
-        check.reason = name(k) + " does not fuse with " +
-                       kernels[k + 1].op + " after it: " + firstOpReason;
-        return check;
-      }
-      check.fusedKernels += epilogue.size();
-      k += epilogue.size() + 1;
+  // The target's policy on top: an anchor declared with an epilogue runs
+  // fused with at least the first op of it.
+  std::vector<size_t> stepOf(program.kernels.size(), 0);
+  for (size_t s = 0; s < compiled->steps().size(); ++s)
+    for (size_t k : compiled->steps()[s].kernels)
+      stepOf[k] = s;
+  for (const FusionCandidate &c : findFusionCandidates(program)) {
+    if (c.chain.empty() || stepOf[c.anchor] == stepOf[c.chain.front()])
       continue;
-    }
-    std::unique_ptr<ref::Kernel> kernel = ref::createKernel(kernels[k], why);
-    if (!kernel) {
-      check.reason = name(k) + ": " + why;
-      return check;
-    }
-    ++k;
+    const ref::CompiledProgram::Step &step = compiled->steps()[stepOf[c.anchor]];
+    check.reason = "kernel " + std::to_string(c.anchor) + " (" + program.kernels[c.anchor].op +
+                   ") does not fuse with " +
+                   (step.declined.empty()
+                        ? program.kernels[c.chain.front()].op + " after it"
+                        : step.declined);
+    return check;
   }
+  check.fusedKernels = compiled->fusedCount();
   check.ok = true;
   return check;
 #endif

@@ -337,6 +337,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
   auto anchorStep = [&](const KernelDesc &desc, size_t a, std::vector<size_t> before,
                         auto &&adjust, auto &&wrap) {
     std::vector<KernelDesc> chain = chainAfter(desc, a);
+    std::string declined; // why the op right after the anchor did not fuse
     while (true) {
       Step step;
       step.inputs = fusedInputs(desc, chain);
@@ -346,9 +347,12 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       step.kernel = chain.empty() ? makeKernel(desc, options, reason)
                                   : makeFusedKernel(desc, chain, options, reason);
       if (!step.kernel && !chain.empty()) {
+        if (chain.size() == 1)
+          declined = chain.front().op + " after it: " + reason;
         chain.pop_back(); // try a shorter epilogue
         continue;
       }
+      step.declined = std::move(declined);
       if (!step.kernel) {
         error = "kernel " + std::to_string(a) + " (" + desc.op + "): " + reason;
         return false;
@@ -842,7 +846,8 @@ void CompiledProgram::printProfile() const {
     os << "  " << formatFixed(100.0 * double(ns) / double(std::max<uint64_t>(total, 1)), 1)
        << "%  " << formatFixed(double(ns) / 1e3 / steady, 1) << " us  ("
        << formatFixed(double(profile_[s].firstNs.load()) / 1e3, 1) << ")  step " << s << " ["
-       << ops << "] " << step.kernel->describe() << "\n";
+       << ops << "] " << step.kernel->describe()
+       << (step.declined.empty() ? "" : " (did not fuse " + step.declined + ")") << "\n";
   }
   std::string text = os.str();
   if (profilePath_ == "-") {

@@ -84,6 +84,10 @@ public:
     std::vector<KernelOperand> outputs;
     /// Indices into the program's kernels this step computes.
     std::vector<size_t> kernels;
+    /// For an anchor that runs without the elementwise op after it: that op
+    /// and why the kernel library refused the fusion (shown in the profile);
+    /// else empty.
+    std::string declined;
   };
 
   /// Creates the kernels of `program`. Returns null with a message naming
