@@ -45,10 +45,30 @@ MODELS = {
 }
 
 
-def make_inputs(name, directory):
+def static_inputs(model_path):
+    """name -> (shape, numpy dtype) of a model's graph inputs (static shapes:
+    the wider set of scripts/export_models.py --set wide)."""
+    import onnx
+    from onnx import mapping
+    model = onnx.load(model_path, load_external_data=False)
+    initializers = {i.name for i in model.graph.initializer}
+    inputs = {}
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        tensor = value.type.tensor_type
+        inputs[value.name] = ([d.dim_value for d in tensor.shape.dim],
+                              mapping.TENSOR_TYPE_TO_NP_TYPE[tensor.elem_type])
+    return inputs
+
+
+def make_inputs(name, directory, model_path=None):
     rng = np.random.default_rng(1234)
     os.makedirs(directory, exist_ok=True)
-    if name == "bert_encoder":
+    if model_path is not None:
+        arrays = {key: rng.standard_normal(shape).astype(dtype)
+                  for key, (shape, dtype) in static_inputs(model_path).items()}
+    elif name == "bert_encoder":
         ids = rng.integers(0, 30522, size=(1, 128), dtype=np.int64)
         mask = np.ones((1, 128), dtype=np.int64)
         mask[:, 96:] = 0
@@ -100,7 +120,7 @@ def run_cgc(args, name, model, inputs, work, ort_out, threads, results):
     report = os.path.join(work, tag + ".json")
     cmd = [args.cgc_run, model] + inputs + ["--output-dir", cgc_out, "--report-json", report,
                                              "--threads", str(threads)]
-    for shape in MODELS[name]:
+    for shape in MODELS.get(name, []):
         cmd += ["--input-shape", shape]
     if args.target:
         cmd += ["--target", args.target]
@@ -158,6 +178,9 @@ def main():
     parser.add_argument("--work", required=True, help="scratch directory")
     parser.add_argument("--only", nargs="*", choices=sorted(MODELS), default=sorted(MODELS))
     parser.add_argument("--report", help="write the results as JSON here")
+    parser.add_argument("--wide", action="store_true",
+                        help="also every model of MODELS/wide (scripts/export_models.py "
+                             "--set wide: 24 more torchvision networks, static shapes)")
     parser.add_argument("--target", default="",
                         help="cgc-run --target values; by default none, so cgc-run compiles "
                              "for the patterns the device's driver declares through "
@@ -176,11 +199,15 @@ def main():
         subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "export_models.py"),
                         "--out", args.models, "--only"] + missing, check=True)
 
+    models = [(name, os.path.join(args.models, name + ".onnx"), False) for name in args.only]
+    if args.wide:
+        wide = os.path.join(args.models, "wide")
+        models += [(f[:-5], os.path.join(wide, f), True)
+                   for f in sorted(os.listdir(wide)) if f.endswith(".onnx")]
     results, failures = [], 0
-    for name in args.only:
-        model = os.path.join(args.models, name + ".onnx")
+    for name, model, static in models:
         work = os.path.join(args.work, name)
-        inputs = make_inputs(name, os.path.join(work, "inputs"))
+        inputs = make_inputs(name, os.path.join(work, "inputs"), model if static else None)
         ort_out = os.path.join(work, "ort")
         code, output, ort_s = run([args.ort_run, model] + inputs + ["--output-dir", ort_out],
                                   os.path.join(work, "ort.log"))
@@ -194,7 +221,7 @@ def main():
     if args.report:
         with open(args.report, "w") as f:
             json.dump(results, f, indent=1)
-    runs = len(args.only) * len(thread_counts)
+    runs = len(models) * len(thread_counts)
     print("%d passed, %d failed" % (runs - failures, failures))
     return 1 if failures else 0
 
