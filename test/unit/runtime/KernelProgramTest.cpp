@@ -65,6 +65,46 @@ TEST(KernelProgram, ConstantBindingsRoundTrip) {
   EXPECT_EQ(serializeKernelProgram(sampleProgram()).find("constant"), std::string::npos);
 }
 
+TEST(KernelProgram, TemporariesInBindingsRoundTripAndAreChecked) {
+  // A temporary may name the internal binding whose bytes it may live in
+  // ("binding"): same size, internal, one temporary per binding.
+  KernelProgram program = sampleProgram();
+  program.bindings.push_back({"t", 64, false, true});
+  program.temporaries[0].binding = 2;
+  std::string error;
+  ASSERT_TRUE(program.validate(error)) << error;
+  KernelProgram back;
+  ASSERT_TRUE(deserializeKernelProgram(serializeKernelProgram(program), back, error)) << error;
+  EXPECT_EQ(back, program);
+  EXPECT_EQ(back.temporaries[0].binding, 2);
+  // Absent reads as -1 (no binding) and takes part in equality.
+  EXPECT_NE(serializeKernelProgram(sampleProgram())
+                .find("\"temporaries\":[{\"alignment\":64,\"bytes\":64}]"),
+            std::string::npos);
+  back.temporaries[0].binding = -1;
+  EXPECT_FALSE(back == program);
+
+  auto rejects = [&](auto change, const char *what) {
+    KernelProgram bad = program;
+    change(bad);
+    std::string why;
+    EXPECT_FALSE(bad.validate(why)) << what;
+    EXPECT_NE(why.find(what), std::string::npos) << why;
+    // The JSON reader runs the same checks.
+    KernelProgram parsed;
+    EXPECT_FALSE(deserializeKernelProgram(serializeKernelProgram(bad), parsed, why)) << what;
+  };
+  rejects([](KernelProgram &p) { p.temporaries[0].binding = 7; }, "lives in binding 7 of 3");
+  rejects([](KernelProgram &p) { p.temporaries[0].binding = 0; }, "which is not internal");
+  rejects([](KernelProgram &p) { p.bindings[2].bytes = 128; },
+          "has 64 bytes but lives in binding 2 of 128");
+  rejects(
+      [](KernelProgram &p) {
+        p.temporaries.push_back({64, 64, 2});
+      },
+      "which another temporary lives in");
+}
+
 TEST(KernelProgram, BindingDTypesRoundTrip) {
   // A binding's dtype (what a driver reports of the partition argument it
   // binds) is optional: absent reads as CGC_DTYPE_INVALID, unknown.
