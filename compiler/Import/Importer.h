@@ -32,7 +32,10 @@ namespace cgc {
 
 struct ImportOptions {
   /// Static shapes for graph inputs whose shapes are symbolic or unknown in
-  /// the model, by input name (`--input-shape name=1x3x224x224`).
+  /// the model, by input name (`--input-shape name=1x3x224x224`), or by
+  /// position among the graph inputs that are not initializers as `#N`
+  /// (`--input-shape '#0=1x3x224x224'`: what a tool that has the input
+  /// files but not the model's input names passes).
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// Graph inputs bound to constants, by input name: the path of a file
   /// holding one serialized onnx.TensorProto (`--freeze-input name=x.pb`).

@@ -25,6 +25,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <map>
 #include <queue>
 
 using namespace mlir;
@@ -106,6 +107,8 @@ private:
   std::string path;
   std::shared_ptr<llvm::MemoryBuffer> given;
   const ImportOptions &options;
+  /// options.inputShapes with positional names (#N) resolved (bindInputs).
+  std::map<std::string, std::vector<int64_t>> inputShapes;
   onnx::ModelProto &model;
   ConstantStore &store;
   Location fileLoc;
@@ -791,7 +794,29 @@ LogicalResult ModelLoader::bindInputs() {
   }
   if (inputList.empty())
     inputList = "none";
-  for (const auto &[name, shape] : options.inputShapes)
+  // Positional names (#N) become the N-th input's name.
+  std::vector<std::string> order;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (!initializers.contains(input.name()))
+      order.push_back(input.name());
+  std::map<std::string, std::vector<int64_t>> byName;
+  for (const auto &[key, shape] : options.inputShapes) {
+    std::string name = key;
+    if (!key.empty() && key[0] == '#') {
+      unsigned index = 0;
+      if (StringRef(key).drop_front().getAsInteger(10, index) || index >= order.size())
+        return error() << "--input-shape names input " << key << ", but the model has "
+                       << order.size() << " input" << (order.size() == 1 ? "" : "s")
+                       << " (" << inputList << ")";
+      name = order[index];
+    }
+    if (byName.count(name))
+      return error() << "--input-shape gives input '" << name
+                     << "' twice (by name and by position)";
+    byName[name] = shape;
+  }
+  inputShapes = std::move(byName);
+  for (const auto &[name, shape] : inputShapes)
     if (!inputs.count(name))
       return error() << "--input-shape names '" << name
                      << "', which is not an input of the model (inputs: "
@@ -874,8 +899,8 @@ LogicalResult ModelLoader::bindInputs() {
       return emitError(loc) << "graph input '" << name << "' has element type "
                             << getONNXDataTypeName(tensor->elem_type())
                             << ", which cgc does not support";
-    auto bound = options.inputShapes.find(name);
-    if (bound != options.inputShapes.end()) {
+    auto bound = inputShapes.find(name);
+    if (bound != inputShapes.end()) {
       const std::vector<int64_t> &shape = bound->second;
       if (tensor->has_shape()) {
         const auto &dims = tensor->shape().dim();

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -284,12 +285,59 @@ def create_shared_semaphore(initial: int = 0, *, device: Optional[str] = None) -
     return _cgc.create_shared_fence(_device(device), int(initial))
 
 
+def _declared_inputs_outputs(source: Any) -> Optional[Tuple[List["TensorInfo"],
+                                                           List["TensorInfo"]]]:
+    """The graph inputs (initializers left out) and outputs an ONNX model
+    declares, a dimension that is not a number as None, when some input
+    has one; else None (also when the onnx package is missing or the model
+    does not parse: compiling it then says what is wrong)."""
+    try:
+        import onnx
+        from onnx import mapping
+    except ImportError:
+        return None
+    try:
+        if isinstance(source, bytes):
+            model = onnx.load_model_from_string(source)
+        else:
+            model = onnx.load(source, load_external_data=False)
+    except Exception:  # the compiler reports a malformed model precisely
+        return None
+
+    def infos(values: Any, skip: Any) -> Optional[List[TensorInfo]]:
+        out = []
+        for value in values:
+            if value.name in skip:
+                continue
+            if not value.type.HasField("tensor_type"):
+                return None
+            tensor = value.type.tensor_type
+            dtype = mapping.TENSOR_TYPE_TO_NP_TYPE.get(tensor.elem_type)
+            if dtype is None or not tensor.HasField("shape"):
+                return None
+            shape = tuple(d.dim_value if d.HasField("dim_value") else None
+                          for d in tensor.shape.dim)
+            out.append(TensorInfo(value.name, np.dtype(dtype), shape))
+        return out
+
+    inputs = infos(model.graph.input, {i.name for i in model.graph.initializer})
+    outputs = infos(model.graph.output, set())
+    if inputs is None or outputs is None or all(None not in i.shape for i in inputs):
+        return None
+    return inputs, outputs
+
+
 class Session:
     """A model loaded on a device, ready to run.
 
     ``model_or_path``: a :class:`CompiledModel`, a ``.cgc`` path, or an ONNX
     model (path, bytes or ``onnx.ModelProto``), which is compiled for the
     device first (``input_shapes``, ``targets`` as for :func:`compile`).
+    An ONNX model with symbolic input dimensions and no ``input_shapes`` is
+    compiled on its first run with each new set of input shapes; the
+    compiled models of the last ``shape_cache`` (default 8) sets are kept,
+    the least recently used one closed when a new set comes (only
+    :meth:`run` is available in that mode: binding memory needs one shape).
     ``device`` names the driver, ``threads`` the device's worker threads,
     ``debug_layer`` validates every dispatch, ``driver_options`` is the
     driver's configuration of the device ("name=value,...": the reference
@@ -301,13 +349,32 @@ class Session:
                  debug_layer: bool = False,
                  input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
                  targets: Optional[Sequence[str]] = None,
-                 driver_options: Optional[str] = None) -> None:
+                 driver_options: Optional[str] = None, shape_cache: int = 8) -> None:
         self._device = _device(device, debug_layer, threads, driver_options)
+        self._per_shape: Optional["OrderedDict[Tuple[Tuple[int, ...], ...], Session]"] = None
         compiled = model_or_path
         if not isinstance(compiled, CompiledModel):
             source, name = _model_bytes_or_path(model_or_path)
             is_cgc = (isinstance(source, bytes) and source[:4] == b"DXBC") or \
                 (isinstance(source, str) and source.endswith(".cgc"))
+            declared = None if is_cgc or input_shapes else _declared_inputs_outputs(source)
+            if declared is not None:
+                if not isinstance(shape_cache, int) or shape_cache < 1:
+                    raise ValueError("shape_cache must be a positive integer, got %r"
+                                     % (shape_cache,))
+                self._inputs, self._outputs = declared
+                self._input_index = {t.name: i for i, t in enumerate(self._inputs)}
+                self._output_index = {t.name: i for i, t in enumerate(self._outputs)}
+                self._per_shape = OrderedDict()
+                self._shape_closed = False
+                self._shape_cache = shape_cache
+                self._compile_args = (source, name, targets)
+                self._session_args = dict(device=device, threads=threads,
+                                          debug_layer=debug_layer,
+                                          driver_options=driver_options)
+                self._lock = threading.Lock()
+                self.compiled = None
+                return
             if is_cgc:
                 compiled = CompiledModel(source) if isinstance(source, bytes) else load(source)
             else:
@@ -349,6 +416,8 @@ class Session:
         are C-contiguous and 64-byte aligned are read in place; outputs are
         written in place into the arrays returned. The GIL is released while
         the device runs."""
+        if self._per_shape is not None:
+            return self._run_per_shape(feeds, outputs)
         if self._context.closed:
             raise ValueError("the session is closed")
         if not isinstance(feeds, Mapping):
@@ -370,10 +439,54 @@ class Session:
             results = self._context.run(arrays)
         return {name: results[self._output_index[name]] for name in wanted}
 
+    def _run_per_shape(self, feeds: Mapping[str, Any],
+                       outputs: Optional[Sequence[str]]) -> Dict[str, np.ndarray]:
+        """run() of a model with symbolic dimensions: the session compiled
+        for these input shapes (compiled now if it is new)."""
+        if not isinstance(feeds, Mapping):
+            raise TypeError("feeds must be a mapping from input names to arrays")
+        unknown = sorted(set(feeds) - set(self._input_index))
+        if unknown:
+            raise KeyError("unknown input %r; the model's inputs are %s"
+                           % (unknown[0], [i.name for i in self._inputs]))
+        missing = [i.name for i in self._inputs if i.name not in feeds]
+        if missing:
+            raise KeyError("missing input %r" % missing[0])
+        shapes = {i.name: tuple(int(d) for d in np.shape(feeds[i.name])) for i in self._inputs}
+        for info in self._inputs:
+            shape = shapes[info.name]
+            if len(shape) != len(info.shape) or any(
+                    want is not None and want != got for want, got in zip(info.shape, shape)):
+                raise ValueError("input %r has shape %s; the model declares %s (None: any)"
+                                 % (info.name, shape, info.shape))
+        key = tuple(shapes[i.name] for i in self._inputs)
+        with self._lock:
+            if self._shape_closed:
+                raise ValueError("the session is closed")
+            session = self._per_shape.get(key)
+            if session is None:
+                source, name, targets = self._compile_args
+                compiled = _compile(self._device, source, name, targets, shapes, None)
+                session = Session(compiled, **self._session_args)
+                self._per_shape[key] = session
+                while len(self._per_shape) > self._shape_cache:
+                    _, oldest = self._per_shape.popitem(last=False)
+                    oldest.close()
+            else:
+                self._per_shape.move_to_end(key)
+        return session.run(feeds, outputs)
+
+    def _one_shape(self, what: str) -> None:
+        if self._per_shape is not None:
+            raise Error("%s needs the model compiled for one set of input shapes; this model "
+                        "has symbolic dimensions: pass input_shapes=... to Session" % what,
+                        "INVALID_ARGUMENT")
+
     def bind(self, name: str, memory: ExternalMemory, offset: int = 0) -> None:
         """Binds input or output ``name`` to imported memory at ``offset``:
         :meth:`submit` reads (writes) it in place, zero copy. :meth:`run`
         binds its own arrays again."""
+        self._one_shape("bind")
         if name in self._input_index:
             output, index = False, self._input_index[name]
         elif name in self._output_index:
@@ -385,28 +498,41 @@ class Session:
     def submit(self) -> None:
         """Queues a run with the buffers bound now (after any queued
         semaphore wait) and returns at once; :meth:`wait` blocks for it."""
+        self._one_shape("submit")
         self._context.submit()
 
     def wait(self, timeout_ms: int = 0xFFFFFFFF) -> None:
         """Blocks until the submitted runs are done."""
+        self._one_shape("wait")
         self._context.wait(int(timeout_ms))
 
     def wait_for(self, semaphore: ExternalSemaphore, value: int) -> None:
         """Later runs start only once ``semaphore`` reaches ``value``."""
+        self._one_shape("wait_for")
         self._context.wait_semaphore(semaphore._importer, semaphore._native, int(value))
 
     def signal(self, semaphore: ExternalSemaphore, value: int) -> None:
         """``semaphore`` is set to ``value`` once the runs submitted so far
         are done."""
+        self._one_shape("signal")
         self._context.signal_semaphore(semaphore._importer, semaphore._native, int(value))
 
     def stats(self) -> Dict[str, int]:
         """Runs, command-list recordings and bytes the runtime copied."""
+        self._one_shape("stats")
         return self._context.stats()
 
     def close(self) -> None:
         """Waits for the session's runs and frees its memory; runs after it
         raise."""
+        if self._per_shape is not None:
+            with self._lock:
+                sessions = list(self._per_shape.values())
+                self._per_shape.clear()
+                self._shape_closed = True
+            for session in sessions:
+                session.close()
+            return
         self._context.close()
 
     def __enter__(self) -> "Session":

@@ -4,6 +4,7 @@ import gc
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import onnx
@@ -226,6 +227,11 @@ def test_imported_memory_and_semaphores(mlp):
         producer = cgc.Session(path)
         producer.signal(cgc.import_semaphore(fence_fd), 1)
         session.wait()
+        # The signal is queued after the run: it follows the run's end, not
+        # the wait's return.
+        deadline = time.monotonic() + 5
+        while semaphore.value != 2 and time.monotonic() < deadline:
+            time.sleep(0.001)
         assert semaphore.value == 2
         out = memory.array(np.float32, (4, 8), offset=1024)
         assert normwise(out, y) < 1e-6
@@ -286,3 +292,37 @@ def test_bad_driver_options_are_clear_errors():
         cgc.Session(_resize_conv_model(), driver_options="winogrd=0")
     with pytest.raises(TypeError, match="driver_options must be a string"):
         cgc.Session(_resize_conv_model(), driver_options=1)
+
+
+def test_symbolic_dimensions_compile_per_shape(tmp_path):
+    """A model with symbolic dimensions runs without input_shapes: each new
+    set of input shapes is compiled on first use and kept (bounded)."""
+    script = os.path.join(ROOT, "test", "runtime", "Inputs", "make_symbolic.py")
+    subprocess.run([sys.executable, script, str(tmp_path)], check=True)
+    model = str(tmp_path / "model.onnx")
+    x, m = np.load(tmp_path / "x.npy"), np.load(tmp_path / "m.npy")
+    session = cgc.Session(model, shape_cache=2)
+    assert session.compiled is None
+    assert [i.shape for i in session.inputs] == [(None, 16), (None, None)]
+    out = session.run({"x": x, "m": m})
+    assert normwise(out["y"], np.load(tmp_path / "y.npy")) < 1e-6
+    assert normwise(out["s"], np.load(tmp_path / "s.npy")) < 1e-6
+    w = onnx.numpy_helper.to_array(onnx.load(model).graph.initializer[0])
+    for batch, seq in ((1, 7), (5, 2), (3, 5), (1, 7)):
+        xb = np.random.default_rng(batch).standard_normal((batch, 16)).astype(np.float32)
+        mb = np.random.default_rng(seq).standard_normal((batch, seq)).astype(np.float32)
+        out = session.run({"x": xb, "m": mb})
+        assert out["y"].shape == (batch, 8) and out["s"].shape == (batch,)
+        assert normwise(out["y"], np.maximum(xb.astype(np.float64) @ w, 0)) < 1e-6
+        assert normwise(out["s"], mb.astype(np.float64).sum(axis=1)) < 1e-6
+    assert len(session._per_shape) == 2  # the bound: the two most recent shapes
+    with pytest.raises(ValueError, match="the model declares \\(None, 16\\)"):
+        session.run({"x": np.zeros((2, 15), np.float32), "m": m})
+    with pytest.raises(cgc.Error, match="symbolic dimensions: pass input_shapes"):
+        session.stats()
+    session.close()
+    with pytest.raises(ValueError, match="closed"):
+        session.run({"x": x, "m": m})
+    # With input_shapes the model is compiled at once for them.
+    fixed = cgc.Session(model, input_shapes={"x": (3, 16), "m": (3, 5)})
+    assert fixed.compiled is not None

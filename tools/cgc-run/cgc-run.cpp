@@ -176,6 +176,58 @@ int runMain(const Options &o) {
   if (isOnnx) {
     cgc::CompileOptions co;
     co.inputShapes = o.inputShapes;
+    // Without --input-shape, the shapes of the input files bind the model's
+    // symbolic dimensions: by name (NAME=FILE, a .pb's stored name), or, when
+    // no file is named, by position (#0, #1, ...).
+    if (co.inputShapes.empty()) {
+      auto shapeText = [](const std::vector<int64_t> &shape) {
+        std::string text;
+        for (size_t d = 0; d < shape.size(); ++d)
+          text += (d ? "x" : "") + std::to_string(shape[d]);
+        return text;
+      };
+      std::vector<std::string> named, unnamed;
+      std::vector<std::string> files;
+      for (const std::string &arg : o.inputs) {
+        size_t eq = arg.find('=');
+        if (eq == std::string::npos || access(arg.c_str(), F_OK) == 0) {
+          files.push_back(arg);
+          continue;
+        }
+        std::string value = arg.substr(eq + 1);
+        if (value == "random" || value.compare(0, 7, "random:") == 0)
+          continue;
+        HostTensor t;
+        std::string error;
+        if (!readTensorFile(value, t, error))
+          fail(kUsage, error);
+        named.push_back(arg.substr(0, eq) + "=" + shapeText(t.shape));
+      }
+      if (!o.inputDir.empty())
+        for (const std::string &path : numberedFiles(o.inputDir, "input_"))
+          files.push_back(path);
+      for (const std::string &path : files) {
+        HostTensor t;
+        std::string error;
+        if (!readTensorFile(path, t, error))
+          fail(kUsage, error);
+        if (!t.name.empty())
+          named.push_back(t.name + "=" + shapeText(t.shape));
+        else
+          unnamed.push_back(shapeText(t.shape));
+      }
+      co.inputShapes = named;
+      if (named.empty())
+        for (size_t i = 0; i < unnamed.size(); ++i)
+          co.inputShapes.push_back("#" + std::to_string(i) + "=" + unnamed[i]);
+      if (!co.inputShapes.empty()) {
+        std::string list;
+        for (const std::string &s : co.inputShapes)
+          list += (list.empty() ? "" : " ") + s;
+        progress.line("cgc-run: input shapes from the input files (--input-shape overrides): " +
+                      list);
+      }
+    }
     co.freezeInputs = o.freezeInputs;
     co.targets = o.targets;
     co.noDevicePatterns = !o.targets.empty();
