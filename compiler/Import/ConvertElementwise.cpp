@@ -110,14 +110,37 @@ LogicalResult convertClip(NodeContext &ctx) {
     if (ctx.hasAttr("max"))
       attrs.push_back(ctx.named("max", ctx.f64(ctx.getFloat("max", 0))));
   } else {
+    // A bound known at compile time is an attribute; one computed at run
+    // time (an audio front end's max(x) - 80) is data: max(x, min) then
+    // min(., max), as ONNX defines Clip.
+    SmallVector<std::pair<unsigned, Value>> runtime;
     for (auto [index, name] : {std::pair<unsigned, StringRef>{1, "min"},
                                std::pair<unsigned, StringRef>{2, "max"}}) {
       if (!ctx.hasInput(index))
         continue;
+      if (!ctx.constantInput(index)) {
+        Value bound = ctx.input(index);
+        auto type = llvm::dyn_cast<TensorType>(bound.getType());
+        if (!type || type.getNumElements() != 1)
+          return ctx.fail("input '" + name.str() + "' of Clip must be a scalar (one element)");
+        runtime.push_back({index, bound});
+        continue;
+      }
       FailureOr<double> bound = ctx.requireScalarInput(index);
       if (failed(bound))
         return failure();
       attrs.push_back(ctx.named(name, ctx.f64(*bound)));
+    }
+    if (!runtime.empty()) {
+      Value result = attrs.empty() ? ctx.input(0)
+                                   : ctx.create<op::ClipOp>(ctx.input(0), attrs);
+      for (auto [index, bound] : runtime) {
+        if (!result)
+          return failure();
+        result = index == 1 ? ctx.create<op::MaxOp>({result, bound})
+                            : ctx.create<op::MinOp>({result, bound});
+      }
+      return ctx.setOutput(result);
     }
   }
   return ctx.setOutput(ctx.create<op::ClipOp>(ctx.input(0), attrs));
