@@ -11,6 +11,9 @@
 #   scripts/fuzz.sh --time 1800 onnx-import       # one target, 30 minutes
 #   scripts/fuzz.sh --runs 1000000                # every target, 10^6 executions
 #
+# BUILD_DIR=build-asan uses scripts/sanitize.sh's build (the same
+# instrumentation) instead of a build of its own.
+#
 # Environment: BUILD_DIR (default: build-fuzz), SEED_BUILD (the build whose
 # cgc-compile makes the seeds; default: build), OUT (default:
 # $BUILD_DIR/fuzz-out), JOBS (default: 2).
@@ -26,7 +29,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --time) limit=(-max_total_time="$2"); shift 2 ;;
     --runs) limit=(-runs="$2"); shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done

@@ -30,6 +30,15 @@ tools = [ToolSubst("cgc-opt", unresolved="fatal"),
          ToolSubst("cgc-compile", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, [config.cgc_tools_dir])
 
+# A sanitizer build (scripts/sanitize.sh, scripts/tsan.sh): tests that limit
+# the address space (ulimit -v) cannot run under ASan, which reserves
+# terabytes of shadow memory; they say `UNSUPPORTED: asan`.
+for sanitizer in getattr(config, "cgc_sanitize", "").split(","):
+    if sanitizer == "address":
+        config.available_features.add("asan")
+    elif sanitizer:
+        config.available_features.add(sanitizer)
+
 # The Python package's extension is built (python/CMakeLists.txt).
 if os.path.isdir(os.path.join(config.cgc_obj_root, "python", "cgc")):
     config.available_features.add("cgc-python")
