@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 from google.protobuf import text_format
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -184,3 +184,14 @@ save(model([helper.make_node("OneHot", ["i", "depth", "values"], ["y"], name="ho
            [helper.make_tensor("depth", TensorProto.INT64, [], [2**50]),
             helper.make_tensor("values", TensorProto.FLOAT, [2], [0.0, 1.0])]),
      "onehot-huge-depth.onnx")
+
+# Each intermediate within the limit (2^46 bytes), three of them live
+# together at the Where: the scratch buffer the plan needs is over 2^47.
+N = 1 << 22
+save(model([helper.make_node("Relu", ["x"], ["a"], name="relu"),
+            helper.make_node("Neg", ["x"], ["b"], name="neg"),
+            helper.make_node("Greater", ["x", "zero"], ["c"], name="positive"),
+            helper.make_node("Where", ["c", "a", "b"], ["y"], name="pick")],
+           [tensor("x", [N, N])], [tensor("y", [N, N])],
+           [numpy_helper.from_array(np.array(0, np.float32), "zero")]),
+     "huge-scratch.onnx")
