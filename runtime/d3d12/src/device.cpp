@@ -163,7 +163,7 @@ HRESULT Device::CheckFeatureSupport(D3D12_FEATURE Feature, void *pData, UINT siz
     return false;
   };
   const D3D12DDI_ADAPTER_FUNCS_CGC &adapter = *driver_->funcs;
-  switch (int(Feature)) {
+  switch (int(enumBits(Feature))) {
   case 68: { // D3D12_FEATURE_D3D12_OPTIONS_MLIR
     if (!needSize(sizeof(D3D12_FEATURE_DATA_D3D12_OPTIONS_MLIR), "D3D12_OPTIONS_MLIR"))
       return E_INVALIDARG;
@@ -564,8 +564,9 @@ HRESULT Device::OpenExistingHeapFromAddress1(const void *pAddress, SIZE_T size, 
 
 HRESULT Device::CreateFence(UINT64 InitialValue, D3D12_FENCE_FLAGS Flags, REFIID riid,
                             void **ppFence) {
-  if (Flags & ~(D3D12_FENCE_FLAG_SHARED | D3D12_FENCE_FLAG_SHARED_CROSS_ADAPTER |
-                D3D12_FENCE_FLAG_NON_MONITORED))
+  const auto flagBits = enumBits(Flags);
+  if (flagBits & ~enumBits(D3D12_FENCE_FLAG_SHARED | D3D12_FENCE_FLAG_SHARED_CROSS_ADAPTER |
+                           D3D12_FENCE_FLAG_NON_MONITORED))
     return fail(E_INVALIDARG, "CreateFence: unknown flags");
   if (!ppFence)
     return S_FALSE;
@@ -769,12 +770,13 @@ static HRESULT parseStateObject(Device &device, const D3D12_STATE_OBJECT_DESC *p
   };
   if (!pDesc)
     return bad(E_INVALIDARG, "the description is null");
-  if (int(pDesc->Type) != int(D3D12_STATE_OBJECT_TYPE_EXECUTABLE)) {
-    if (pDesc->Type == D3D12_STATE_OBJECT_TYPE_COLLECTION ||
-        pDesc->Type == D3D12_STATE_OBJECT_TYPE_RAYTRACING_PIPELINE)
+  const auto type = enumBits(pDesc->Type);
+  if (type != enumBits(D3D12_STATE_OBJECT_TYPE_EXECUTABLE)) {
+    if (type == enumBits(D3D12_STATE_OBJECT_TYPE_COLLECTION) ||
+        type == enumBits(D3D12_STATE_OBJECT_TYPE_RAYTRACING_PIPELINE))
       return bad(E_NOTIMPL, "collections and raytracing pipelines are not implemented; MLIR "
                             "programs live in D3D12_STATE_OBJECT_TYPE_EXECUTABLE state objects");
-    return bad(E_INVALIDARG, "unknown state object type " + std::to_string(int(pDesc->Type)));
+    return bad(E_INVALIDARG, "unknown state object type " + std::to_string(type));
   }
   if (pDesc->NumSubobjects && !pDesc->pSubobjects)
     return bad(E_INVALIDARG, "pSubobjects is null");
@@ -784,7 +786,8 @@ static HRESULT parseStateObject(Device &device, const D3D12_STATE_OBJECT_DESC *p
     std::string where = "subobject #" + std::to_string(i);
     if (!sub.pDesc)
       return bad(E_INVALIDARG, where + " has a null pDesc");
-    if (sub.Type == D3D12_STATE_SUBOBJECT_TYPE_STATE_OBJECT_CONFIG) {
+    const auto subType = enumBits(sub.Type);
+    if (subType == enumBits(D3D12_STATE_SUBOBJECT_TYPE_STATE_OBJECT_CONFIG)) {
       if (out.hasConfig)
         return bad(E_INVALIDARG, where + ": more than one D3D12_STATE_OBJECT_CONFIG");
       out.hasConfig = true;
@@ -795,7 +798,7 @@ static HRESULT parseStateObject(Device &device, const D3D12_STATE_OBJECT_DESC *p
       out.allowAdditions = flags & D3D12_STATE_OBJECT_FLAG_ALLOW_STATE_OBJECT_ADDITIONS;
       continue;
     }
-    if (int(sub.Type) == int(D3D12_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC)) {
+    if (int(subType) == int(D3D12_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC)) {
       const auto *cached = static_cast<const D3D12_CACHED_MLIR_PROGRAM_CGC *>(sub.pDesc);
       if (!cached->ProgramName || !*cached->ProgramName)
         return bad(E_INVALIDARG, where + ": the cached MLIR program has no ProgramName");
@@ -814,8 +817,8 @@ static HRESULT parseStateObject(Device &device, const D3D12_STATE_OBJECT_DESC *p
             {cached->ProgramName, blob.pCachedBlob, blob.CachedBlobSizeInBytes});
       continue;
     }
-    if (int(sub.Type) != int(D3D12_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM))
-      return bad(E_NOTIMPL, where + " has type " + std::to_string(int(sub.Type)) +
+    if (int(subType) != int(D3D12_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM))
+      return bad(E_NOTIMPL, where + " has type " + std::to_string(int(subType)) +
                                 "; only MLIR programs, their cached blobs and the state object "
                                 "config are implemented (shaders are out of scope)");
     const auto *desc = static_cast<const D3D12_MLIR_PROGRAM_DESC *>(sub.pDesc);

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <type_traits>
 #include <deque>
 #include <functional>
 #include <map>
@@ -33,6 +34,18 @@
 #include <vector>
 
 namespace cgc::d3d12 {
+
+/// The integer an API enum argument holds, read as bytes, not loaded as the
+/// enum: the spec's MLIR values (D3D12_FEATURE 68, the MLIR state object
+/// and subobject types) and flags an application gets wrong lie outside
+/// DirectX-Headers' enums, and loading an enum object whose value is out of
+/// its range is undefined behaviour (UBSan: -fsanitize=enum).
+template <typename E> inline std::underlying_type_t<E> enumBits(const E &value) {
+  static_assert(sizeof(std::underlying_type_t<E>) == sizeof(E));
+  std::underlying_type_t<E> bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
 
 using Microsoft::WRL::ComPtr;
 
