@@ -74,7 +74,18 @@ bool canImportSemaphore(cgc_external_semaphore_type_t type) {
 }
 
 Ref<cgc_external_memory_s> importMemory(cgc_device_s *device,
-                                        const cgc_external_memory_descriptor_t &desc) {
+                                        const cgc_external_memory_descriptor_t &given) {
+  // A C caller may pass any int as the handle type: read it as bytes (a
+  // value outside the enum loaded as the enum is undefined behaviour) and
+  // map an unknown one to a value the checks below refuse by number.
+  cgc_external_memory_descriptor_t desc = given;
+  int handleType;
+  static_assert(sizeof handleType == sizeof desc.handle_type);
+  std::memcpy(&handleType, &given.handle_type, sizeof handleType);
+  if (handleType < CGC_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP ||
+      handleType > CGC_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF)
+    fail(CGC_STATUS_UNIMPLEMENTED, "cgc_importer_import_memory: unknown handle type " +
+                                       std::to_string(handleType));
   std::string what = std::string("cgc_importer_import_memory(") + typeName(desc.handle_type) + ")";
   if (desc.version != CGC_EXTERNAL_MEMORY_DESCRIPTOR_VERSION)
     fail(CGC_STATUS_INVALID_ARGUMENT, what + ": descriptor version " +

@@ -791,11 +791,12 @@ static HRESULT parseStateObject(Device &device, const D3D12_STATE_OBJECT_DESC *p
       if (out.hasConfig)
         return bad(E_INVALIDARG, where + ": more than one D3D12_STATE_OBJECT_CONFIG");
       out.hasConfig = true;
-      auto flags = static_cast<const D3D12_STATE_OBJECT_CONFIG *>(sub.pDesc)->Flags;
-      if (flags & ~D3D12_STATE_OBJECT_FLAG_ALLOW_STATE_OBJECT_ADDITIONS)
+      const auto flags = enumBits(static_cast<const D3D12_STATE_OBJECT_CONFIG *>(sub.pDesc)->Flags);
+      const auto additions = enumBits(D3D12_STATE_OBJECT_FLAG_ALLOW_STATE_OBJECT_ADDITIONS);
+      if (flags & ~additions)
         return bad(E_NOTIMPL, where + ": only D3D12_STATE_OBJECT_FLAG_ALLOW_STATE_OBJECT_ADDITIONS "
                                       "is implemented");
-      out.allowAdditions = flags & D3D12_STATE_OBJECT_FLAG_ALLOW_STATE_OBJECT_ADDITIONS;
+      out.allowAdditions = (flags & additions) != 0;
       continue;
     }
     if (int(subType) == int(D3D12_STATE_SUBOBJECT_TYPE_CACHED_MLIR_PROGRAM_CGC)) {
