@@ -40,6 +40,7 @@
 #include <dirent.h>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -168,6 +169,10 @@ int runMain(const Options &o) {
   deviceOptions.compile_threads = o.compileThreads;
   cgc_device_t *device = nullptr;
   check(cgc_device_create(&deviceOptions, &device), kFailure, "creating the device");
+  // Released on every way out, errors (fail() throws) included; in reverse
+  // order of creation: context, model, device.
+  std::unique_ptr<cgc_device_t, void (*)(cgc_device_t *)> deviceGuard(device,
+                                                                      cgc_device_release);
 
   // The compiled model: from the file, or compiled now for the device (its
   // driver's patterns first unless --target names the targets).
@@ -275,6 +280,7 @@ int runMain(const Options &o) {
           : cgc_model_load_memory(device, compiled.data(), compiled.size(), &modelOptions, &model);
   progress.done();
   check(loaded, kFailure, compiled.empty() ? "" : o.model);
+  std::unique_ptr<cgc_model_t, void (*)(cgc_model_t *)> modelGuard(model, cgc_model_release);
   timings.loadSeconds = seconds(std::chrono::steady_clock::now() - loadStart);
   compiled.clear();
   compiled.shrink_to_fit();
@@ -422,6 +428,8 @@ int runMain(const Options &o) {
   // Run.
   cgc_context_t *context = nullptr;
   check(cgc_context_create(model, nullptr, &context));
+  std::unique_ptr<cgc_context_t, void (*)(cgc_context_t *)> contextGuard(context,
+                                                                         cgc_context_release);
   for (size_t i = 0; i < numInputs; ++i)
     check(cgc_context_set_input_data(context, i, inputs[i]->data.data(), inputs[i]->data.size()),
           kUsage);
@@ -564,9 +572,6 @@ int runMain(const Options &o) {
       fail(kFailure, "--report-json: " + error);
   }
 
-  cgc_context_release(context);
-  cgc_model_release(model);
-  cgc_device_release(device);
   return exitCode;
 }
 
