@@ -420,15 +420,7 @@ class Session:
             return self._run_per_shape(feeds, outputs)
         if self._context.closed:
             raise ValueError("the session is closed")
-        if not isinstance(feeds, Mapping):
-            raise TypeError("feeds must be a mapping from input names to arrays")
-        unknown = sorted(set(feeds) - set(self._input_index))
-        if unknown:
-            raise KeyError("unknown input %r; the model's inputs are %s"
-                           % (unknown[0], [i.name for i in self._inputs]))
-        missing = [i.name for i in self._inputs if i.name not in feeds]
-        if missing:
-            raise KeyError("missing input %r" % missing[0])
+        self._check_feeds(feeds)
         wanted = list(outputs) if outputs is not None else [o.name for o in self._outputs]
         for name in wanted:
             if name not in self._output_index:
@@ -439,10 +431,8 @@ class Session:
             results = self._context.run(arrays)
         return {name: results[self._output_index[name]] for name in wanted}
 
-    def _run_per_shape(self, feeds: Mapping[str, Any],
-                       outputs: Optional[Sequence[str]]) -> Dict[str, np.ndarray]:
-        """run() of a model with symbolic dimensions: the session compiled
-        for these input shapes (compiled now if it is new)."""
+    def _check_feeds(self, feeds: Any) -> None:
+        """Every input given by name, no other."""
         if not isinstance(feeds, Mapping):
             raise TypeError("feeds must be a mapping from input names to arrays")
         unknown = sorted(set(feeds) - set(self._input_index))
@@ -452,6 +442,12 @@ class Session:
         missing = [i.name for i in self._inputs if i.name not in feeds]
         if missing:
             raise KeyError("missing input %r" % missing[0])
+
+    def _run_per_shape(self, feeds: Mapping[str, Any],
+                       outputs: Optional[Sequence[str]]) -> Dict[str, np.ndarray]:
+        """run() of a model with symbolic dimensions: the session compiled
+        for these input shapes (compiled now if it is new)."""
+        self._check_feeds(feeds)
         shapes = {i.name: tuple(int(d) for d in np.shape(feeds[i.name])) for i in self._inputs}
         for info in self._inputs:
             shape = shapes[info.name]
