@@ -20,6 +20,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
+
 using namespace mlir;
 
 namespace cgc::compiler_module {
@@ -43,6 +45,19 @@ bool compileOnnx(const Request &request, std::vector<uint8_t> &model, std::strin
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   ONNXDiagnosticHandler handler(&context, os);
+  // Registered last, so it sees each diagnostic first: it collects the ONNX
+  // nodes errors point at and lets the printing handler run too.
+  std::set<std::string> errorNodes;
+  ScopedDiagnosticHandler nodeCollector(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error && request.errorNode)
+      diag.getLocation()->walk([&](Location loc) {
+        if (std::optional<ONNXNodeLocInfo> info = getONNXNodeLocInfo(loc);
+            info && !info->node.empty() && errorNodes.insert(info->node.str()).second)
+          request.errorNode(info->node.str());
+        return WalkResult::advance();
+      });
+    return failure();
+  });
   auto failed = [&](const std::string &what) {
     os.flush();
     error = what + " failed";

@@ -100,6 +100,8 @@ cgc_blob_s *compile(cgc_device_s *device, compiler_module::Request request,
     request.message = [fn, user](const std::string &text) { fn(user, text.c_str()); };
   if (auto fn = o.progress)
     request.progress = [fn, user](const std::string &stage) { fn(user, stage.c_str()); };
+  if (auto fn = o.error_node)
+    request.errorNode = [fn, user](const std::string &node) { fn(user, node.c_str()); };
   const compiler_module::Interface &module = loadModule();
   auto blob = std::make_unique<cgc_blob_s>();
   std::string error;

@@ -115,18 +115,27 @@ def run_cgc(args, name, model, inputs, work, ort_out, threads, results):
     in `ort_out`; appends the entry to `results`. Returns 1 on a failure."""
     label = "%s (%s)" % (name, "threads: one per core" if threads == 0 else
                          "%d thread%s" % (threads, "" if threads == 1 else "s"))
-    tag = "cgc-t%d" % threads
+    tag = ("ep-t%d" if args.through_ep else "cgc-t%d") % threads
     cgc_out = os.path.join(work, tag)
     report = os.path.join(work, tag + ".json")
-    cmd = [args.cgc_run, model] + inputs + ["--output-dir", cgc_out, "--report-json", report,
-                                             "--threads", str(threads)]
-    for shape in MODELS.get(name, []):
-        cmd += ["--input-shape", shape]
-    if args.target:
+    if args.through_ep:
+        # ONNX Runtime with cgc's plugin EP running every node (symbolic
+        # dimensions are bound by the EP from the inputs' shapes).
+        label = "%s through ONNX Runtime + cgc EP" % label
+        cmd = [args.ort_run, model] + inputs + ["--ep", "cgc", "--all-on-ep", "--ep-stats",
+                                                 "--output-dir", cgc_out, "--report-json",
+                                                 report, "--threads", str(threads)]
+    else:
+        cmd = [args.cgc_run, model] + inputs + ["--output-dir", cgc_out, "--report-json",
+                                                 report, "--threads", str(threads)]
+        for shape in MODELS.get(name, []):
+            cmd += ["--input-shape", shape]
+    if args.target and not args.through_ep:
         cmd += ["--target", args.target]
     code, output, _ = run(cmd, os.path.join(work, tag + ".log"))
     if code:
-        print("FAIL %s: cgc-run failed (exit %d):\n%s" % (label, code, output[-3000:]))
+        print("FAIL %s: %s failed (exit %d):\n%s" % (label, os.path.basename(cmd[0]), code,
+                                                 output[-3000:]))
         results.append({"model": name, "threads": threads, "status": "FAIL",
                         "error": output[-3000:]})
         return 1
@@ -150,7 +159,7 @@ def run_cgc(args, name, model, inputs, work, ort_out, threads, results):
             entry["status"] = "FAIL"
     with open(report) as f:
         timing = json.load(f)
-    entry["cgc_compile_ms"] = timing.get("compile_ms")
+    entry["cgc_compile_ms"] = timing.get("compile_ms", 0)
     entry["cgc_load_ms"] = timing.get("load_ms")
     entry["cgc_run_ms"] = timing.get("min_ms")
     results.append(entry)
@@ -187,6 +196,9 @@ def main():
                              "MLIR_EXCHANGE (the reference driver: MLIR programs its JIT "
                              "compiles); 'fallback' for the fallback target's kernel "
                              "programs alone, 'reference' for the in-process target")
+    parser.add_argument("--through-ep", action="store_true",
+                        help="run cgc through ONNX Runtime with cgc's plugin execution "
+                             "provider (cgc-ort-run --ep cgc --all-on-ep) instead of cgc-run")
     parser.add_argument("--threads", default="1,0",
                         help="comma-separated cgc-run --threads counts to run each model at "
                              "(0: one per core)")

@@ -3,6 +3,8 @@
 //   cgc-ort-run model.onnx [INPUT...] [--input-dir DIR] [--output-dir DIR]
 //               [--benchmark --warmup N --runs N] [--threads N] [--seed S]
 //               [--report-json FILE] [--ort-library PATH] [--profile PREFIX]
+//               [--ep cgc [--ep-option KEY=VALUE]... [--all-on-ep] [--no-fallback]
+//                [--ep-context OUT.onnx [--ep-context-embed]] [--ep-stats]]
 //               [--version]
 //
 // The peer cgc is measured against: ONNX Runtime 1.30 (from npm,
@@ -15,12 +17,23 @@
 // every node's time in every run (PREFIX_DATE.json), to set beside cgc-run's
 // CGC_REFERENCE_PROFILE=1 steps (bench/models/ort_profile.py sums it).
 //
+// --ep cgc runs the model through ONNX Runtime with cgc's plugin execution
+// provider (libcgc_onnxruntime_ep.so, docs/onnxruntime.md): registered with
+// RegisterExecutionProviderLibrary, its OrtEpDevice appended with
+// SessionOptionsAppendExecutionProvider_V2. It prints which EP runs how many
+// nodes; --all-on-ep fails unless cgc runs every node. --ep-context writes
+// the EPContext model (ep.context_enable) while creating the session;
+// --ep-stats prints the plugin's counters and whether the compiler module
+// was loaded into the process.
+//
 //===----------------------------------------------------------------------===//
 
 #include "../cgc-run/Tensors.h"
 #include "../cgc-run/ToolSupport.h"
 
 #include <onnxruntime_c_api.h>
+
+#include "cgc/onnxruntime_ep.h"
 
 #include <CLI/CLI.hpp>
 
@@ -33,6 +46,8 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fstream>
+#include <climits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -84,10 +99,131 @@ std::string fileNameOf(std::string name) {
 struct Options {
   std::string model, inputDir, outputDir, reportJson, profile, library = CGC_ORT_LIBRARY;
   std::vector<std::string> inputs;
+  std::string ep, epLibrary, epContext, logLevel = "error";
+  std::vector<std::string> epOptions;
+  bool allOnEp = false, noFallback = false, epContextEmbed = false, epStats = false;
   bool benchmark = false, quiet = false;
   int warmup = 3, runs = 20, threads = 0;
   uint64_t seed = 1;
 };
+
+/// Registers cgc's plugin EP library and appends its first device (or the
+/// one whose driver is the ep option "driver") to the session options.
+void *appendCgcEp(const Options &o, OrtEnv *env, OrtSessionOptions *options) {
+  if (o.ep != "cgc")
+    fail("--ep " + o.ep + ": the only plugin EP this tool registers is 'cgc'");
+  char resolved[PATH_MAX];
+  if (!realpath(o.epLibrary.c_str(), resolved))
+    fail("--ep-library " + o.epLibrary + ": no such file (build target cgc_onnxruntime_ep)");
+  // ONNX Runtime resolves relative paths against its own folder: give it an
+  // absolute one.
+  check(ort->RegisterExecutionProviderLibrary(env, "cgc", resolved),
+        std::string("RegisterExecutionProviderLibrary ") + resolved);
+  const OrtEpDevice *const *devices = nullptr;
+  size_t count = 0;
+  check(ort->GetEpDevices(env, &devices, &count), "GetEpDevices");
+  const OrtEpDevice *chosen = nullptr;
+  for (size_t i = 0; i < count && !chosen; ++i)
+    if (std::strcmp(ort->EpDevice_EpName(devices[i]), "cgc") == 0)
+      chosen = devices[i];
+  if (!chosen)
+    fail("ONNX Runtime lists no OrtEpDevice of EP 'cgc' after registering " +
+         std::string(resolved));
+  std::vector<std::string> keys, values;
+  bool threadsGiven = false;
+  for (const std::string &kv : o.epOptions) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      fail("--ep-option " + kv + ": expected KEY=VALUE");
+    keys.push_back(kv.substr(0, eq));
+    values.push_back(kv.substr(eq + 1));
+    threadsGiven |= keys.back() == "threads";
+  }
+  if (o.threads && !threadsGiven) { // the same thread count on both sides
+    keys.push_back("threads");
+    values.push_back(std::to_string(o.threads));
+  }
+  std::vector<const char *> k, v;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    k.push_back(keys[i].c_str());
+    v.push_back(values[i].c_str());
+  }
+  check(ort->SessionOptionsAppendExecutionProvider_V2(options, env, &chosen, 1, k.data(),
+                                                      v.data(), k.size()),
+        "SessionOptionsAppendExecutionProvider_V2");
+  check(ort->AddSessionConfigEntry(options, "session.record_ep_graph_assignment_info", "1"),
+        "record_ep_graph_assignment_info");
+  if (o.noFallback)
+    check(ort->AddSessionConfigEntry(options, "session.disable_cpu_ep_fallback", "1"),
+          "disable_cpu_ep_fallback");
+  if (!o.epContext.empty()) {
+    check(ort->AddSessionConfigEntry(options, "ep.context_enable", "1"), "ep.context_enable");
+    check(ort->AddSessionConfigEntry(options, "ep.context_file_path", o.epContext.c_str()),
+          "ep.context_file_path");
+    check(ort->AddSessionConfigEntry(options, "ep.context_embed_mode",
+                                     o.epContextEmbed ? "1" : "0"),
+          "ep.context_embed_mode");
+  }
+  return dlopen(resolved, RTLD_NOW | RTLD_NOLOAD); // the library ORT loaded
+}
+
+/// Prints how many nodes each EP runs; --all-on-ep fails unless cgc runs all.
+void printAssignment(const Options &o, OrtSession *session) {
+  const OrtEpAssignedSubgraph *const *subgraphs = nullptr;
+  size_t count = 0;
+  check(ort->Session_GetEpGraphAssignmentInfo(session, &subgraphs, &count),
+        "Session_GetEpGraphAssignmentInfo");
+  std::map<std::string, std::pair<size_t, size_t>> perEp; // subgraphs, nodes
+  std::vector<std::string> elsewhere;
+  for (size_t i = 0; i < count; ++i) {
+    const char *ep = nullptr;
+    check(ort->EpAssignedSubgraph_GetEpName(subgraphs[i], &ep), "EpAssignedSubgraph_GetEpName");
+    const OrtEpAssignedNode *const *nodes = nullptr;
+    size_t n = 0;
+    check(ort->EpAssignedSubgraph_GetNodes(subgraphs[i], &nodes, &n), "EpAssignedSubgraph_GetNodes");
+    perEp[ep].first++;
+    perEp[ep].second += n;
+    if (std::strcmp(ep, "cgc") != 0)
+      for (size_t j = 0; j < n; ++j) {
+        const char *name = nullptr, *op = nullptr;
+        check(ort->EpAssignedNode_GetName(nodes[j], &name), "EpAssignedNode_GetName");
+        check(ort->EpAssignedNode_GetOperatorType(nodes[j], &op), "EpAssignedNode_GetOperatorType");
+        elsewhere.push_back(std::string(op) + " '" + name + "' on " + ep);
+      }
+  }
+  if (!o.quiet) {
+    std::printf("assignment:");
+    for (const auto &[ep, c] : perEp)
+      std::printf(" %s %zu node%s in %zu subgraph%s;", ep.c_str(), c.second,
+                  c.second == 1 ? "" : "s", c.first, c.first == 1 ? "" : "s");
+    std::printf("\n");
+    for (const std::string &e : elsewhere)
+      std::printf("  not on cgc: %s\n", e.c_str());
+  }
+  if (o.allOnEp && !elsewhere.empty())
+    fail("--all-on-ep: " + std::to_string(elsewhere.size()) + " node" +
+         (elsewhere.size() == 1 ? "" : "s") + " not on cgc, the first: " + elsewhere.front());
+}
+
+void printEpStats(void *epLibrary) {
+  using StatsFn = void (*)(cgc_ort_ep_stats_t *);
+  auto stats = epLibrary ? reinterpret_cast<StatsFn>(dlsym(epLibrary, "cgc_ort_ep_stats"))
+                         : nullptr;
+  if (!stats)
+    fail("--ep-stats: the cgc EP library exports no cgc_ort_ep_stats");
+  cgc_ort_ep_stats_t s = {};
+  stats(&s);
+  bool compilerLoaded = false;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    compilerLoaded |= line.find("libcgc_compiler.so") != std::string::npos;
+  std::printf("ep-stats: compiles %llu, capability compiles %llu, context loads %llu, runs %llu, "
+              "tensors copied %llu (%llu bytes), compiler module %s\n",
+              (unsigned long long)s.compiles, (unsigned long long)s.capability_compiles,
+              (unsigned long long)s.context_loads, (unsigned long long)s.runs,
+              (unsigned long long)s.tensors_copied, (unsigned long long)s.bytes_copied,
+              compilerLoaded ? "loaded" : "not loaded");
+}
 
 int runMain(const Options &o) {
   void *library = dlopen(o.library.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -105,7 +241,13 @@ int runMain(const Options &o) {
          std::to_string(ORT_API_VERSION));
 
   OrtEnv *env = nullptr;
-  check(ort->CreateEnv(ORT_LOGGING_LEVEL_ERROR, "cgc-ort-run", &env), "CreateEnv");
+  static const std::map<std::string, OrtLoggingLevel> levels = {
+      {"verbose", ORT_LOGGING_LEVEL_VERBOSE}, {"info", ORT_LOGGING_LEVEL_INFO},
+      {"warning", ORT_LOGGING_LEVEL_WARNING}, {"error", ORT_LOGGING_LEVEL_ERROR}};
+  auto level = levels.find(o.logLevel);
+  if (level == levels.end())
+    fail("--log-level " + o.logLevel + ": expected verbose, info, warning or error");
+  check(ort->CreateEnv(level->second, "cgc-ort-run", &env), "CreateEnv");
   OrtSessionOptions *options = nullptr;
   check(ort->CreateSessionOptions(&options), "CreateSessionOptions");
   check(ort->SetSessionGraphOptimizationLevel(options, ORT_ENABLE_ALL), "optimization level");
@@ -113,6 +255,9 @@ int runMain(const Options &o) {
     check(ort->SetIntraOpNumThreads(options, o.threads), "SetIntraOpNumThreads");
   if (!o.profile.empty())
     check(ort->EnableProfiling(options, o.profile.c_str()), "EnableProfiling");
+  void *epLibrary = nullptr;
+  if (!o.ep.empty())
+    epLibrary = appendCgcEp(o, env, options);
   auto loadStart = std::chrono::steady_clock::now();
   OrtSession *session = nullptr;
   check(ort->CreateSession(env, o.model.c_str(), options, &session), o.model);
@@ -121,6 +266,8 @@ int runMain(const Options &o) {
           .count();
   OrtAllocator *allocator = nullptr;
   check(ort->GetAllocatorWithDefaultOptions(&allocator), "allocator");
+  if (!o.ep.empty())
+    printAssignment(o, session);
 
   size_t numInputs = 0, numOutputs = 0;
   check(ort->SessionGetInputCount(session, &numInputs), "inputs");
@@ -326,8 +473,12 @@ int runMain(const Options &o) {
     if (!o.quiet)
       std::printf("profile: %s\n", written.c_str());
   }
+  if (o.epStats)
+    printEpStats(epLibrary);
   ort->ReleaseSession(session);
   ort->ReleaseSessionOptions(options);
+  if (!o.ep.empty())
+    check(ort->UnregisterExecutionProviderLibrary(env, "cgc"), "UnregisterExecutionProviderLibrary");
   ort->ReleaseEnv(env);
   return 0;
 }
@@ -348,6 +499,22 @@ int main(int argc, char **argv) {
       ->default_str(CGC_ORT_LIBRARY);
   app.add_option("--profile", o.profile,
                  "ONNX Runtime's profiler: a Chrome trace of every node in PREFIX_DATE.json");
+  app.add_option("--ep", o.ep, "Run through a plugin execution provider: 'cgc'");
+  app.add_option("--ep-library", o.epLibrary, "The cgc EP library")
+      ->default_str(CGC_ORT_EP_LIBRARY);
+  app.add_option("--ep-option", o.epOptions,
+                 "An EP option KEY=VALUE (threads, driver_options, require_all)");
+  app.add_flag("--all-on-ep", o.allOnEp, "Fail unless the EP runs every node");
+  app.add_flag("--no-fallback", o.noFallback,
+               "session.disable_cpu_ep_fallback=1: fail when a node would run on the CPU EP");
+  app.add_option("--ep-context", o.epContext,
+                 "Write the EPContext model to this file while creating the session");
+  app.add_flag("--ep-context-embed", o.epContextEmbed,
+               "Embed the compiled models in the EPContext nodes (else files beside it)");
+  app.add_flag("--ep-stats", o.epStats,
+               "Print the EP's counters and whether the compiler module was loaded");
+  app.add_option("--log-level", o.logLevel,
+                 "ONNX Runtime's log level: verbose, info, warning, error (the default)");
   app.add_flag("--benchmark", o.benchmark, "Time --warmup then --runs runs");
   app.add_option("--warmup", o.warmup, "Warm-up runs of --benchmark")
       ->default_str("3")
@@ -366,6 +533,8 @@ int main(int argc, char **argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  if (o.epLibrary.empty())
+    o.epLibrary = CGC_ORT_EP_LIBRARY;
   if (const char *env = std::getenv("CGC_ORT_LIBRARY"))
     if (o.library == CGC_ORT_LIBRARY)
       o.library = env;

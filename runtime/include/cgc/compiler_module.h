@@ -45,6 +45,10 @@ struct Request {
   /// claimed, the stages ("importing", "lowering", "packaging").
   std::function<void(const std::string &)> message;
   std::function<void(const std::string &stage)> progress;
+  /// When compiling fails: called once with the name of each ONNX node an
+  /// error diagnostic points at (its location, or a location fused from
+  /// it), so callers can tell which nodes stopped the compilation.
+  std::function<void(const std::string &node)> errorNode;
 };
 
 /// What a device offers the compiler (its MLIR programs tier, the target its
@@ -66,7 +70,7 @@ struct Interface {
   bool (*describeDevice)(void *d3d12Device, DeviceDescription &description, std::string &error);
 };
 
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 /// The module's one export: `const Interface *CgcCompilerModuleOpen(uint32_t
 /// version)`, null if it does not serve `version`.
 #define CGC_COMPILER_MODULE_OPEN_NAME "CgcCompilerModuleOpen"

@@ -199,7 +199,11 @@ typedef struct cgc_compile_options_t {
   void (*message)(void *user_data, const char *text);
   /* Called when a stage starts: "importing", "lowering", "packaging". */
   void (*progress)(void *user_data, const char *stage);
-  void *message_user_data; /* passed to both */
+  void *message_user_data; /* passed to all three */
+  /* When compiling fails: called once with the name of each ONNX node an
+   * error points at (what an integration needs to leave those nodes to
+   * another executor, e.g. the ONNX Runtime execution provider). */
+  void (*error_node)(void *user_data, const char *node);
 } cgc_compile_options_t;
 
 CGC_RUNTIME_API void cgc_compile_options_init(cgc_compile_options_t *options);
