@@ -292,6 +292,11 @@ LogicalResult RecurrentLowering::run() {
         names.push_back("Tanh");
     }
   }
+  // RNN's schema default is [Tanh, Tanh] whatever the direction, and ONNX
+  // Runtime writes defaults into its nodes: one direction reads the first.
+  if (cell == Cell::RNN && directions == 1 && names.size() == 2 && names[0] == "Tanh" &&
+      names[1] == "Tanh" && alphas.empty() && betas.empty())
+    names.resize(1);
   if (names.size() != perDirection * directions)
     return ctx.fail("expected " + Twine(perDirection * directions) +
                     " activations, got " + Twine(names.size()));

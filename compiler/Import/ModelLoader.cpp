@@ -1024,6 +1024,14 @@ LogicalResult ModelLoader::checkAxesBeforeInference() {
     auto rank = ranks.find(node.input(0));
     if (rank == ranks.end())
       continue;
+    // (De)QuantizeLinear ignore `axis` for a per-tensor (scalar) scale, and
+    // ONNX Runtime writes the default axis 1 into every such node.
+    if ((node.op_type() == "QuantizeLinear" || node.op_type() == "DequantizeLinear") &&
+        node.input_size() > 1) {
+      auto scale = ranks.find(node.input(1));
+      if (scale == ranks.end() || scale->second == 0)
+        continue;
+    }
     for (const onnx::AttributeProto &attribute : node.attribute()) {
       if (attribute.name() != "axis" || attribute.type() != onnx::AttributeProto::INT)
         continue;

@@ -178,55 +178,131 @@ struct Partition {
   std::vector<std::string> inputNames, outputNames; // the fused node's
   std::shared_ptr<Loaded> fixed;                    // static shapes
   std::vector<uint8_t> blob;                        // its compiled model (EPContext)
-  // Symbolic input dimensions: the ONNX model, compiled per input shapes.
-  std::string onnx;
-  std::vector<ExportedValue> onnxInputs;
-  std::mutex shapesMutex;
-  std::list<std::pair<std::string, std::shared_ptr<Loaded>>> byShape; // most recent first
-  static constexpr size_t kShapeCacheSize = 8;
+  // Compiled per run's inputs: symbolic dimensions take the inputs' shapes,
+  // and the inputs in `freeze` (values the compiler needs at compile time:
+  // a Reshape's shape, a Slice's starts) are compiled in as constants.
+  bool perRun = false;
+  ExportedModel exported;
+  std::set<std::string> freeze;
+  std::mutex runMutex;
+  std::list<std::pair<std::string, std::shared_ptr<Loaded>>> compiled; // most recent first
+  static constexpr size_t kCacheSize = 8;
 
   void compute(OrtKernelContext *kernel);
-  std::shared_ptr<Loaded> forShapes(const std::vector<std::vector<int64_t>> &shapes);
+  std::shared_ptr<Loaded> forInputs(const std::vector<const OrtValue *> &values);
 };
 
-std::shared_ptr<Loaded> Partition::forShapes(const std::vector<std::vector<int64_t>> &shapes) {
-  std::string key;
-  for (const auto &s : shapes)
-    key += shapeText(s) + ";";
-  std::lock_guard<std::mutex> lock(shapesMutex);
-  for (auto it = byShape.begin(); it != byShape.end(); ++it)
-    if (it->first == key) {
-      byShape.splice(byShape.begin(), byShape, it);
-      return byShape.front().second;
+/// The names the compiler asks to freeze in `error` ("--freeze-input
+/// NAME=FILE.pb"); empty when some error is not such a request.
+std::set<std::string> freezeRequests(const std::string &error) {
+  std::set<std::string> names;
+  size_t errors = 0, requests = 0;
+  for (size_t at = error.find("error:"); at != std::string::npos;
+       at = error.find("error:", at + 1))
+    ++errors;
+  const std::string marker = "--freeze-input ";
+  for (size_t at = error.find(marker); at != std::string::npos;
+       at = error.find(marker, at + 1)) {
+    size_t start = at + marker.size(), eq = error.find("=FILE.pb", start);
+    if (eq == std::string::npos)
+      continue;
+    ++requests;
+    names.insert(error.substr(start, eq - start));
+  }
+  if (!errors || requests < errors)
+    return {};
+  return names;
+}
+
+std::shared_ptr<Loaded> Partition::forInputs(const std::vector<const OrtValue *> &values) {
+  struct Input {
+    std::vector<int64_t> dims;
+    ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    const void *data = nullptr;
+    size_t bytes = 0;
+  };
+  std::map<std::string, Input> inputs;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!values[i])
+      continue;
+    Input in;
+    OrtTensorTypeAndShapeInfo *info = nullptr;
+    check(ort->GetTensorTypeAndShape(values[i], &info), "GetTensorTypeAndShape");
+    size_t rank = 0;
+    OrtStatus *s = ort->GetTensorElementType(info, &in.type);
+    if (!s)
+      s = ort->GetDimensionsCount(info, &rank);
+    in.dims.resize(rank);
+    if (!s && rank)
+      s = ort->GetDimensions(info, in.dims.data(), rank);
+    ort->ReleaseTensorTypeAndShapeInfo(info);
+    check(s, "input shape");
+    check(ort->GetTensorData(values[i], &in.data), "GetTensorData");
+    check(ort->GetTensorSizeInBytes(values[i], &in.bytes), "GetTensorSizeInBytes");
+    inputs[inputNames[i]] = std::move(in);
+  }
+
+  std::lock_guard<std::mutex> lock(runMutex);
+  for (int attempt = 0;; ++attempt) {
+    // The key: every input's shape, and the frozen inputs' bytes.
+    std::string key;
+    std::map<std::string, std::string> frozen;
+    for (const ExportedValue &v : exported.inputs) {
+      auto it = inputs.find(v.name);
+      if (it == inputs.end())
+        fail(ORT_INVALID_ARGUMENT, name + ": input '" + v.name + "' is missing");
+      key += v.name + ":" + shapeText(it->second.dims) + ";";
+      if (freeze.count(v.name)) {
+        std::string bytes(static_cast<const char *>(it->second.data), it->second.bytes);
+        key += bytes + ";";
+        frozen[v.name] =
+            tensorProto(v.name, it->second.type, it->second.dims, bytes.data(), bytes.size());
+      }
     }
-  std::vector<std::string> texts;
-  for (size_t i = 0; i < inputNames.size(); ++i)
-    for (const ExportedValue &v : onnxInputs)
-      if (v.name == inputNames[i] && !v.isStatic())
-        texts.push_back(v.name + "=" + shapeText(shapes[i]));
-  std::vector<const char *> ptrs;
-  for (const auto &t : texts)
-    ptrs.push_back(t.c_str());
-  cgc_compile_options_t options;
-  cgc_compile_options_init(&options);
-  options.input_shapes = ptrs.data();
-  options.input_shape_count = ptrs.size();
-  cgc_blob_t *blob = nullptr;
-  check(cgc_model_compile_onnx(device.get(), onnx.data(), onnx.size(), name.c_str(), &options,
-                               &blob),
-        ("compiling " + name + " for input shapes " + key).c_str());
-  BlobPtr owned(blob);
-  counters().compiles++;
-  cgc_model_t *model = nullptr;
-  check(cgc_model_load_memory(device.get(), cgc_blob_data(blob), cgc_blob_size(blob), nullptr,
-                              &model),
-        ("loading " + name).c_str());
-  auto loaded =
-      std::make_shared<Loaded>(device, ModelPtr(model), inputNames, outputNames, name);
-  byShape.emplace_front(key, loaded);
-  if (byShape.size() > kShapeCacheSize)
-    byShape.pop_back();
-  return loaded;
+    for (auto it = compiled.begin(); it != compiled.end(); ++it)
+      if (it->first == key) {
+        compiled.splice(compiled.begin(), compiled, it);
+        return compiled.front().second;
+      }
+    std::vector<std::string> texts;
+    for (const ExportedValue &v : exported.inputs)
+      if (!v.isStatic() && !freeze.count(v.name))
+        texts.push_back(v.name + "=" + shapeText(inputs[v.name].dims));
+    std::vector<const char *> ptrs;
+    for (const auto &t : texts)
+      ptrs.push_back(t.c_str());
+    cgc_compile_options_t options;
+    cgc_compile_options_init(&options);
+    options.input_shapes = ptrs.data();
+    options.input_shape_count = ptrs.size();
+    std::string onnx = exported.assemble(frozen);
+    cgc_blob_t *blob = nullptr;
+    cgc_status_t status =
+        cgc_model_compile_onnx(device.get(), onnx.data(), onnx.size(), name.c_str(), &options,
+                               &blob);
+    counters().compiles++;
+    if (status) {
+      std::string error = cgc_status_message(status);
+      cgc_status_free(status);
+      bool more = false;
+      for (const std::string &n : freezeRequests(error))
+        more |= inputs.count(n) && freeze.insert(n).second;
+      if (more && attempt <= int(exported.inputs.size()))
+        continue; // compile again with that input's value
+      fail(ORT_FAIL, "compiling " + name + " for its inputs: " + error);
+    }
+    BlobPtr owned(blob);
+    cgc_model_t *model = nullptr;
+    check(cgc_model_load_memory(device.get(), cgc_blob_data(blob), cgc_blob_size(blob), nullptr,
+                                &model),
+          ("loading " + name).c_str());
+    auto loaded =
+        std::make_shared<Loaded>(device, ModelPtr(model), inputNames, outputNames, name);
+    compiled.emplace_front(key, loaded);
+    if (compiled.size() > kCacheSize)
+      compiled.pop_back();
+    return loaded;
+  }
 }
 
 void Partition::compute(OrtKernelContext *kernel) {
@@ -243,24 +319,7 @@ void Partition::compute(OrtKernelContext *kernel) {
   for (size_t i = 0; i < ins; ++i)
     check(ort->KernelContext_GetInput(kernel, i, &values[i]), "KernelContext_GetInput");
 
-  std::shared_ptr<Loaded> loaded = fixed;
-  if (!loaded) {
-    std::vector<std::vector<int64_t>> shapes(ins);
-    for (size_t i = 0; i < ins; ++i) {
-      if (!values[i])
-        continue;
-      OrtTensorTypeAndShapeInfo *info = nullptr;
-      check(ort->GetTensorTypeAndShape(values[i], &info), "GetTensorTypeAndShape");
-      size_t rank = 0;
-      OrtStatus *s = ort->GetDimensionsCount(info, &rank);
-      shapes[i].resize(rank);
-      if (!s && rank)
-        s = ort->GetDimensions(info, shapes[i].data(), rank);
-      ort->ReleaseTensorTypeAndShapeInfo(info);
-      check(s, "input shape");
-    }
-    loaded = forShapes(shapes);
-  }
+  std::shared_ptr<Loaded> loaded = fixed ? fixed : forInputs(values);
   Loaded &m = *loaded;
 
   OrtSyncStream *ortStream = nullptr;
@@ -351,6 +410,8 @@ struct Ep : OrtEp {
   std::string contextPath;
   std::mutex cacheMutex;
   std::map<std::string, std::vector<uint8_t>> compiledByKey; // from GetCapability
+  std::map<std::string, std::set<std::string>> specializedByKey; // inputs to freeze
+  bool valueSpecialization = true;
 };
 
 Ep *self(OrtEp *ep) { return static_cast<Ep *>(ep); }
@@ -386,6 +447,12 @@ Ep::Ep(Factory &factory, DriverDevice &driver, const OrtSessionOptions *options,
   if (all != "0" && all != "1")
     fail(ORT_INVALID_ARGUMENT, "EP option require_all='" + all + "': expected 0 or 1");
   requireAll = all == "1";
+  std::string values =
+      config(options, (prefix + CGC_ORT_EP_OPTION_VALUE_SPECIALIZATION).c_str(), "1");
+  if (values != "0" && values != "1")
+    fail(ORT_INVALID_ARGUMENT, "EP option value_specialization='" + values +
+                                   "': expected 0 or 1");
+  valueSpecialization = values == "1";
   device = driver.withOptions(uint32_t(threads), driverOptions);
   contextEnabled = config(options, "ep.context_enable", "0") == "1";
   contextEmbed = config(options, "ep.context_embed_mode", "0") == "1";
@@ -505,6 +572,14 @@ BlobPtr Ep::compileModel(const ExportedModel &model, const std::string &label, b
     options.error_node = [](void *user, const char *node) noexcept {
       static_cast<std::vector<std::string> *>(user)->push_back(node);
     };
+  // CGC_ORT_EP_DUMP_DIR: write every ONNX model the EP compiles there (to
+  // reproduce a compilation with cgc-compile).
+  if (const char *dir = std::getenv("CGC_ORT_EP_DUMP_DIR"); dir && *dir) {
+    std::string file = std::string(dir) + "/" + bytesKey(model.bytes).substr(0, 12) + ".onnx";
+    std::ofstream(file, std::ios::binary).write(model.bytes.data(),
+                                                std::streamsize(model.bytes.size()));
+    log(logger, ORT_LOGGING_LEVEL_WARNING, "cgc: " + label + " written to " + file);
+  }
   cgc_blob_t *blob = nullptr;
   cgc_status_t status = cgc_model_compile_onnx(device.get(), model.bytes.data(),
                                                model.bytes.size(), label.c_str(), &options, &blob);
@@ -528,6 +603,13 @@ bool isContextNode(const OrtNode *node, std::string *source = nullptr) {
 }
 
 void Ep::getCapability(const OrtGraph *graph, OrtEpGraphSupportInfo *info) {
+  // cgc compiles control flow whole, bodies included: nodes inside the body
+  // of an If, Loop or Scan stay with it (claiming them first would leave the
+  // parent node a body of fused nodes no compiler can read).
+  const OrtNode *parent = nullptr;
+  check(ort->Graph_GetParentNode(graph, &parent), "Graph_GetParentNode");
+  if (parent)
+    return;
   std::vector<const OrtNode *> nodes = graphNodes(graph); // topological order
   size_t n = nodes.size();
   std::vector<bool> supported(n, true);
@@ -548,9 +630,10 @@ void Ep::getCapability(const OrtGraph *graph, OrtEpGraphSupportInfo *info) {
     }
     const char *ep = nullptr;
     check(ort->Node_GetEpName(nodes[i], &ep), "Node_GetEpName");
-    if (ep && *ep && std::strcmp(ep, CGC_ORT_EP_NAME) != 0) {
+    if (ep && *ep) { // assigned already (this EP's own fused nodes too)
       supported[i] = false;
-      why[nodes[i]] = std::string("assigned to EP ") + ep;
+      if (std::strcmp(ep, CGC_ORT_EP_NAME) != 0)
+        why[nodes[i]] = std::string("assigned to EP ") + ep;
     }
   }
   for (const OrtNode *node : contextNodes)
@@ -670,6 +753,22 @@ void Ep::getCapability(const OrtGraph *graph, OrtEpGraphSupportInfo *info) {
         }
         continue;
       }
+      // The compiler needs the values of some of the group's inputs (a
+      // Reshape's shape given at run time): the group compiles per value
+      // when it runs, and is claimed.
+      if (valueSpecialization) {
+        std::set<std::string> requests = freezeRequests(error);
+        bool allInputs = !requests.empty();
+        for (const std::string &r : requests)
+          allInputs &= std::any_of(model.inputs.begin(), model.inputs.end(),
+                                   [&](const ExportedValue &v) { return v.name == r; });
+        if (allInputs) {
+          compiled.insert(key);
+          std::lock_guard<std::mutex> lock(cacheMutex);
+          specializedByKey[key] = requests;
+          continue;
+        }
+      }
       changed = true;
       bool named = false;
       for (const std::string &name : errorNodes) {
@@ -760,11 +859,11 @@ std::shared_ptr<Partition> Ep::fromContextNode(const OrtGraph *graph, const OrtN
 OrtNode *Ep::makeContextNode(const Partition &p, const OrtNode *fused) {
   if (!editorApi)
     fail(ORT_NOT_IMPLEMENTED, "EPContext: this ONNX Runtime has no model editor API");
-  if (p.blob.empty())
+  if (p.perRun)
     fail(ORT_NOT_IMPLEMENTED,
-         p.name + ": cannot store an EPContext node for a partition with symbolic input "
-                  "dimensions (it compiles per input shape); give the inputs static shapes "
-                  "(free dimension overrides)");
+         p.name + ": cannot store an EPContext node for a partition compiled when it runs "
+                  "(symbolic input dimensions, or inputs whose values the compiler needs); "
+                  "give the inputs static shapes and constant values");
   std::string fusedName = nodeName(fused);
   std::string payload;
   int64_t embed = contextEmbed ? 1 : 0;
@@ -857,8 +956,18 @@ void Ep::compile(const OrtGraph **graphs, const OrtNode **fused, size_t count,
       } catch (const Unexportable &u) {
         fail(ORT_FAIL, p->name + ": " + (u.node ? describeNode(u.node) + ": " : "") + u.reason);
       }
-      if (model.isStatic()) {
-        std::string key = bytesKey(model.bytes);
+      std::string key = bytesKey(model.bytes);
+      std::set<std::string> freeze;
+      bool specialized = false;
+      {
+        std::lock_guard<std::mutex> lock(cacheMutex);
+        auto it = specializedByKey.find(key);
+        if (it != specializedByKey.end()) {
+          freeze = it->second;
+          specialized = true;
+        }
+      }
+      if (model.isStatic() && !specialized) {
         {
           std::lock_guard<std::mutex> lock(cacheMutex);
           auto it = compiledByKey.find(key);
@@ -881,8 +990,10 @@ void Ep::compile(const OrtGraph **graphs, const OrtNode **fused, size_t count,
         p->fixed = std::make_shared<Loaded>(device, ModelPtr(m), p->inputNames, p->outputNames,
                                             p->name);
       } else {
-        p->onnx = std::move(model.bytes);
-        p->onnxInputs = std::move(model.inputs);
+        // Compiled when it runs, per input shapes and frozen values.
+        p->perRun = true;
+        p->freeze = std::move(freeze);
+        p->exported = std::move(model);
       }
       // ORT passes the array in every session; it wants nodes when
       // ep.context_enable=1.

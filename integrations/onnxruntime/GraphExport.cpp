@@ -441,8 +441,13 @@ void Exporter::writeSubgraph(ProtoWriter &g, const OrtGraph *sub, const OrtNode 
   const char *name = nullptr;
   check(ort->Graph_GetName(sub, &name), "Graph_GetName");
   std::vector<const OrtNode *> nodes = sorted(graphNodes(sub));
-  for (const OrtNode *node : nodes)
+  for (const OrtNode *node : nodes) {
+    const char *ep = nullptr;
+    check(ort->Node_GetEpName(node, &ep), "Node_GetEpName");
+    if (ep && std::strcmp(ep, CGC_ORT_EP_NAME) == 0)
+      throw Unexportable{owner, "its body holds nodes the cgc EP fused already"};
     writeNode(g, node, uniqueName(node));
+  }
   g.string(kGraphName, name ? name : "subgraph");
 
   size_t count = 0;
@@ -512,7 +517,9 @@ ExportedModel Exporter::run(const std::vector<const OrtNode *> &nodes,
         continue;
       }
       ExportedValue input = describe(v, node, true);
-      writeValueInfo(g, kGraphInput, input, true);
+      ProtoWriter info;
+      writeValueInfo(info, kGraphInput, input, true);
+      model.inputInfos.push_back(info.take());
       model.inputs.push_back(std::move(input));
     }
   }
@@ -539,12 +546,12 @@ ExportedModel Exporter::run(const std::vector<const OrtNode *> &nodes,
     model.outputs.push_back(std::move(output));
   }
 
+  model.graphBody = g.take();
   ProtoWriter m;
   int64_t irVersion = 8;
   check(ort->Graph_GetOnnxIRVersion(graph, &irVersion), "Graph_GetOnnxIRVersion");
   m.signedVarint(kModelIrVersion, irVersion);
   m.string(kModelProducerName, "cgc onnxruntime EP");
-  m.message(kModelGraph, g);
   size_t opsets = 0;
   check(ort->Graph_GetNumOperatorSets(graph, &opsets), "Graph_GetNumOperatorSets");
   std::vector<const char *> domains(opsets);
@@ -564,11 +571,44 @@ ExportedModel Exporter::run(const std::vector<const OrtNode *> &nodes,
     o.signedVarint(kOpsetVersion, versions[i]);
     m.message(kModelOpsetImport, o);
   }
-  model.bytes = m.take();
+  model.header = m.take();
+  model.bytes = model.assemble({});
   return std::move(model);
 }
 
 } // namespace
+
+std::string tensorProto(const std::string &name, ONNXTensorElementDataType type,
+                        const std::vector<int64_t> &dims, const void *data, size_t size) {
+  ProtoWriter t;
+  for (int64_t d : dims)
+    t.signedVarint(kTensorDims, d);
+  t.varint(kTensorDataType, static_cast<uint64_t>(type));
+  t.string(kTensorName, name);
+  t.bytes(kTensorRawData, data, size);
+  return t.take();
+}
+
+std::string ExportedModel::assemble(const std::map<std::string, std::string> &frozen) const {
+  // Fields of one message may come in any order and a repeated field's
+  // entries are read in order, so the parts are concatenated as written:
+  // the inputs (each field 11, a ValueInfoProto, already tagged) after the
+  // body, the frozen values as initializers.
+  std::string graph = graphBody;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto it = frozen.find(inputs[i].name);
+    if (it == frozen.end()) {
+      graph += inputInfos[i];
+      continue;
+    }
+    ProtoWriter init;
+    init.bytes(kGraphInitializer, it->second.data(), it->second.size());
+    graph += init.data();
+  }
+  ProtoWriter m;
+  m.bytes(kModelGraph, graph.data(), graph.size());
+  return header + m.data();
+}
 
 ExportedModel exportNodes(const OrtGraph *graph, const std::vector<const OrtNode *> &nodes,
                           const std::vector<std::string> &outputs) {

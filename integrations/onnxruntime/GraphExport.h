@@ -35,7 +35,13 @@ struct ExportedValue {
 };
 
 struct ExportedModel {
+  /// The model; assemble() with values for some inputs gives the model with
+  /// those inputs turned into initializers (value specialization).
   std::string bytes;
+  std::string assemble(const std::map<std::string, std::string> &frozen) const;
+  std::string header;                  // ModelProto fields but the graph
+  std::string graphBody;               // GraphProto fields but the inputs
+  std::vector<std::string> inputInfos; // ValueInfoProto per input
   std::vector<ExportedValue> inputs; // graph inputs (not the constants)
   std::vector<ExportedValue> outputs;
   /// The names the exported nodes carry (unique), to find the ORT node an
@@ -50,6 +56,11 @@ struct ExportedModel {
 /// a node it cannot write and Error for a failed ORT call.
 ExportedModel exportNodes(const OrtGraph *graph, const std::vector<const OrtNode *> &nodes,
                           const std::vector<std::string> &outputs);
+
+/// A serialized onnx.TensorProto holding `size` bytes of `type` and shape
+/// `dims`.
+std::string tensorProto(const std::string &name, ONNXTensorElementDataType type,
+                        const std::vector<int64_t> &dims, const void *data, size_t size);
 
 /// Helpers over the ORT graph API.
 std::string valueName(const OrtValueInfo *value);

@@ -33,6 +33,11 @@ extern "C" {
 /* "1": claim only a whole model: fail session creation naming the first
  * node cgc cannot compile instead of leaving nodes to other EPs. */
 #define CGC_ORT_EP_OPTION_REQUIRE_ALL "require_all"
+/* "1" (the default): claim subgraphs the compiler can compile only with the
+ * values of some of their inputs (a Reshape's shape, a Slice's starts given
+ * at run time); they are compiled when they run, per value (8 cached).
+ * "0": leave them to other EPs. */
+#define CGC_ORT_EP_OPTION_VALUE_SPECIALIZATION "value_specialization"
 
 /* External memory handle types beyond ORT's OrtExternalMemoryHandleType
  * (values outside ORT's own range, which ORT passes through unchanged):
