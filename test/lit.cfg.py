@@ -46,3 +46,8 @@ if os.path.isdir(os.path.join(config.cgc_obj_root, "python", "cgc")):
 # The fuzz targets are built (test/fuzz/CMakeLists.txt: clang with libFuzzer).
 if os.path.exists(os.path.join(config.cgc_tools_dir, "cgc-fuzz-compiled-model")):
     config.available_features.add("cgc-fuzz")
+
+# ONNX Runtime (scripts/setup_ort.sh) and cgc's plugin EP for it are built.
+if os.path.exists(os.path.join(config.cgc_tools_dir, "cgc-ort-run")) and os.path.exists(
+        os.path.join(config.cgc_obj_root, "lib", "libcgc_onnxruntime_ep.so")):
+    config.available_features.add("ort-ep")

@@ -48,6 +48,9 @@ constexpr unsigned kMaxSubgraphDepth = 16;
 /// levels): ONNX's parser recurses on them without a limit.
 constexpr unsigned kMaxTextNesting = 128;
 
+/// Notes naming unsupported nodes at their locations, at most.
+constexpr size_t kMaxUnsupportedNotes = 16;
+
 std::string nodeLabel(const onnx::NodeProto &node) {
   if (!node.name().empty())
     return node.name();
@@ -119,6 +122,9 @@ private:
   import::MappedTensorData mapped;
   /// Unsupported op type -> number of nodes and the first node names.
   std::map<std::string, std::pair<int, std::vector<std::string>>> unsupported;
+  /// The first unsupported nodes, for notes at their locations (which tell
+  /// integrations such as the ONNX Runtime EP which nodes to leave).
+  std::vector<Location> unsupportedNodes;
 };
 
 //===----------------------------------------------------------------------===//
@@ -693,6 +699,8 @@ LogicalResult ModelLoader::checkNodes(const onnx::GraphProto &graph) {
       ++count;
       if (names.size() < 3)
         names.push_back(nodeLabel(node));
+      if (unsupportedNodes.size() < kMaxUnsupportedNotes)
+        unsupportedNodes.push_back(nodeLoc(node));
     }
     for (const auto &attribute : node.attribute()) {
       if (attribute.has_g() && failed(checkNodes(attribute.g())))
@@ -738,6 +746,8 @@ LogicalResult ModelLoader::checkGraph() {
         diag << ", ...";
       diag << ")";
     }
+    for (Location loc : unsupportedNodes)
+      diag.attachNote(loc) << "cgc cannot import this node";
     return failure();
   }
   // Each node against its schema (arity, attribute names and types).

@@ -49,13 +49,19 @@ bool compileOnnx(const Request &request, std::vector<uint8_t> &model, std::strin
   // nodes errors point at and lets the printing handler run too.
   std::set<std::string> errorNodes;
   ScopedDiagnosticHandler nodeCollector(&context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error && request.errorNode)
-      diag.getLocation()->walk([&](Location loc) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error || !request.errorNode)
+      return failure();
+    auto collect = [&](Location where) {
+      where->walk([&](Location loc) {
         if (std::optional<ONNXNodeLocInfo> info = getONNXNodeLocInfo(loc);
             info && !info->node.empty() && errorNodes.insert(info->node.str()).second)
           request.errorNode(info->node.str());
         return WalkResult::advance();
       });
+    };
+    collect(diag.getLocation());
+    for (Diagnostic &note : diag.getNotes()) // e.g. each unsupported node
+      collect(note.getLocation());
     return failure();
   });
   auto failed = [&](const std::string &what) {

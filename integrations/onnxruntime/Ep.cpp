@@ -412,6 +412,7 @@ struct Ep : OrtEp {
   std::map<std::string, std::vector<uint8_t>> compiledByKey; // from GetCapability
   std::map<std::string, std::set<std::string>> specializedByKey; // inputs to freeze
   bool valueSpecialization = true;
+  std::string requireAllError; // set by GetCapability, reported by Compile
 };
 
 Ep *self(OrtEp *ep) { return static_cast<Ep *>(ep); }
@@ -798,10 +799,20 @@ void Ep::getCapability(const OrtGraph *graph, OrtEpGraphSupportInfo *info) {
     log(logger, ORT_LOGGING_LEVEL_WARNING,
         "cgc leaves " + describeNode(node) + " to other execution providers: " + reason);
   if (requireAll && !why.empty()) {
+    // ONNX Runtime reads a GetCapability error as "nothing claimed" and goes
+    // on without this EP; an error of Compile fails the session. So the
+    // whole graph is claimed, and Compile reports why it cannot be.
     const auto &[node, reason] = *why.begin();
-    fail(ORT_NOT_IMPLEMENTED, "require_all=1 and cgc cannot compile " + describeNode(node) +
-                                  " (" + std::to_string(why.size()) + " node" +
-                                  (why.size() == 1 ? "" : "s") + " in all): " + reason);
+    requireAllError = "require_all=1 and cgc cannot compile " + describeNode(node) + " (" +
+                      std::to_string(why.size()) + " node" + (why.size() == 1 ? "" : "s") +
+                      " in all): " + reason;
+    std::vector<const OrtNode *> all;
+    for (size_t i = 0; i < n; ++i)
+      if (!isContextNode(nodes[i]))
+        all.push_back(nodes[i]);
+    check(epApi->EpGraphSupportInfo_AddNodesToFuse(info, all.data(), all.size(), nullptr),
+          "EpGraphSupportInfo_AddNodesToFuse");
+    return;
   }
   OrtNodeFusionOptions fusion = {};
   fusion.ort_version_supported = ORT_API_VERSION;
@@ -936,6 +947,8 @@ OrtNode *Ep::makeContextNode(const Partition &p, const OrtNode *fused) {
 
 void Ep::compile(const OrtGraph **graphs, const OrtNode **fused, size_t count,
                  OrtNodeComputeInfo **infos, OrtNode **contextNodes) {
+  if (!requireAllError.empty())
+    fail(ORT_NOT_IMPLEMENTED, requireAllError);
   std::vector<std::unique_ptr<ComputeInfo>> made;
   for (size_t i = 0; i < count; ++i) {
     std::vector<const OrtNode *> nodes = graphNodes(graphs[i]);

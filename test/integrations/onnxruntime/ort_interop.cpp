@@ -288,7 +288,8 @@ int application(const char *self, const char *model) {
     argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
-  if (posix_spawn(&pid, self, nullptr, nullptr, argv.data(), environ) != 0)
+  // Itself again, wherever PATH found it.
+  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) != 0)
     die("cannot start the peer");
 
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
