@@ -45,6 +45,13 @@ std::string shapeText(const std::vector<int64_t> &dims) {
   return s.empty() ? "scalar" : s;
 }
 
+std::string joined(const std::vector<std::string> &texts) {
+  std::string s;
+  for (const std::string &t : texts)
+    s += t + ";";
+  return s;
+}
+
 /// A key for compiled ONNX bytes: two 64-bit hashes and the size.
 std::string bytesKey(const std::string &bytes) {
   uint64_t fnv = 1469598103934665603ull;
@@ -184,6 +191,8 @@ struct Partition {
   bool perRun = false;
   ExportedModel exported;
   std::set<std::string> freeze;
+  /// Compiled by GetCapability for these input shapes ("NAME=AxB;...").
+  std::map<std::string, std::vector<uint8_t>> seeded;
   std::mutex runMutex;
   std::list<std::pair<std::string, std::shared_ptr<Loaded>>> compiled; // most recent first
   static constexpr size_t kCacheSize = 8;
@@ -275,6 +284,19 @@ std::shared_ptr<Loaded> Partition::forInputs(const std::vector<const OrtValue *>
     cgc_compile_options_init(&options);
     options.input_shapes = ptrs.data();
     options.input_shape_count = ptrs.size();
+    cgc_model_t *model = nullptr;
+    if (auto seed = seeded.find(joined(texts)); seed != seeded.end() && frozen.empty()) {
+      std::vector<uint8_t> bytes = std::move(seed->second);
+      seeded.erase(seed);
+      check(cgc_model_load_memory(device.get(), bytes.data(), bytes.size(), nullptr, &model),
+            ("loading " + name).c_str());
+      auto loaded =
+          std::make_shared<Loaded>(device, ModelPtr(model), inputNames, outputNames, name);
+      compiled.emplace_front(key, loaded);
+      if (compiled.size() > kCacheSize)
+        compiled.pop_back();
+      return loaded;
+    }
     std::string onnx = exported.assemble(frozen);
     cgc_blob_t *blob = nullptr;
     cgc_status_t status =
@@ -292,7 +314,6 @@ std::shared_ptr<Loaded> Partition::forInputs(const std::vector<const OrtValue *>
       fail(ORT_FAIL, "compiling " + name + " for its inputs: " + error);
     }
     BlobPtr owned(blob);
-    cgc_model_t *model = nullptr;
     check(cgc_model_load_memory(device.get(), cgc_blob_data(blob), cgc_blob_size(blob), nullptr,
                                 &model),
           ("loading " + name).c_str());
@@ -548,8 +569,8 @@ Ep::Ep(Factory &factory, DriverDevice &driver, const OrtSessionOptions *options,
   };
 }
 
-BlobPtr Ep::compileModel(const ExportedModel &model, const std::string &label, bool trial,
-                         std::vector<std::string> *errorNodes, std::string &error) {
+/// The input shapes a trial compilation binds symbolic dimensions to (1).
+std::vector<std::string> trialShapes(const ExportedModel &model) {
   std::vector<std::string> texts;
   for (const ExportedValue &v : model.inputs)
     if (!v.isStatic()) {
@@ -559,6 +580,12 @@ BlobPtr Ep::compileModel(const ExportedModel &model, const std::string &label, b
           d = 1;
       texts.push_back(v.name + "=" + shapeText(dims));
     }
+  return texts;
+}
+
+BlobPtr Ep::compileModel(const ExportedModel &model, const std::string &label, bool trial,
+                         std::vector<std::string> *errorNodes, std::string &error) {
+  std::vector<std::string> texts = trialShapes(model);
   if (!texts.empty() && !trial)
     fail(ORT_FAIL, "internal error: compiling " + label + " with symbolic dimensions");
   std::vector<const char *> ptrs;
@@ -747,11 +774,12 @@ void Ep::getCapability(const OrtGraph *graph, OrtEpGraphSupportInfo *info) {
       BlobPtr blob = compileModel(model, label, true, &errorNodes, error);
       if (blob) {
         compiled.insert(key);
-        if (model.isStatic()) {
-          const auto *data = static_cast<const uint8_t *>(cgc_blob_data(blob.get()));
-          std::lock_guard<std::mutex> lock(cacheMutex);
-          compiledByKey[key].assign(data, data + cgc_blob_size(blob.get()));
-        }
+        // Kept for Compile; with symbolic dimensions, for the first run
+        // whose shapes are the trial's.
+        const auto *data = static_cast<const uint8_t *>(cgc_blob_data(blob.get()));
+        std::lock_guard<std::mutex> lock(cacheMutex);
+        compiledByKey[model.isStatic() ? key : key + "|" + joined(trialShapes(model))].assign(
+            data, data + cgc_blob_size(blob.get()));
         continue;
       }
       // The compiler needs the values of some of the group's inputs (a
@@ -1004,6 +1032,14 @@ void Ep::compile(const OrtGraph **graphs, const OrtNode **fused, size_t count,
                                             p->name);
       } else {
         // Compiled when it runs, per input shapes and frozen values.
+        if (!specialized) {
+          std::lock_guard<std::mutex> lock(cacheMutex);
+          auto it = compiledByKey.find(key + "|" + joined(trialShapes(model)));
+          if (it != compiledByKey.end()) {
+            p->seeded[joined(trialShapes(model))] = std::move(it->second);
+            compiledByKey.erase(it);
+          }
+        }
         p->perRun = true;
         p->freeze = std::move(freeze);
         p->exported = std::move(model);
