@@ -48,6 +48,7 @@
 #include <fstream>
 #include <climits>
 #include <map>
+#include <thread>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -103,9 +104,60 @@ struct Options {
   std::vector<std::string> epOptions;
   bool allOnEp = false, noFallback = false, epContextEmbed = false, epStats = false;
   bool benchmark = false, quiet = false;
-  int warmup = 3, runs = 20, threads = 0;
+  int warmup = 3, runs = 20, threads = 0, concurrent = 0;
   uint64_t seed = 1;
 };
+
+/// --concurrent N: N threads each Run the session --runs times at once; every
+/// output of every run must equal the first run's, byte for byte.
+void runConcurrently(const Options &o, OrtSession *session, const std::vector<const char *> &inNames,
+                     const std::vector<OrtValue *> &inputs,
+                     const std::vector<const char *> &outNames,
+                     const std::vector<OrtValue *> &reference) {
+  auto bytesOf = [](OrtValue *v) {
+    size_t size = 0;
+    void *data = nullptr;
+    check(ort->GetTensorSizeInBytes(v, &size), "output size");
+    check(ort->GetTensorMutableData(v, &data), "output data");
+    return std::string(static_cast<const char *>(data), size);
+  };
+  std::vector<std::string> expected;
+  for (OrtValue *v : reference)
+    expected.push_back(bytesOf(v));
+  std::vector<std::string> errors(size_t(o.concurrent));
+  std::vector<std::thread> threads;
+  auto start = std::chrono::steady_clock::now();
+  for (int t = 0; t < o.concurrent; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        for (int r = 0; r < o.runs; ++r) {
+          std::vector<OrtValue *> outputs(outNames.size(), nullptr);
+          check(ort->Run(session, nullptr, inNames.data(), inputs.data(), inputs.size(),
+                         outNames.data(), outNames.size(), outputs.data()),
+                "Run");
+          for (size_t i = 0; i < outputs.size(); ++i) {
+            if (bytesOf(outputs[i]) != expected[i] && errors[size_t(t)].empty())
+              errors[size_t(t)] = "thread " + std::to_string(t) + " run " + std::to_string(r) +
+                                  ": output '" + outNames[i] + "' differs from the first run's";
+            ort->ReleaseValue(outputs[i]);
+          }
+        }
+      } catch (const Failure &f) {
+        errors[size_t(t)] = "thread " + std::to_string(t) + ": " + f.message;
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (const std::string &e : errors)
+    if (!e.empty())
+      fail("--concurrent: " + e);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count();
+  if (!o.quiet)
+    std::printf("concurrent: %d threads x %d runs on one session in %.1f ms, every output equal "
+                "to the first run's\n",
+                o.concurrent, o.runs, ms);
+}
 
 /// Registers cgc's plugin EP library and appends its first device (or the
 /// one whose driver is the ep option "driver") to the session options.
@@ -400,6 +452,9 @@ int runMain(const Options &o) {
       times.push_back(ms);
   }
 
+  if (o.concurrent > 0)
+    runConcurrently(o, session, inNames, inputValues, outNames, outputValues);
+
   for (size_t i = 0; i < numOutputs; ++i) {
     OrtTensorTypeAndShapeInfo *info = nullptr;
     check(ort->GetTensorTypeAndShape(outputValues[i], &info), "output type");
@@ -513,6 +568,10 @@ int main(int argc, char **argv) {
                "Embed the compiled models in the EPContext nodes (else files beside it)");
   app.add_flag("--ep-stats", o.epStats,
                "Print the EP's counters and whether the compiler module was loaded");
+  app.add_option("--concurrent", o.concurrent,
+                 "Then run the session from N threads at once, --runs times each, and check "
+                 "every output equals the first run's")
+      ->check(CLI::Range(0, 64));
   app.add_option("--log-level", o.logLevel,
                  "ONNX Runtime's log level: verbose, info, warning, error (the default)");
   app.add_flag("--benchmark", o.benchmark, "Time --warmup then --runs runs");
