@@ -31,5 +31,6 @@ HEADER="$(find_headers)"
 [[ -n "$HEADER" ]] || { echo "setup_ort.sh: onnxruntime_c_api.h is missing after npm install" >&2; exit 1; }
 
 mkdir -p "$ORT_DIR/lib"
-ln -sfn "$(dirname "$HEADER")" "$ORT_DIR/include"
-ln -sfn "$LIB" "$ORT_DIR/lib/libonnxruntime.so.1"
+# Relative links: the npm folder may be shared (symlinked) between clones.
+ln -sfn "$(realpath -s --relative-to="$ORT_DIR" "$(dirname "$HEADER")")" "$ORT_DIR/include"
+ln -sfn "$(realpath -s --relative-to="$ORT_DIR/lib" "$LIB")" "$ORT_DIR/lib/libonnxruntime.so.1"
