@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 
 namespace cgc::ort_ep {
 
@@ -157,29 +158,105 @@ DevicePtr DriverDevice::withOptions(uint32_t threads, const std::string &driverO
 
 namespace {
 
+/// Freed blocks are kept for the next allocation of the same size (up to
+/// kCachedBytes): ONNX Runtime allocates a run's device tensors again on
+/// every Run, and handing back the same addresses lets the EP's contexts keep
+/// their bindings and recorded command lists.
 struct Allocator : OrtAllocator {
+  static constexpr size_t kCachedBytes = size_t(256) << 20;
+
   explicit Allocator(const OrtMemoryInfo *info) : info(info) {
     version = ORT_API_VERSION;
-    Alloc = [](OrtAllocator *, size_t size) noexcept -> void * {
-      void *p = nullptr;
-      return posix_memalign(&p, 256, size ? size : 1) == 0 ? p : nullptr;
+    Alloc = [](OrtAllocator *self, size_t size) noexcept -> void * {
+      return static_cast<Allocator *>(self)->allocate(size);
     };
-    Free = [](OrtAllocator *, void *p) noexcept { std::free(p); };
+    Free = [](OrtAllocator *self, void *p) noexcept {
+      static_cast<Allocator *>(self)->release(p);
+    };
     Info = [](const OrtAllocator *self) noexcept {
       return static_cast<const Allocator *>(self)->info;
     };
     Reserve = [](OrtAllocator *self, size_t size) noexcept { return self->Alloc(self, size); };
-    GetStats = [](const OrtAllocator *, OrtKeyValuePairs **out) noexcept -> OrtStatus * {
-      *out = nullptr;
-      ort->CreateKeyValuePairs(out);
-      return nullptr;
+    GetStats = [](const OrtAllocator *self, OrtKeyValuePairs **out) noexcept -> OrtStatus * {
+      return guard([&] {
+        auto *a = static_cast<const Allocator *>(self);
+        std::lock_guard<std::mutex> lock(a->mutex);
+        *out = nullptr;
+        ort->CreateKeyValuePairs(out);
+        ort->AddKeyValuePair(*out, "InUse", std::to_string(a->inUseBytes).c_str());
+        ort->AddKeyValuePair(*out, "NumAllocs", std::to_string(a->allocations).c_str());
+        ort->AddKeyValuePair(*out, "CachedBytes", std::to_string(a->cachedBytes).c_str());
+      });
     };
     AllocOnStream = [](OrtAllocator *self, size_t size, OrtSyncStream *) noexcept {
       return self->Alloc(self, size);
     };
-    Shrink = [](OrtAllocator *) noexcept -> OrtStatus * { return nullptr; };
+    Shrink = [](OrtAllocator *self) noexcept -> OrtStatus * {
+      static_cast<Allocator *>(self)->trim(0);
+      return nullptr;
+    };
   }
+  ~Allocator() { trim(0); }
+
+  void *allocate(size_t size) {
+    size = size ? size : 1;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++allocations;
+      auto it = cache.find(size);
+      if (it != cache.end() && !it->second.empty()) {
+        void *p = it->second.back();
+        it->second.pop_back();
+        cachedBytes -= size;
+        inUseBytes += size;
+        sizes[p] = size;
+        return p;
+      }
+    }
+    void *p = nullptr;
+    if (posix_memalign(&p, 256, size) != 0)
+      return nullptr;
+    std::lock_guard<std::mutex> lock(mutex);
+    inUseBytes += size;
+    sizes[p] = size;
+    return p;
+  }
+
+  void release(void *p) {
+    if (!p)
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = sizes.find(p);
+    if (it == sizes.end()) { // not ours: let the C library say so
+      std::free(p);
+      return;
+    }
+    size_t size = it->second;
+    sizes.erase(it);
+    inUseBytes -= size;
+    if (cachedBytes + size > kCachedBytes) {
+      std::free(p);
+      return;
+    }
+    cache[size].push_back(p);
+    cachedBytes += size;
+  }
+
+  void trim(size_t keep) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto &[size, blocks] : cache)
+      while (!blocks.empty() && cachedBytes > keep) {
+        std::free(blocks.back());
+        blocks.pop_back();
+        cachedBytes -= size;
+      }
+  }
+
   const OrtMemoryInfo *info;
+  mutable std::mutex mutex;
+  std::unordered_map<size_t, std::vector<void *>> cache;
+  std::unordered_map<void *, size_t> sizes;
+  size_t cachedBytes = 0, inUseBytes = 0, allocations = 0;
 };
 
 //===----------------------------------------------------------------------===//
