@@ -103,9 +103,15 @@ ONNXDiagnosticHandler::ONNXDiagnosticHandler(MLIRContext *context,
   setHandler([this](Diagnostic &diag) {
     printDiagnostic(this->os, diag.getLocation(), diag.getSeverity(),
                     diag.str());
+    // The first notes; a long list (every unsupported node) is counted.
+    constexpr size_t kPrintedNotes = 16;
+    size_t notes = 0;
     for (Diagnostic &note : diag.getNotes())
-      printDiagnostic(this->os, note.getLocation(), note.getSeverity(),
-                      note.str());
+      if (notes++ < kPrintedNotes)
+        printDiagnostic(this->os, note.getLocation(), note.getSeverity(),
+                        note.str());
+    if (notes > kPrintedNotes)
+      this->os << "(" << notes - kPrintedNotes << " more notes)\n";
     this->os.flush();
     return success();
   });

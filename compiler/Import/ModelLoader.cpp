@@ -48,8 +48,9 @@ constexpr unsigned kMaxSubgraphDepth = 16;
 /// levels): ONNX's parser recurses on them without a limit.
 constexpr unsigned kMaxTextNesting = 128;
 
-/// Notes naming unsupported nodes at their locations, at most.
-constexpr size_t kMaxUnsupportedNotes = 16;
+/// Notes naming unsupported nodes at their locations, at most (diagnostic
+/// handlers print the first few; the ONNX Runtime EP reads them all).
+constexpr size_t kMaxUnsupportedNotes = 4096;
 
 std::string nodeLabel(const onnx::NodeProto &node) {
   if (!node.name().empty())

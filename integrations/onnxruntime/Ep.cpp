@@ -125,7 +125,7 @@ struct Loaded {
   Context &acquire(cgc_stream_t *stream, std::unique_lock<std::mutex> &lock) {
     std::lock_guard<std::mutex> guard(mutex);
     for (auto &c : contexts)
-      if (c->stream == stream || !stream)
+      if (c->stream == stream)
         if (std::unique_lock<std::mutex> l(c->busy, std::try_to_lock); l.owns_lock()) {
           lock = std::move(l);
           return *c;
