@@ -11,8 +11,11 @@ all three):
 and prints, from the fastest run of each over all rounds (noise on a shared
 machine only ever adds time), the latencies, the ratios ep/cpu and cgc/cpu,
 and ep/cgc: the EP's ratio over cgc-run's (goal: at most 1.05: the EP adds
-at most 5% to what cgc does alone); the medians over the rounds' medians are
-in --json. Then the per-Run overhead of the EP on a tiny model (Relu of
+at most 5% to what cgc does alone), with the ratio of the medians beside
+it. Across processes both move with the machine's load; "in the same runs"
+is decisive: what ONNX Runtime and the EP add around cgc's own runs inside
+the EP's timed runs (per Run: its time minus the time in cgc_context_run;
+the median over runs, relative to cgc's part of the median Run). Then the per-Run overhead of the EP on a tiny model (Relu of
 float[1,16]): ep - cgc, in microseconds (goal: < 20).
 
   bench/onnxruntime/ep_vs_cpu.py --build build [--models resnet50 ...]
@@ -34,14 +37,21 @@ from run_zoo import MODELS, make_inputs  # noqa: E402
 
 
 def timings(cmd, report):
-    """(min, median) in ms of one --benchmark invocation."""
+    """(min, median, in-run overhead) of one --benchmark invocation: the
+    overhead is what ONNX Runtime and the EP add around cgc's own runs, as a
+    fraction of them, measured in the same runs (cgc-ort-run --ep: the median
+    over runs of Run time minus time in cgc_context_run); None for the
+    others."""
     proc = subprocess.run(cmd + ["--report-json", report], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, errors="replace")
     if proc.returncode:
         raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), proc.stdout[-2000:]))
     with open(report) as f:
         r = json.load(f)
-    return r["min_ms"], r["median_ms"]
+    overhead = None
+    if r.get("ep_added_ms", -1) >= 0:
+        overhead = r["ep_added_ms"] / (r["median_ms"] - r["ep_added_ms"])
+    return r["min_ms"], r["median_ms"], overhead
 
 
 def tiny_model(path):
@@ -95,11 +105,14 @@ def main():
                 }
                 mins = {k: [] for k in cmds}
                 medians = {k: [] for k in cmds}
+                overheads = []
                 for _ in range(args.repeat):
                     for key, cmd in cmds.items():
-                        low, mid = timings(cmd, os.path.join(work, "r.json"))
+                        low, mid, overhead = timings(cmd, os.path.join(work, "r.json"))
                         mins[key].append(low)
                         medians[key].append(mid)
+                        if key == "ep" and overhead is not None:
+                            overheads.append(overhead)
                 best = {k: min(v) for k, v in mins.items()}
                 typical = {k: sorted(v)[len(v) // 2] for k, v in medians.items()}
                 row = {"model": name, "threads": threads, **best,
@@ -107,12 +120,15 @@ def main():
                        "ep/cpu": best["ep"] / best["cpu"], "cgc/cpu": best["cgc"] / best["cpu"],
                        "ep/cgc": best["ep"] / best["cgc"],
                        "median ep/cgc": typical["ep"] / typical["cgc"],
-                       "ep_overhead_us": (best["ep"] - best["cgc"]) * 1000}
+                       "ep_overhead_us": (best["ep"] - best["cgc"]) * 1000,
+                       "in_run_overhead": sorted(overheads)[len(overheads) // 2]}
                 rows.append(row)
                 print("%-18s t=%d  ORT CPU %8.3f ms  ORT+cgc EP %8.3f ms  cgc-run %8.3f ms  "
-                      "ep/cpu %.3f  cgc/cpu %.3f  ep/cgc %.3f (medians: %.3f)%s" % (
+                      "ep/cpu %.3f  cgc/cpu %.3f  ep/cgc %.3f (medians: %.3f; in the same "
+                      "runs: +%.2f%%)%s" % (
                           name, threads, best["cpu"], best["ep"], best["cgc"], row["ep/cpu"],
                           row["cgc/cpu"], row["ep/cgc"], row["median ep/cgc"],
+                          100 * row["in_run_overhead"],
                           "  (EP overhead %.1f us per Run)" % row["ep_overhead_us"]
                           if name.startswith("tiny") else ""), flush=True)
     print("load average: %.2f %.2f %.2f" % os.getloadavg())

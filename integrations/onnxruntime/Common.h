@@ -64,7 +64,7 @@ using DevicePtr = std::shared_ptr<cgc_device_t>;
 /// What the plugin counts (cgc_ort_ep_stats).
 struct Counters {
   std::atomic<uint64_t> compiles{0}, contextLoads{0}, runs{0}, bytesCopied{0},
-      tensorsCopied{0}, capabilityCompiles{0};
+      tensorsCopied{0}, capabilityCompiles{0}, runNs{0};
 };
 Counters &counters();
 

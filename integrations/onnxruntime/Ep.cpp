@@ -15,6 +15,7 @@
 #include "GraphExport.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <fstream>
@@ -381,7 +382,11 @@ void Partition::compute(OrtKernelContext *kernel) {
   }
   // Submitted on the ORT stream (after the semaphore waits queued there),
   // and waited for: ORT reads outputs on the host after Compute.
+  auto start = std::chrono::steady_clock::now();
   check(cgc_context_run(c.context), name.c_str());
+  counters().runNs += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count());
 }
 
 //===----------------------------------------------------------------------===//

@@ -911,6 +911,7 @@ __attribute__((visibility("default"))) void cgc_ort_ep_stats(cgc_ort_ep_stats_t 
   out->runs = c.runs;
   out->tensors_copied = c.tensorsCopied;
   out->bytes_copied = c.bytesCopied;
+  out->run_ns = c.runNs;
 }
 
 } // extern "C"

@@ -58,6 +58,7 @@ typedef struct cgc_ort_ep_stats_t {
   uint64_t runs;                /* Compute calls */
   uint64_t tensors_copied;      /* tensors the plugin's data transfer copied */
   uint64_t bytes_copied;        /* their bytes */
+  uint64_t run_ns;              /* time in cgc_context_run (submit to done) */
 } cgc_ort_ep_stats_t;
 
 /* Exported by libcgc_onnxruntime_ep.so (find it with dlsym on the library
