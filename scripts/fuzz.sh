@@ -50,7 +50,9 @@ if [[ ! -x "$SEED_BUILD/bin/cgc-compile" ]]; then
   exit 2
 fi
 /usr/bin/python3 "$ROOT/scripts/fuzz_corpus.py" --build "$SEED_BUILD" --out "$OUT/corpus"
-export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1 ${ASAN_OPTIONS:-}"
+# allow_user_poisoning=0: see scripts/sanitize.sh (BumpPtrAllocator slabs
+# shared between instrumented cgc code and the uninstrumented libMLIR.so).
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:allow_user_poisoning=0 ${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1 ${UBSAN_OPTIONS:-}"
 failed=0
 for t in "${targets[@]}"; do
