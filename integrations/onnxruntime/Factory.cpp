@@ -375,6 +375,16 @@ Stream *ownStream(OrtSyncStream *stream) {
 
 namespace {
 
+/// An enum's bits as an int, without loading a value of the enum type:
+/// ORT passes values outside its enums through unchanged (cgc's dma-buf type,
+/// a newer ORT's types, garbage), and loading those as the enum is undefined.
+template <typename E> int rawEnum(const E &value) {
+  static_assert(sizeof(E) == sizeof(int), "an int-sized enum");
+  int bits = 0;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
 constexpr int kHostAllocation = CGC_ORT_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION;
 constexpr int kDmaBuf = CGC_ORT_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF;
 
@@ -434,7 +444,7 @@ struct Importer : OrtExternalResourceImporterImpl {
     check(cgc_importer_create(device.get(), &importer), "cgc_importer_create");
     CanImportMemory = [](const OrtExternalResourceImporterImpl *self,
                          OrtExternalMemoryHandleType type) noexcept {
-      return static_cast<const Importer *>(self)->canImportMemory(int(type));
+      return static_cast<const Importer *>(self)->canImportMemory(rawEnum(type));
     };
     ImportMemory = [](OrtExternalResourceImporterImpl *self,
                       const OrtExternalMemoryDescriptor *desc,
@@ -453,7 +463,7 @@ struct Importer : OrtExternalResourceImporterImpl {
     CanImportSemaphore = [](const OrtExternalResourceImporterImpl *self,
                             OrtExternalSemaphoreType type) noexcept {
       bool supported = false;
-      if (type != ORT_EXTERNAL_SEMAPHORE_D3D12_FENCE)
+      if (rawEnum(type) != ORT_EXTERNAL_SEMAPHORE_D3D12_FENCE)
         return false;
       cgc_status_t s = cgc_importer_can_import_semaphore(
           static_cast<const Importer *>(self)->importer,
@@ -496,7 +506,7 @@ struct Importer : OrtExternalResourceImporterImpl {
   OrtExternalMemoryHandle *importMemory(const OrtExternalMemoryDescriptor *desc) {
     if (!desc)
       fail(ORT_INVALID_ARGUMENT, "ImportMemory: the descriptor is null");
-    int type = int(desc->handle_type);
+    int type = rawEnum(desc->handle_type);
     if (!canImportMemory(type))
       fail(ORT_NOT_IMPLEMENTED, "ImportMemory: cgc device '" + driver->name +
                                     "' cannot import external memory of handle type " +
@@ -555,11 +565,13 @@ struct Importer : OrtExternalResourceImporterImpl {
     if (h->Release != &releaseMemory)
       fail(ORT_INVALID_ARGUMENT, "CreateTensorFromMemory: the memory was not imported by cgc");
     auto *memory = static_cast<const MemoryHandle *>(h);
-    size_t element = elementSize(desc->element_type);
+    int elementType = rawEnum(desc->element_type);
+    size_t element = elementType > 0 && elementType <= ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0
+                         ? elementSize(ONNXTensorElementDataType(elementType))
+                         : 0;
     if (!element)
       fail(ORT_NOT_IMPLEMENTED, "CreateTensorFromMemory: element type " +
-                                    std::to_string(int(desc->element_type)) +
-                                    " is not one cgc binds");
+                                    std::to_string(elementType) + " is not one cgc binds");
     if (desc->rank && !desc->shape)
       fail(ORT_INVALID_ARGUMENT, "CreateTensorFromMemory: shape is null with rank " +
                                      std::to_string(desc->rank));
@@ -589,10 +601,10 @@ struct Importer : OrtExternalResourceImporterImpl {
   OrtExternalSemaphoreHandle *importSemaphore(const OrtExternalSemaphoreDescriptor *desc) {
     if (!desc)
       fail(ORT_INVALID_ARGUMENT, "ImportSemaphore: the descriptor is null");
-    if (desc->type != ORT_EXTERNAL_SEMAPHORE_D3D12_FENCE)
+    if (rawEnum(desc->type) != ORT_EXTERNAL_SEMAPHORE_D3D12_FENCE)
       fail(ORT_NOT_IMPLEMENTED,
            "ImportSemaphore: cgc imports timeline fences shared as D3D12_FENCE handles only "
-           "(type " + std::to_string(int(desc->type)) + ")");
+           "(type " + std::to_string(rawEnum(desc->type)) + ")");
     auto handle = std::make_unique<SemaphoreHandle>();
     handle->version = ORT_API_VERSION;
     handle->ep_device = epDevice;

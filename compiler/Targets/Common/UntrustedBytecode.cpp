@@ -6,6 +6,8 @@
 
 #include "mlir/Bytecode/BytecodeImplementation.h"
 #include "mlir/Bytecode/BytecodeReader.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -73,6 +75,87 @@ LogicalResult readCustomEntry(EntryBudget &budget,
   return failure();
 }
 
+/// MLIR's builtin attribute readers build what they read without verifying
+/// it (`get`, not `getChecked`; Debian's MLIR has no assertions), and build a
+/// FloatAttr even when its value could not be read: a FloatAttr cut short
+/// crashed copying an APFloat that was never made (found by the bytecode
+/// fuzzer, test/fuzz/regressions/bytecode). This reads the entries those readers trust first and refuses
+/// the wrong ones; for the others it returns success with no entry, and
+/// MLIR reads the entry again from its start with the next callback.
+/// Codes: BuiltinDialectBytecode.td's BuiltinDialectAttributes.
+LogicalResult checkBuiltinAttribute(DialectBytecodeReader &reader) {
+  enum : uint64_t {
+    kIntegerAttr = 8,
+    kFloatAttr = 9,
+    kDenseArrayAttr = 17,
+    kDenseIntOrFPElementsAttr = 18,
+  };
+  uint64_t code = 0;
+  if (failed(reader.readVarInt(code)))
+    return success(); // the builtin reader reports it
+  Type type;
+  switch (code) {
+  // MLIR's readers also build the attribute when reading its value failed
+  // (a value cut short): the value is read here too.
+  case kIntegerAttr: {
+    if (failed(reader.readType(type)))
+      return success();
+    if (!isa<IntegerType, IndexType>(type))
+      return reader.emitError() << "an IntegerAttr of type " << type;
+    unsigned width = isa<IndexType>(type) ? IndexType::kInternalStorageBitWidth
+                                          : type.getIntOrFloatBitWidth();
+    if (failed(reader.readAPIntWithKnownWidth(width)))
+      return reader.emitError() << "an IntegerAttr of type " << type << " without its value";
+    return success();
+  }
+  case kFloatAttr: {
+    if (failed(reader.readType(type)))
+      return success();
+    auto floatType = dyn_cast<FloatType>(type);
+    if (!floatType)
+      return reader.emitError() << "a FloatAttr of type " << type;
+    if (failed(reader.readAPFloatWithKnownSemantics(floatType.getFloatSemantics())))
+      return reader.emitError() << "a FloatAttr of type " << type << " without its value";
+    return success();
+  }
+  case kDenseArrayAttr: {
+    uint64_t size = 0;
+    ArrayRef<char> raw;
+    if (failed(reader.readType(type)) || failed(reader.readVarInt(size)) ||
+        failed(reader.readBlob(raw)))
+      return success();
+    bool known = type.isInteger(1) || type.isInteger(8) || type.isInteger(16) ||
+                 type.isInteger(32) || type.isInteger(64) || type.isF32() || type.isF64();
+    if (!known)
+      return reader.emitError() << "a DenseArrayAttr of " << type;
+    uint64_t element = type.isInteger(1) ? 1 : type.getIntOrFloatBitWidth() / 8;
+    if (size > raw.size() || size * element != raw.size())
+      return reader.emitError() << "a DenseArrayAttr of " << size << " x " << type
+                                << " with " << raw.size() << " bytes";
+    return success();
+  }
+  case kDenseIntOrFPElementsAttr: {
+    ArrayRef<char> raw;
+    if (failed(reader.readType(type)) || failed(reader.readBlob(raw)))
+      return success();
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (!shaped || !shaped.hasStaticShape() ||
+        !isa<IntegerType, IndexType, FloatType, ComplexType>(shaped.getElementType()))
+      return reader.emitError() << "dense elements of type " << type;
+    if (auto complex = dyn_cast<ComplexType>(shaped.getElementType());
+        complex && !isa<IntegerType, FloatType>(complex.getElementType()))
+      return reader.emitError() << "dense elements of type " << type;
+    bool splat = false;
+    if (!DenseElementsAttr::isValidRawBuffer(shaped, raw, splat))
+      return reader.emitError() << "dense elements of type " << type << " with "
+                                << raw.size() << " bytes";
+    return success();
+  }
+  default:
+    return success();
+  }
+}
+
 } // namespace
 
 LogicalResult readUntrustedBytecode(llvm::MemoryBufferRef buffer, Block *block,
@@ -91,6 +174,12 @@ LogicalResult readUntrustedBytecode(llvm::MemoryBufferRef buffer, Block *block,
   // most once per nesting level (MLIR defers past 5): 2 * 7 < 16.
   EntryBudget budget{16 * (counts.attributes + counts.types) + 64};
   ParserConfig config(context);
+  // First: refuse the builtin entries MLIR's readers would build unchecked
+  // (MLIR rewinds the entry before the next callback).
+  config.getBytecodeReaderConfig().attachAttributeCallback(
+      [](DialectBytecodeReader &reader, StringRef dialectName, Attribute &) {
+        return dialectName == "builtin" ? checkBuiltinAttribute(reader) : success();
+      });
   config.getBytecodeReaderConfig().attachAttributeCallback(
       [&budget](DialectBytecodeReader &reader, StringRef dialectName,
                 Attribute &entry) {
