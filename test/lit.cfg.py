@@ -33,6 +33,11 @@ llvm_config.add_tool_substitutions(tools, [config.cgc_tools_dir])
 # A sanitizer build (scripts/sanitize.sh, scripts/tsan.sh): tests that limit
 # the address space (ulimit -v) cannot run under ASan, which reserves
 # terabytes of shadow memory; they say `UNSUPPORTED: asan`.
+# An application linking a sanitized build's libraries links the sanitizer
+# runtimes too (test/runtime/install-example.test).
+sanitize = getattr(config, "cgc_sanitize", "")
+config.substitutions.append(
+    ("%cgc_sanitize_link", "-fsanitize=" + sanitize if sanitize else ""))
 for sanitizer in getattr(config, "cgc_sanitize", "").split(","):
     if sanitizer == "address":
         config.available_features.add("asan")
