@@ -83,18 +83,120 @@ LogicalResult readCustomEntry(EntryBudget &budget,
 /// the wrong ones; for the others it returns success with no entry, and
 /// MLIR reads the entry again from its start with the next callback.
 /// Codes: BuiltinDialectBytecode.td's BuiltinDialectAttributes.
-LogicalResult checkBuiltinAttribute(DialectBytecodeReader &reader) {
+/// A list of `count` entries read from bytecode of `limit` bytes: MLIR's
+/// readers reserve `count` first, so a count no buffer could hold aborted
+/// the process ("SmallVector unable to grow", found by the bytecode fuzzer).
+LogicalResult checkCount(DialectBytecodeReader &reader, uint64_t count, uint64_t limit,
+                         const char *what) {
+  if (count <= limit)
+    return success();
+  return reader.emitError() << what << " of " << count << " entries in " << limit
+                            << " bytes of bytecode";
+}
+
+/// Reads a list count (and, for `skipFirst`, a reference before it) and
+/// checks it; success without an error when the bytes are short (MLIR's
+/// reader reports those).
+LogicalResult checkLeadingCount(DialectBytecodeReader &reader, uint64_t limit, bool skipFirst,
+                                const char *what) {
+  uint64_t value = 0;
+  if (skipFirst && failed(reader.readVarInt(value)))
+    return success();
+  if (failed(reader.readVarInt(value)))
+    return success();
+  return checkCount(reader, value, limit, what);
+}
+
+/// The builtin types whose readers reserve lists (codes: BuiltinDialectTypes).
+LogicalResult checkBuiltinType(DialectBytecodeReader &reader, uint64_t limit) {
   enum : uint64_t {
+    kFunctionType = 2,
+    kMemRefType = 10,
+    kMemRefTypeWithMemSpace = 11,
+    kRankedTensorType = 13,
+    kRankedTensorTypeWithEncoding = 14,
+    kTupleType = 15,
+    kVectorType = 19,
+    kVectorTypeWithScalableDims = 20,
+  };
+  uint64_t code = 0;
+  if (failed(reader.readVarInt(code)))
+    return success();
+  switch (code) {
+  case kFunctionType: {
+    uint64_t inputs = 0, results = 0, ref = 0;
+    if (failed(reader.readVarInt(inputs)))
+      return success();
+    if (failed(checkCount(reader, inputs, limit, "a function type's inputs")))
+      return failure();
+    for (uint64_t i = 0; i < inputs; ++i)
+      if (failed(reader.readVarInt(ref)))
+        return success();
+    if (failed(reader.readVarInt(results)))
+      return success();
+    return checkCount(reader, results, limit, "a function type's results");
+  }
+  case kMemRefType:
+  case kRankedTensorType:
+  case kVectorType:
+    return checkLeadingCount(reader, limit, false, "a shape");
+  case kMemRefTypeWithMemSpace:
+  case kRankedTensorTypeWithEncoding:
+    return checkLeadingCount(reader, limit, true, "a shape");
+  case kTupleType:
+    return checkLeadingCount(reader, limit, false, "a tuple");
+  case kVectorTypeWithScalableDims: {
+    uint64_t flags = 0, flag = 0;
+    if (failed(reader.readVarInt(flags)))
+      return success();
+    if (failed(checkCount(reader, flags, limit, "a vector's scalable flags")))
+      return failure();
+    for (uint64_t i = 0; i < flags; ++i)
+      if (failed(reader.readVarInt(flag)))
+        return success();
+    return checkLeadingCount(reader, limit, false, "a shape");
+  }
+  default:
+    return success();
+  }
+}
+
+LogicalResult checkBuiltinAttribute(DialectBytecodeReader &reader, uint64_t limit) {
+  enum : uint64_t {
+    kArrayAttr = 0,
+    kDictionaryAttr = 1,
+    kSymbolRefAttr = 5,
     kIntegerAttr = 8,
     kFloatAttr = 9,
+    kFusedLoc = 12,
+    kFusedLocWithMetadata = 13,
     kDenseArrayAttr = 17,
     kDenseIntOrFPElementsAttr = 18,
+    kDenseStringElementsAttr = 19,
   };
   uint64_t code = 0;
   if (failed(reader.readVarInt(code)))
     return success(); // the builtin reader reports it
   Type type;
   switch (code) {
+  case kArrayAttr:
+  case kDictionaryAttr:
+  case kFusedLoc:
+  case kFusedLocWithMetadata:
+    return checkLeadingCount(reader, limit, false, "a list attribute");
+  case kSymbolRefAttr:
+    return checkLeadingCount(reader, limit, true, "a symbol reference");
+  case kDenseStringElementsAttr: {
+    uint64_t splat = 0;
+    if (failed(reader.readType(type)) || failed(reader.readVarInt(splat)))
+      return success();
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (!shaped || !shaped.hasStaticShape())
+      return reader.emitError() << "dense strings of type " << type;
+    if (!splat)
+      return checkCount(reader, uint64_t(shaped.getNumElements()), limit, "dense strings");
+    return success();
+  }
   // MLIR's readers also build the attribute when reading its value failed
   // (a value cut short): the value is read here too.
   case kIntegerAttr: {
@@ -176,9 +278,14 @@ LogicalResult readUntrustedBytecode(llvm::MemoryBufferRef buffer, Block *block,
   ParserConfig config(context);
   // First: refuse the builtin entries MLIR's readers would build unchecked
   // (MLIR rewinds the entry before the next callback).
+  uint64_t limit = buffer.getBufferSize();
   config.getBytecodeReaderConfig().attachAttributeCallback(
-      [](DialectBytecodeReader &reader, StringRef dialectName, Attribute &) {
-        return dialectName == "builtin" ? checkBuiltinAttribute(reader) : success();
+      [limit](DialectBytecodeReader &reader, StringRef dialectName, Attribute &) {
+        return dialectName == "builtin" ? checkBuiltinAttribute(reader, limit) : success();
+      });
+  config.getBytecodeReaderConfig().attachTypeCallback(
+      [limit](DialectBytecodeReader &reader, StringRef dialectName, Type &) {
+        return dialectName == "builtin" ? checkBuiltinType(reader, limit) : success();
       });
   config.getBytecodeReaderConfig().attachAttributeCallback(
       [&budget](DialectBytecodeReader &reader, StringRef dialectName,
