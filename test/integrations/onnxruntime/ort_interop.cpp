@@ -3,6 +3,7 @@
 //   cgc-ort-interop MODEL.onnx          (process A)
 //   cgc-ort-interop --peer MODEL.onnx HEAP_FD FENCE_FD   (process B)
 //
+// This program links libonnxruntime.so.1 from npm like any ORT application.
 // Process A, the application's other API, creates a shared buffer (a D3D12
 // heap) and a timeline fence on a cgc device, writes the input, starts B
 // with both handles inherited, signals 1, waits for 2 and checks B's result
@@ -78,12 +79,10 @@ void expectError(OrtStatus *status, OrtErrorCode code, const char *what) {
 void *handleOf(int fd) { return reinterpret_cast<void *>(intptr_t(fd) + 1); } // CGCHandleFromFd
 
 int peer(const char *model, int heapFd, int fenceFd) {
-  void *library = dlopen(CGC_ORT_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-  if (!library)
-    die(std::string("peer: cannot load ") + CGC_ORT_LIBRARY);
-  auto getApiBase =
-      reinterpret_cast<const OrtApiBase *(*)()>(dlsym(library, "OrtGetApiBase"));
-  ort = getApiBase()->GetApi(ORT_API_VERSION);
+  // Linked against the npm ORT library (not loaded with dlopen).
+  ort = OrtGetApiBase()->GetApi(ORT_API_VERSION);
+  if (!ort)
+    die("peer: this ONNX Runtime does not offer C API " + std::to_string(ORT_API_VERSION));
   OrtEnv *env = nullptr;
   check(ort->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "interop-peer", &env), "CreateEnv");
   check(ort->RegisterExecutionProviderLibrary(env, "cgc", CGC_ORT_EP_LIBRARY),
