@@ -230,7 +230,8 @@ LogicalResult convertReshape(NodeContext &ctx) {
       return ctx.fail("Reshape shape has invalid dimension " + Twine(dim));
     }
     shape.push_back(dim);
-    known *= dim;
+    if (__builtin_mul_overflow(known, dim, &known))
+      return ctx.fail("Reshape shape has more than 2^63 elements");
   }
   int64_t total = product(input);
   if (inferred >= 0) {
