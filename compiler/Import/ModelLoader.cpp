@@ -26,6 +26,7 @@
 #include "llvm/Support/Path.h"
 
 #include <map>
+#include <set>
 #include <queue>
 
 using namespace mlir;
@@ -1042,6 +1043,48 @@ LogicalResult ModelLoader::checkAxesBeforeInference() {
       auto scale = ranks.find(node.input(1));
       if (scale == ranks.end() || scale->second == 0)
         continue;
+    }
+    // libonnx's convolution and pooling inference (convPoolShapeInference)
+    // indexes the input's spatial dimensions with these lists unchecked: an
+    // attribute of the wrong length or a non-positive stride crashed it
+    // (the onnx-import fuzzer). Refused here first.
+    static const std::set<std::string> convPool = {
+        "Conv", "ConvInteger", "QLinearConv", "ConvTranspose", "MaxPool", "AveragePool",
+        "LpPool", "MaxUnpool", "MaxRoiPool"};
+    if (convPool.count(node.op_type()) && rank->second >= 2) {
+      int64_t spatial = rank->second - 2;
+      // The weight's rank must be the input's: its dimensions give the
+      // kernel's spatial size.
+      int weightIndex = node.op_type() == "QLinearConv" ? 3 : 1;
+      bool hasWeight = node.op_type().find("Conv") != std::string::npos;
+      if (hasWeight && node.input_size() > weightIndex) {
+        auto weight = ranks.find(node.input(weightIndex));
+        if (weight != ranks.end() && weight->second != rank->second)
+          return emitError(nodeLoc(node))
+                 << "the weight '" << node.input(weightIndex) << "' of node '"
+                 << nodeLabel(node) << "' (" << node.op_type() << ") has rank "
+                 << weight->second << " and its input '" << node.input(0) << "' rank "
+                 << rank->second;
+      }
+      for (const onnx::AttributeProto &attribute : node.attribute()) {
+        const std::string &name = attribute.name();
+        int64_t expected = name == "pads" ? 2 * spatial : spatial;
+        bool positive = name == "kernel_shape" || name == "strides" || name == "dilations";
+        if (name != "pads" && !positive && name != "output_padding" && name != "output_shape")
+          continue;
+        if (attribute.type() != onnx::AttributeProto::INTS)
+          continue;
+        if (name != "output_shape" && attribute.ints_size() != expected)
+          return emitError(nodeLoc(node))
+                 << "attribute '" << name << "' of node '" << nodeLabel(node) << "' ("
+                 << node.op_type() << ") has " << attribute.ints_size() << " values; input '"
+                 << node.input(0) << "' of rank " << rank->second << " needs " << expected;
+        for (int64_t v : attribute.ints())
+          if ((positive && v <= 0) || (!positive && v < 0))
+            return emitError(nodeLoc(node))
+                   << "attribute '" << name << "' of node '" << nodeLabel(node) << "' ("
+                   << node.op_type() << ") holds " << v;
+      }
     }
     for (const onnx::AttributeProto &attribute : node.attribute()) {
       if (attribute.name() != "axis" || attribute.type() != onnx::AttributeProto::INT)
