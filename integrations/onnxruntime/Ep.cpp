@@ -53,6 +53,24 @@ std::string joined(const std::vector<std::string> &texts) {
   return s;
 }
 
+/// cgc_compile_options_t binding symbolic input dimensions ("NAME=AxB"),
+/// with the strings it points at.
+struct ShapeOptions {
+  explicit ShapeOptions(std::vector<std::string> shapes) : shapes(std::move(shapes)) {
+    for (const std::string &text : this->shapes)
+      pointers.push_back(text.c_str());
+    cgc_compile_options_init(&options);
+    options.input_shapes = pointers.data();
+    options.input_shape_count = pointers.size();
+  }
+  ShapeOptions(const ShapeOptions &) = delete;
+  ShapeOptions &operator=(const ShapeOptions &) = delete;
+
+  std::vector<std::string> shapes;
+  std::vector<const char *> pointers;
+  cgc_compile_options_t options;
+};
+
 /// A key for compiled ONNX bytes: two 64-bit hashes and the size.
 std::string bytesKey(const std::string &bytes) {
   uint64_t fnv = 1469598103934665603ull;
@@ -174,6 +192,15 @@ void bind(Context &c, Loaded &m, bool input, size_t slot, void *data, size_t byt
   b = {data, bytes, tensor};
 }
 
+/// Loads compiled-model bytes (copied by the runtime) on `device`.
+cgc_model_t *loadCompiled(const DevicePtr &device, const void *data, size_t size,
+                          const std::string &name) {
+  cgc_model_t *model = nullptr;
+  check(cgc_model_load_memory(device.get(), data, size, nullptr, &model),
+        ("loading " + name).c_str());
+  return model;
+}
+
 //===----------------------------------------------------------------------===//
 // Partitions: what one fused node runs
 //===----------------------------------------------------------------------===//
@@ -185,7 +212,6 @@ struct Partition {
   DevicePtr device;
   std::vector<std::string> inputNames, outputNames; // the fused node's
   std::shared_ptr<Loaded> fixed;                    // static shapes
-  std::vector<uint8_t> blob;                        // its compiled model (EPContext)
   // Compiled per run's inputs: symbolic dimensions take the inputs' shapes,
   // and the inputs in `freeze` (values the compiler needs at compile time:
   // a Reshape's shape, a Slice's starts) are compiled in as constants.
@@ -256,53 +282,47 @@ std::shared_ptr<Loaded> Partition::forInputs(const std::vector<const OrtValue *>
   for (int attempt = 0;; ++attempt) {
     // The key: every input's shape, and the frozen inputs' bytes.
     std::string key;
-    std::map<std::string, std::string> frozen;
     for (const ExportedValue &v : exported.inputs) {
       auto it = inputs.find(v.name);
       if (it == inputs.end())
         fail(ORT_INVALID_ARGUMENT, name + ": input '" + v.name + "' is missing");
       key += v.name + ":" + shapeText(it->second.dims) + ";";
-      if (freeze.count(v.name)) {
-        std::string bytes(static_cast<const char *>(it->second.data), it->second.bytes);
-        key += bytes + ";";
-        frozen[v.name] =
-            tensorProto(v.name, it->second.type, it->second.dims, bytes.data(), bytes.size());
-      }
+      if (freeze.count(v.name))
+        key.append(static_cast<const char *>(it->second.data), it->second.bytes).append(";");
     }
     for (auto it = compiled.begin(); it != compiled.end(); ++it)
       if (it->first == key) {
         compiled.splice(compiled.begin(), compiled, it);
         return compiled.front().second;
       }
-    std::vector<std::string> texts;
-    for (const ExportedValue &v : exported.inputs)
-      if (!v.isStatic() && !freeze.count(v.name))
-        texts.push_back(v.name + "=" + shapeText(inputs[v.name].dims));
-    std::vector<const char *> ptrs;
-    for (const auto &t : texts)
-      ptrs.push_back(t.c_str());
-    cgc_compile_options_t options;
-    cgc_compile_options_init(&options);
-    options.input_shapes = ptrs.data();
-    options.input_shape_count = ptrs.size();
-    cgc_model_t *model = nullptr;
-    if (auto seed = seeded.find(joined(texts)); seed != seeded.end() && frozen.empty()) {
-      std::vector<uint8_t> bytes = std::move(seed->second);
-      seeded.erase(seed);
-      check(cgc_model_load_memory(device.get(), bytes.data(), bytes.size(), nullptr, &model),
-            ("loading " + name).c_str());
+    auto remember = [&](cgc_model_t *model) {
       auto loaded =
           std::make_shared<Loaded>(device, ModelPtr(model), inputNames, outputNames, name);
       compiled.emplace_front(key, loaded);
       if (compiled.size() > kCacheSize)
         compiled.pop_back();
       return loaded;
+    };
+
+    std::vector<std::string> texts;
+    for (const ExportedValue &v : exported.inputs)
+      if (!v.isStatic() && !freeze.count(v.name))
+        texts.push_back(v.name + "=" + shapeText(inputs[v.name].dims));
+    if (auto seed = seeded.find(joined(texts)); seed != seeded.end() && freeze.empty()) {
+      std::vector<uint8_t> bytes = std::move(seed->second);
+      seeded.erase(seed);
+      return remember(loadCompiled(device, bytes.data(), bytes.size(), name));
     }
+    std::map<std::string, std::string> frozen;
+    for (const std::string &n : freeze) {
+      const Input &in = inputs[n];
+      frozen[n] = tensorProto(n, in.type, in.dims, in.data, in.bytes);
+    }
+    ShapeOptions options(std::move(texts));
     std::string onnx = exported.assemble(frozen);
     cgc_blob_t *blob = nullptr;
-    cgc_status_t status =
-        cgc_model_compile_onnx(device.get(), onnx.data(), onnx.size(), name.c_str(), &options,
-                               &blob);
+    cgc_status_t status = cgc_model_compile_onnx(device.get(), onnx.data(), onnx.size(),
+                                                 name.c_str(), &options.options, &blob);
     counters().compiles++;
     if (status) {
       std::string error = cgc_status_message(status);
@@ -315,15 +335,7 @@ std::shared_ptr<Loaded> Partition::forInputs(const std::vector<const OrtValue *>
       fail(ORT_FAIL, "compiling " + name + " for its inputs: " + error);
     }
     BlobPtr owned(blob);
-    check(cgc_model_load_memory(device.get(), cgc_blob_data(blob), cgc_blob_size(blob), nullptr,
-                                &model),
-          ("loading " + name).c_str());
-    auto loaded =
-        std::make_shared<Loaded>(device, ModelPtr(model), inputNames, outputNames, name);
-    compiled.emplace_front(key, loaded);
-    if (compiled.size() > kCacheSize)
-      compiled.pop_back();
-    return loaded;
+    return remember(loadCompiled(device, cgc_blob_data(blob), cgc_blob_size(blob), name));
   }
 }
 
@@ -418,7 +430,9 @@ struct Ep : OrtEp {
                OrtNodeComputeInfo **infos, OrtNode **contextNodes);
   std::shared_ptr<Partition> fromContextNode(const OrtGraph *graph, const OrtNode *node,
                                              const OrtNode *fused);
-  OrtNode *makeContextNode(const Partition &p, const OrtNode *fused);
+  /// The EPContext node holding `blob`, the compiled model of `p`.
+  OrtNode *makeContextNode(const Partition &p, const std::vector<uint8_t> &blob,
+                           const OrtNode *fused);
   /// Compiles `model` (static shapes; 1 for the others when `trial`).
   BlobPtr compileModel(const ExportedModel &model, const std::string &label, bool trial,
                        std::vector<std::string> *errorNodes, std::string &error);
@@ -590,16 +604,10 @@ std::vector<std::string> trialShapes(const ExportedModel &model) {
 
 BlobPtr Ep::compileModel(const ExportedModel &model, const std::string &label, bool trial,
                          std::vector<std::string> *errorNodes, std::string &error) {
-  std::vector<std::string> texts = trialShapes(model);
-  if (!texts.empty() && !trial)
+  ShapeOptions shapes(trialShapes(model));
+  if (!shapes.shapes.empty() && !trial)
     fail(ORT_FAIL, "internal error: compiling " + label + " with symbolic dimensions");
-  std::vector<const char *> ptrs;
-  for (const auto &t : texts)
-    ptrs.push_back(t.c_str());
-  cgc_compile_options_t options;
-  cgc_compile_options_init(&options);
-  options.input_shapes = ptrs.data();
-  options.input_shape_count = ptrs.size();
+  cgc_compile_options_t &options = shapes.options;
   options.message_user_data = errorNodes;
   if (errorNodes)
     options.error_node = [](void *user, const char *node) noexcept {
@@ -695,16 +703,9 @@ void Ep::getCapability(const OrtGraph *graph, OrtEpGraphSupportInfo *info) {
         preds[i].push_back(it->second);
     }
   }
-  std::set<std::string> graphOutputs;
-  {
-    size_t count = 0;
-    check(ort->Graph_GetNumOutputs(graph, &count), "Graph_GetNumOutputs");
-    std::vector<const OrtValueInfo *> outs(count);
-    if (count)
-      check(ort->Graph_GetOutputs(graph, outs.data(), count), "Graph_GetOutputs");
-    for (const OrtValueInfo *v : outs)
-      graphOutputs.insert(valueName(v));
-  }
+  std::set<std::string> outputsOfGraph;
+  for (const OrtValueInfo *v : graphOutputs(graph))
+    outputsOfGraph.insert(valueName(v));
 
   // Groups: a node's stage counts the unsupported nodes on paths into it;
   // supported nodes of one stage connected by edges form a group. No path
@@ -750,7 +751,7 @@ void Ep::getCapability(const OrtGraph *graph, OrtEpGraphSupportInfo *info) {
           std::string name = valueName(v);
           if (name.empty())
             continue;
-          bool outside = graphOutputs.count(name) > 0;
+          bool outside = outputsOfGraph.count(name) > 0;
           for (size_t c : consumers[name])
             outside |= !inGroup.count(c);
           if (outside)
@@ -900,7 +901,8 @@ std::shared_ptr<Partition> Ep::fromContextNode(const OrtGraph *graph, const OrtN
   return p;
 }
 
-OrtNode *Ep::makeContextNode(const Partition &p, const OrtNode *fused) {
+OrtNode *Ep::makeContextNode(const Partition &p, const std::vector<uint8_t> &blob,
+                             const OrtNode *fused) {
   if (!editorApi)
     fail(ORT_NOT_IMPLEMENTED, "EPContext: this ONNX Runtime has no model editor API");
   if (p.perRun)
@@ -912,11 +914,11 @@ OrtNode *Ep::makeContextNode(const Partition &p, const OrtNode *fused) {
   std::string payload;
   int64_t embed = contextEmbed ? 1 : 0;
   if (contextEmbed) {
-    if (p.blob.size() > size_t(INT_MAX))
+    if (blob.size() > size_t(INT_MAX))
       fail(ORT_INVALID_ARGUMENT, p.name + ": the compiled model (" +
-                                     std::to_string(p.blob.size()) +
+                                     std::to_string(blob.size()) +
                                      " bytes) is too large to embed; use ep.context_embed_mode=0");
-    payload.assign(p.blob.begin(), p.blob.end());
+    payload.assign(blob.begin(), blob.end());
   } else {
     if (contextPath.empty())
       fail(ORT_INVALID_ARGUMENT,
@@ -933,7 +935,7 @@ OrtNode *Ep::makeContextNode(const Partition &p, const OrtNode *fused) {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
         c = '_';
     std::ofstream out(dir + "/" + file, std::ios::binary);
-    out.write(reinterpret_cast<const char *>(p.blob.data()), std::streamsize(p.blob.size()));
+    out.write(reinterpret_cast<const char *>(blob.data()), std::streamsize(blob.size()));
     if (!out)
       fail(ORT_FAIL, "EPContext: cannot write " + dir + "/" + file);
     payload = file;
@@ -1013,28 +1015,27 @@ void Ep::compile(const OrtGraph **graphs, const OrtNode **fused, size_t count,
           specialized = true;
         }
       }
+      std::vector<uint8_t> blob; // the compiled model, for an EPContext node
       if (model.isStatic() && !specialized) {
         {
           std::lock_guard<std::mutex> lock(cacheMutex);
           auto it = compiledByKey.find(key);
           if (it != compiledByKey.end()) {
-            p->blob = std::move(it->second);
+            blob = std::move(it->second);
             compiledByKey.erase(it);
           }
         }
-        if (p->blob.empty()) {
+        if (blob.empty()) {
           std::string error;
-          BlobPtr blob = compileModel(model, p->name, false, nullptr, error);
-          if (!blob)
+          BlobPtr compiled = compileModel(model, p->name, false, nullptr, error);
+          if (!compiled)
             fail(ORT_FAIL, error);
-          const auto *data = static_cast<const uint8_t *>(cgc_blob_data(blob.get()));
-          p->blob.assign(data, data + cgc_blob_size(blob.get()));
+          const auto *data = static_cast<const uint8_t *>(cgc_blob_data(compiled.get()));
+          blob.assign(data, data + cgc_blob_size(compiled.get()));
         }
-        cgc_model_t *m = nullptr;
-        check(cgc_model_load_memory(device.get(), p->blob.data(), p->blob.size(), nullptr, &m),
-              ("loading " + p->name).c_str());
-        p->fixed = std::make_shared<Loaded>(device, ModelPtr(m), p->inputNames, p->outputNames,
-                                            p->name);
+        p->fixed = std::make_shared<Loaded>(
+            device, ModelPtr(loadCompiled(device, blob.data(), blob.size(), p->name)),
+            p->inputNames, p->outputNames, p->name);
       } else {
         // Compiled when it runs, per input shapes and frozen values.
         if (!specialized) {
@@ -1052,13 +1053,17 @@ void Ep::compile(const OrtGraph **graphs, const OrtNode **fused, size_t count,
       // ORT passes the array in every session; it wants nodes when
       // ep.context_enable=1.
       if (contextNodes && contextEnabled)
-        contextNodes[i] = makeContextNode(*p, fused[i]);
-      p->blob.clear(); // loading copied it
+        contextNodes[i] = makeContextNode(*p, blob, fused[i]);
     }
     made.push_back(std::make_unique<ComputeInfo>(p));
   }
   for (size_t i = 0; i < count; ++i)
     infos[i] = made[i].release();
+  // What GetCapability compiled for groups that were regrouped later is not
+  // needed any more.
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  compiledByKey.clear();
+  specializedByKey.clear();
 }
 
 } // namespace

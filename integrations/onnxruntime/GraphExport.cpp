@@ -26,40 +26,56 @@ std::string valueName(const OrtValueInfo *value) {
   return name ? name : "";
 }
 
+namespace {
+
+/// A list the ORT graph API gives in two calls: its length (`count`), then
+/// its items (`get`), both members of OrtApi taking `handle`.
+template <typename Item, typename Handle, typename CountFn, typename GetFn>
+std::vector<Item> listOf(const Handle *handle, CountFn OrtApi::*count, GetFn OrtApi::*get,
+                         const char *what) {
+  size_t n = 0;
+  check((ort->*count)(handle, &n), what);
+  std::vector<Item> items(n);
+  if (n)
+    check((ort->*get)(handle, items.data(), n), what);
+  return items;
+}
+
+} // namespace
+
 std::vector<const OrtNode *> graphNodes(const OrtGraph *graph) {
-  size_t count = 0;
-  check(ort->Graph_GetNumNodes(graph, &count), "Graph_GetNumNodes");
-  std::vector<const OrtNode *> nodes(count);
-  if (count)
-    check(ort->Graph_GetNodes(graph, nodes.data(), count), "Graph_GetNodes");
-  return nodes;
+  return listOf<const OrtNode *>(graph, &OrtApi::Graph_GetNumNodes, &OrtApi::Graph_GetNodes,
+                                 "Graph_GetNodes");
+}
+
+std::vector<const OrtValueInfo *> graphInputs(const OrtGraph *graph) {
+  return listOf<const OrtValueInfo *>(graph, &OrtApi::Graph_GetNumInputs,
+                                      &OrtApi::Graph_GetInputs, "Graph_GetInputs");
+}
+
+std::vector<const OrtValueInfo *> graphOutputs(const OrtGraph *graph) {
+  return listOf<const OrtValueInfo *>(graph, &OrtApi::Graph_GetNumOutputs,
+                                      &OrtApi::Graph_GetOutputs, "Graph_GetOutputs");
+}
+
+std::vector<const OrtValueInfo *> graphInitializers(const OrtGraph *graph) {
+  return listOf<const OrtValueInfo *>(graph, &OrtApi::Graph_GetNumInitializers,
+                                      &OrtApi::Graph_GetInitializers, "Graph_GetInitializers");
 }
 
 std::vector<const OrtValueInfo *> nodeInputs(const OrtNode *node) {
-  size_t count = 0;
-  check(ort->Node_GetNumInputs(node, &count), "Node_GetNumInputs");
-  std::vector<const OrtValueInfo *> values(count);
-  if (count)
-    check(ort->Node_GetInputs(node, values.data(), count), "Node_GetInputs");
-  return values;
+  return listOf<const OrtValueInfo *>(node, &OrtApi::Node_GetNumInputs, &OrtApi::Node_GetInputs,
+                                      "Node_GetInputs");
 }
 
 std::vector<const OrtValueInfo *> nodeOutputs(const OrtNode *node) {
-  size_t count = 0;
-  check(ort->Node_GetNumOutputs(node, &count), "Node_GetNumOutputs");
-  std::vector<const OrtValueInfo *> values(count);
-  if (count)
-    check(ort->Node_GetOutputs(node, values.data(), count), "Node_GetOutputs");
-  return values;
+  return listOf<const OrtValueInfo *>(node, &OrtApi::Node_GetNumOutputs,
+                                      &OrtApi::Node_GetOutputs, "Node_GetOutputs");
 }
 
 std::vector<const OrtValueInfo *> nodeImplicitInputs(const OrtNode *node) {
-  size_t count = 0;
-  check(ort->Node_GetNumImplicitInputs(node, &count), "Node_GetNumImplicitInputs");
-  std::vector<const OrtValueInfo *> values(count);
-  if (count)
-    check(ort->Node_GetImplicitInputs(node, values.data(), count), "Node_GetImplicitInputs");
-  return values;
+  return listOf<const OrtValueInfo *>(node, &OrtApi::Node_GetNumImplicitInputs,
+                                      &OrtApi::Node_GetImplicitInputs, "Node_GetImplicitInputs");
 }
 
 std::string nodeOpType(const OrtNode *node) {
@@ -328,12 +344,9 @@ void Exporter::writeNode(ProtoWriter &g, const OrtNode *node, const std::string 
     n.string(kNodeDomain, domain);
   domainsUsed.insert(domain == "ai.onnx" ? "" : domain);
 
-  size_t count = 0;
-  check(ort->Node_GetNumAttributes(node, &count), "Node_GetNumAttributes");
-  std::vector<const OrtOpAttr *> attrs(count);
-  if (count)
-    check(ort->Node_GetAttributes(node, attrs.data(), count), "Node_GetAttributes");
-  for (const OrtOpAttr *attr : attrs) {
+  for (const OrtOpAttr *attr : listOf<const OrtOpAttr *>(node, &OrtApi::Node_GetNumAttributes,
+                                                        &OrtApi::Node_GetAttributes,
+                                                        "Node_GetAttributes")) {
     const char *attrName = nullptr;
     check(ort->OpAttr_GetName(attr, &attrName), "OpAttr_GetName");
     OrtOpAttrType type;
@@ -450,12 +463,7 @@ void Exporter::writeSubgraph(ProtoWriter &g, const OrtGraph *sub, const OrtNode 
   }
   g.string(kGraphName, name ? name : "subgraph");
 
-  size_t count = 0;
-  check(ort->Graph_GetNumInitializers(sub, &count), "Graph_GetNumInitializers");
-  std::vector<const OrtValueInfo *> initializers(count);
-  if (count)
-    check(ort->Graph_GetInitializers(sub, initializers.data(), count), "Graph_GetInitializers");
-  for (const OrtValueInfo *v : initializers) {
+  for (const OrtValueInfo *v : graphInitializers(sub)) {
     const OrtValue *value = nullptr;
     check(ort->ValueInfo_GetInitializerValue(v, &value), "ValueInfo_GetInitializerValue");
     if (!value)
@@ -464,17 +472,9 @@ void Exporter::writeSubgraph(ProtoWriter &g, const OrtGraph *sub, const OrtNode 
     writeTensor(t, valueName(v), value, owner);
     g.message(kGraphInitializer, t);
   }
-  check(ort->Graph_GetNumInputs(sub, &count), "Graph_GetNumInputs");
-  std::vector<const OrtValueInfo *> inputs(count);
-  if (count)
-    check(ort->Graph_GetInputs(sub, inputs.data(), count), "Graph_GetInputs");
-  for (const OrtValueInfo *v : inputs)
+  for (const OrtValueInfo *v : graphInputs(sub))
     writeValueInfo(g, kGraphInput, describe(v, owner, true), true);
-  check(ort->Graph_GetNumOutputs(sub, &count), "Graph_GetNumOutputs");
-  std::vector<const OrtValueInfo *> outputs(count);
-  if (count)
-    check(ort->Graph_GetOutputs(sub, outputs.data(), count), "Graph_GetOutputs");
-  for (const OrtValueInfo *v : outputs)
+  for (const OrtValueInfo *v : graphOutputs(sub))
     writeValueInfo(g, kGraphOutput, describe(v, owner, true), true);
 }
 

@@ -65,6 +65,9 @@ std::string tensorProto(const std::string &name, ONNXTensorElementDataType type,
 /// Helpers over the ORT graph API.
 std::string valueName(const OrtValueInfo *value);
 std::vector<const OrtNode *> graphNodes(const OrtGraph *graph);
+std::vector<const OrtValueInfo *> graphInputs(const OrtGraph *graph);
+std::vector<const OrtValueInfo *> graphOutputs(const OrtGraph *graph);
+std::vector<const OrtValueInfo *> graphInitializers(const OrtGraph *graph);
 std::vector<const OrtValueInfo *> nodeInputs(const OrtNode *node);
 std::vector<const OrtValueInfo *> nodeOutputs(const OrtNode *node);
 std::vector<const OrtValueInfo *> nodeImplicitInputs(const OrtNode *node);

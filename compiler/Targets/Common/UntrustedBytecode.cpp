@@ -107,6 +107,24 @@ LogicalResult checkLeadingCount(DialectBytecodeReader &reader, uint64_t limit, b
   return checkCount(reader, value, limit, what);
 }
 
+/// Reads a list count, checks it and skips the list's entries (one varint
+/// each: type references, flags). Fails for a count past the buffer;
+/// `complete` is false when the bytes ran short (MLIR's reader reports it).
+LogicalResult skipCheckedList(DialectBytecodeReader &reader, uint64_t limit, const char *what,
+                              bool &complete) {
+  complete = false;
+  uint64_t count = 0, entry = 0;
+  if (failed(reader.readVarInt(count)))
+    return success();
+  if (failed(checkCount(reader, count, limit, what)))
+    return failure();
+  for (uint64_t i = 0; i < count; ++i)
+    if (failed(reader.readVarInt(entry)))
+      return success();
+  complete = true;
+  return success();
+}
+
 /// The builtin types whose readers reserve lists (codes: BuiltinDialectTypes).
 LogicalResult checkBuiltinType(DialectBytecodeReader &reader, uint64_t limit) {
   enum : uint64_t {
@@ -124,17 +142,11 @@ LogicalResult checkBuiltinType(DialectBytecodeReader &reader, uint64_t limit) {
     return success();
   switch (code) {
   case kFunctionType: {
-    uint64_t inputs = 0, results = 0, ref = 0;
-    if (failed(reader.readVarInt(inputs)))
-      return success();
-    if (failed(checkCount(reader, inputs, limit, "a function type's inputs")))
+    bool complete = false;
+    if (failed(skipCheckedList(reader, limit, "a function type's inputs", complete)))
       return failure();
-    for (uint64_t i = 0; i < inputs; ++i)
-      if (failed(reader.readVarInt(ref)))
-        return success();
-    if (failed(reader.readVarInt(results)))
-      return success();
-    return checkCount(reader, results, limit, "a function type's results");
+    return complete ? checkLeadingCount(reader, limit, false, "a function type's results")
+                    : success();
   }
   case kMemRefType:
   case kRankedTensorType:
@@ -146,15 +158,10 @@ LogicalResult checkBuiltinType(DialectBytecodeReader &reader, uint64_t limit) {
   case kTupleType:
     return checkLeadingCount(reader, limit, false, "a tuple");
   case kVectorTypeWithScalableDims: {
-    uint64_t flags = 0, flag = 0;
-    if (failed(reader.readVarInt(flags)))
-      return success();
-    if (failed(checkCount(reader, flags, limit, "a vector's scalable flags")))
+    bool complete = false;
+    if (failed(skipCheckedList(reader, limit, "a vector's scalable flags", complete)))
       return failure();
-    for (uint64_t i = 0; i < flags; ++i)
-      if (failed(reader.readVarInt(flag)))
-        return success();
-    return checkLeadingCount(reader, limit, false, "a shape");
+    return complete ? checkLeadingCount(reader, limit, false, "a shape") : success();
   }
   default:
     return success();

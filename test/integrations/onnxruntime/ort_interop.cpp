@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgc/d3d12_mlir.h"
+#include "cgc/d3dx12_mlir.h"
 #include "cgc/onnxruntime_ep.h"
 
 #include <onnxruntime_c_api.h>
@@ -242,20 +243,13 @@ int application(const char *self, const char *model) {
   ComPtr<ID3D12Device> device;
   ok(D3D12CreateDevice(nullptr, D3D_FEATURE_LEVEL_12_0, IID_PPV_ARGS(&device)),
      "D3D12CreateDevice");
-  D3D12_HEAP_DESC hd = {};
-  hd.SizeInBytes = kHeapBytes;
-  hd.Properties.Type = D3D12_HEAP_TYPE_CUSTOM;
-  hd.Properties.CPUPageProperty = D3D12_CPU_PAGE_PROPERTY_WRITE_BACK;
-  hd.Properties.MemoryPoolPreference = D3D12_MEMORY_POOL_L0;
-  hd.Flags = D3D12_HEAP_FLAG_SHARED | D3D12_HEAP_FLAG_ALLOW_ONLY_BUFFERS;
+  // A custom (CPU-visible, write-back) shared heap holding one buffer.
+  D3D12_HEAP_DESC hd = CD3DX12_HEAP_DESC(
+      kHeapBytes, CD3DX12_HEAP_PROPERTIES(D3D12_CPU_PAGE_PROPERTY_WRITE_BACK, D3D12_MEMORY_POOL_L0),
+      0, D3D12_HEAP_FLAG_SHARED | D3D12_HEAP_FLAG_ALLOW_ONLY_BUFFERS);
   ComPtr<ID3D12Heap> heap;
   ok(device->CreateHeap(&hd, IID_PPV_ARGS(&heap)), "CreateHeap");
-  D3D12_RESOURCE_DESC rd = {};
-  rd.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
-  rd.Width = kHeapBytes;
-  rd.Height = rd.DepthOrArraySize = rd.MipLevels = 1;
-  rd.SampleDesc.Count = 1;
-  rd.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+  D3D12_RESOURCE_DESC rd = CD3DX12_RESOURCE_DESC::Buffer(kHeapBytes);
   ComPtr<ID3D12Resource> buffer;
   ok(device->CreatePlacedResource(heap.Get(), 0, &rd, D3D12_RESOURCE_STATE_COMMON, nullptr,
                                   IID_PPV_ARGS(&buffer)),
