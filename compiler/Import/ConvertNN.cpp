@@ -8,19 +8,15 @@
 
 #include "compiler/Import/ImporterImpl.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
 namespace cgc::import {
 namespace {
-
-int64_t product(ArrayRef<int64_t> values) {
-  int64_t result = 1;
-  for (int64_t value : values)
-    result *= value;
-  return result;
-}
 
 /// The window attributes of a convolution or pool, with auto_pad resolved.
 struct Window {
@@ -209,15 +205,75 @@ LogicalResult convertGemm(NodeContext &ctx) {
 // Normalization
 //===----------------------------------------------------------------------===//
 
+/// Training mode (opset 14+): normalizes with the batch's own mean and
+/// (population) variance over every axis but the channels (1), and updates
+/// the running statistics: running = input * momentum + batch * (1 -
+/// momentum).
+LogicalResult convertBatchNormTraining(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  const int64_t rank = rankOf(x);
+  if (rank < 2)
+    return ctx.fail("BatchNormalization needs an N x C x ... input");
+  if (!isFloatKind(kindOf(x)))
+    return ctx.fail("BatchNormalization needs a floating-point input");
+  SmallVector<int64_t> axes{0};
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  const int64_t channels = shapeOf(x)[1];
+  SmallVector<int64_t> perChannel(rank, 1);
+  perChannel[1] = channels;
+  auto reduceMean = [&](Value v) {
+    return ctx.create<op::ReduceMeanOp>(
+        v, {ctx.named("axes", ctx.i64s(axes)),
+            ctx.named("keepdims", ctx.boolean(true))});
+  };
+  Value mean = reduceMean(x);
+  if (!mean)
+    return failure();
+  Value centered = ctx.sub(x, mean);
+  if (!centered)
+    return failure();
+  Value variance = reduceMean(ctx.mul(centered, centered));
+  if (!variance)
+    return failure();
+  const float epsilon = ctx.getFloat("epsilon", 1e-5f);
+  Value deviation = ctx.create<op::SqrtOp>(ctx.add(variance, ctx.scalarLike(x, epsilon)));
+  if (!deviation)
+    return failure();
+  Value y = ctx.add(ctx.mul(ctx.div(centered, deviation),
+                            ctx.reshape(ctx.input(1), perChannel)),
+                    ctx.reshape(ctx.input(2), perChannel));
+  ctx.outputs.assign(ctx.getNumOutputs(), Value());
+  ctx.outputs[0] = y;
+  if (!y)
+    return failure();
+  const float momentum = ctx.getFloat("momentum", 0.9f);
+  for (unsigned i = 1; i < 3 && i < ctx.getNumOutputs(); ++i) {
+    if (!ctx.hasOutput(i))
+      continue;
+    Value running = ctx.input(2 + i);
+    Value batch = ctx.reshape(i == 1 ? mean : variance, shapeOf(running));
+    ctx.outputs[i] =
+        ctx.add(ctx.mul(running, ctx.scalarLike(running, momentum)),
+                ctx.mul(ctx.cast(batch, kindOf(running)),
+                        ctx.scalarLike(running, 1.0 - momentum)));
+    if (!ctx.outputs[i])
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult convertBatchNorm(NodeContext &ctx) {
   bool training = ctx.opset >= 14 ? ctx.getInt("training_mode", 0) != 0
                   : ctx.opset < 7  ? ctx.getInt("is_test", 0) == 0
                                    : false;
+  if (training && ctx.opset >= 14)
+    return convertBatchNormTraining(ctx);
   for (unsigned i = 1; i < ctx.getNumOutputs(); ++i)
     training = training || ctx.hasOutput(i);
   if (training)
-    return ctx.unsupported("training-mode BatchNormalization (batch "
-                           "statistics and running-mean outputs)");
+    return ctx.unsupported("training-mode BatchNormalization before opset 14 "
+                           "(saved mean and variance outputs)");
   if (ctx.opset < 9 && !ctx.getInt("spatial", 1))
     return ctx.unsupported("BatchNormalization with spatial = 0");
   return ctx.setOutput(ctx.create<op::BatchNormOp>(
@@ -285,10 +341,92 @@ LogicalResult convertSoftmaxLike(NodeContext &ctx) {
 // Pooling
 //===----------------------------------------------------------------------===//
 
+/// MaxPool's Indices output: for every output element, the flat index into
+/// the input (N, C and the spatial axes, row-major; with storage_order 1 the
+/// spatial axes column-major) of the first element of its window, in the
+/// window's row-major order, that equals the maximum. Built from the pool's
+/// output `y`: one strided slice of the input (padded with the lowest value)
+/// per kernel offset, compared with `y`; the index of each offset is a
+/// broadcast sum of small constants.
+Value maxPoolIndices(NodeContext &ctx, Value x, Value y, const Window &w,
+                     bool columnMajor) {
+  ArrayRef<int64_t> inShape = shapeOf(x), outShape = shapeOf(y);
+  const int64_t rank = inShape.size(), spatial = rank - 2;
+  ArrayRef<int64_t> dims = inShape.drop_front(2);
+  // Multiplier of each spatial coordinate in the flat index.
+  SmallVector<int64_t> mult(spatial, 1);
+  for (int64_t i = 0; i < spatial; ++i)
+    for (int64_t j = 0; j < spatial; ++j)
+      if (columnMajor ? j < i : j > i)
+        mult[i] *= dims[j];
+  const int64_t plane = product(dims);
+  // Pad so that every offset's strided slice fits, with a value no element
+  // exceeds and no maximum equals (a window always holds an input element).
+  SmallVector<int64_t> pads(2 * rank, 0);
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t need = (outShape[2 + i] - 1) * w.strides[i] +
+                   (w.kernel[i] - 1) * w.dilations[i] + 1;
+    pads[2 + i] = w.start[i];
+    pads[rank + 2 + i] = std::max<int64_t>(need - w.start[i] - dims[i], 0);
+  }
+  const double lowest = isFloatKind(kindOf(x))
+                            ? -std::numeric_limits<double>::infinity()
+                            : -std::numeric_limits<double>::max();
+  Value padded = ctx.create<op::PadOp>(
+      x, {ctx.named("pads", ctx.i64s(pads)), ctx.named("mode", ctx.str("constant")),
+          ctx.named("value", ctx.f64(lowest))});
+  if (!padded)
+    return {};
+  // base[n, c, o...] = (n * C + c) * plane + sum_i (o_i * s_i - pad_i) * mult_i
+  HostTensor channels(ElementKind::Int64, {inShape[0], inShape[1]});
+  for (int64_t i = 0; i < inShape[0] * inShape[1]; ++i)
+    channels.setInt(i, i * plane);
+  SmallVector<int64_t> channelShape{inShape[0], inShape[1]};
+  channelShape.append(spatial, 1);
+  Value base = ctx.constant(channels.withShape(channelShape));
+  for (int64_t i = 0; i < spatial; ++i) {
+    HostTensor coordinate(ElementKind::Int64, {outShape[2 + i]});
+    for (int64_t o = 0; o < outShape[2 + i]; ++o)
+      coordinate.setInt(o, (o * w.strides[i] - w.start[i]) * mult[i]);
+    SmallVector<int64_t> shape(rank, 1);
+    shape[2 + i] = outShape[2 + i];
+    base = ctx.add(base, ctx.constant(coordinate.withShape(shape)));
+  }
+  // Offsets from the last to the first, so that the first match wins.
+  const int64_t offsets = product(w.kernel);
+  Value indices;
+  for (int64_t k = offsets - 1; k >= 0; --k) {
+    SmallVector<int64_t> tap(spatial);
+    for (int64_t i = spatial - 1, rest = k; i >= 0; --i) {
+      tap[i] = rest % w.kernel[i];
+      rest /= w.kernel[i];
+    }
+    Value window = padded;
+    int64_t offset = 0;
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t begin = tap[i] * w.dilations[i];
+      window = ctx.slice(window, 2 + i, begin,
+                         begin + (outShape[2 + i] - 1) * w.strides[i] + 1,
+                         w.strides[i]);
+      offset += begin * mult[i];
+    }
+    Value at = ctx.add(base, ctx.scalar(ElementKind::Int64, offset));
+    if (!indices) {
+      indices = at;
+      continue;
+    }
+    Value equal = window ? ctx.create<op::EqualOp>({window, y}) : Value();
+    if (!equal || !at || !indices)
+      return {};
+    indices = ctx.create<op::WhereOp>({equal, at, indices});
+  }
+  return indices;
+}
+
 template <typename OpTy>
 LogicalResult convertPool(NodeContext &ctx) {
-  if (ctx.hasOutput(1))
-    return ctx.unsupported("the Indices output of MaxPool");
+  if (ctx.hasOutput(1) && !std::is_same_v<OpTy, op::MaxPoolOp>)
+    return ctx.unsupported("a second output of " + ctx.getOpType());
   Value x = ctx.input(0);
   if (rankOf(x) < 3)
     return ctx.fail("pooling needs an N x C x D1... input");
@@ -334,7 +472,73 @@ LogicalResult convertPool(NodeContext &ctx) {
                                     : ctx.getInt("p", 2);
     attrs.push_back(ctx.named("p", ctx.i64(value)));
   }
-  return ctx.setOutput(ctx.create<OpTy>(x, attrs));
+  Value y = ctx.create<OpTy>(x, attrs);
+  if (!y || !ctx.hasOutput(1))
+    return ctx.setOutput(y);
+  int64_t storageOrder = ctx.getInt("storage_order", 0);
+  if (storageOrder != 0 && storageOrder != 1)
+    return ctx.fail("storage_order must be 0 or 1, not " + Twine(storageOrder));
+  Value indices = maxPoolIndices(ctx, x, y, *window, storageOrder == 1);
+  if (!indices)
+    return failure();
+  ctx.outputs = {y, indices};
+  return success();
+}
+
+/// MaxUnpool: the output (of output_shape, or the pool's input shape the
+/// attributes imply) is zero except where I points: each element of X goes
+/// to the flat index I holds for it (the convention of MaxPool's Indices,
+/// ONNX Runtime and PyTorch).
+LogicalResult convertMaxUnpool(NodeContext &ctx) {
+  Value x = ctx.input(0), indices = ctx.input(1);
+  if (rankOf(x) < 3)
+    return ctx.fail("MaxUnpool needs an N x C x D1... input");
+  if (shapeOf(indices) != shapeOf(x))
+    return ctx.fail("I must have the shape of X");
+  const int64_t spatial = rankOf(x) - 2;
+  SmallVector<int64_t> outShape;
+  if (ctx.hasInput(2)) {
+    FailureOr<SmallVector<int64_t>> value = ctx.requireIntsInput(2);
+    if (failed(value))
+      return failure();
+    outShape = *value;
+    if (static_cast<int64_t>(outShape.size()) != rankOf(x) ||
+        outShape[0] != shapeOf(x)[0] || outShape[1] != shapeOf(x)[1])
+      return ctx.fail("output_shape must keep X's rank, batch and channels");
+  } else {
+    SmallVector<int64_t> kernel = ctx.getInts("kernel_shape");
+    SmallVector<int64_t> strides = ctx.getInts("strides");
+    SmallVector<int64_t> pads = ctx.getInts("pads");
+    if (strides.empty())
+      strides.assign(spatial, 1);
+    if (pads.empty())
+      pads.assign(2 * spatial, 0);
+    if (static_cast<int64_t>(kernel.size()) != spatial ||
+        static_cast<int64_t>(strides.size()) != spatial ||
+        static_cast<int64_t>(pads.size()) != 2 * spatial)
+      return ctx.fail("kernel_shape, strides and pads need one entry per "
+                      "spatial dimension (" + Twine(spatial) + ")");
+    outShape.assign(shapeOf(x).begin(), shapeOf(x).begin() + 2);
+    for (int64_t i = 0; i < spatial; ++i) {
+      if (kernel[i] < 1 || strides[i] < 1 || pads[i] < 0 || pads[spatial + i] < 0)
+        return ctx.fail("kernel_shape and strides must be positive, pads not negative");
+      outShape.push_back((shapeOf(x)[2 + i] - 1) * strides[i] + kernel[i] -
+                         pads[i] - pads[spatial + i]);
+    }
+  }
+  for (int64_t d : outShape)
+    if (d < 1 || d > (int64_t(1) << 31))
+      return ctx.fail("output dimension " + Twine(d) + " is out of range");
+  const int64_t total = product(outShape), count = product(shapeOf(x));
+  if (total > (int64_t(1) << 40))
+    return ctx.fail("the output's " + Twine(total) + " elements are too many");
+  Value zeros = ctx.create<op::ExpandOp>(ctx.scalarLike(x, 0.0),
+                                         {ctx.named("shape", ctx.i64s({total}))});
+  Value scattered = ctx.create<op::ScatterElementsOp>(
+      {zeros, ctx.reshape(ctx.cast(indices, ElementKind::Int64), {count}),
+       ctx.reshape(x, {count})},
+      {ctx.named("axis", ctx.i64(0))});
+  return ctx.setOutput(ctx.reshape(scattered, outShape));
 }
 
 LogicalResult convertGlobalLpPool(NodeContext &ctx) {
@@ -471,6 +675,47 @@ LogicalResult convertGridSample(NodeContext &ctx) {
        ctx.named("align_corners", ctx.boolean(ctx.getInt("align_corners", 0)))}));
 }
 
+/// The DFT of `length` points along the last axis of real (+ i imag; imag
+/// may be null) whose last axis holds `n` samples (zero-padded or truncated
+/// to `length`): two matmuls with constant cosine and sine matrices per
+/// component. Returns (real, imaginary) with `length` (or, onesided,
+/// length / 2 + 1) values along the last axis; nulls after a diagnostic.
+std::pair<Value, Value> dftOfLastAxis(NodeContext &ctx, Value real, Value imag,
+                                      int64_t n, int64_t length, bool onesided,
+                                      bool inverse) {
+  ElementKind kind = kindOf(real);
+  int64_t outputs = onesided ? length / 2 + 1 : length;
+  // Rows past the signal (zero padding) are left out; rows past `length`
+  // (truncation) too.
+  int64_t rows = std::min(n, length);
+  if (rows < n) {
+    real = ctx.slice(real, rankOf(real) - 1, 0, rows);
+    if (imag)
+      imag = ctx.slice(imag, rankOf(imag) - 1, 0, rows);
+  }
+  if (!real)
+    return {};
+  HostTensor cosine(kind, {rows, outputs}), sine(kind, {rows, outputs});
+  double scale = inverse ? 1.0 / static_cast<double>(length) : 1.0;
+  for (int64_t t = 0; t < rows; ++t)
+    for (int64_t k = 0; k < outputs; ++k) {
+      double angle = 2.0 * M_PI * static_cast<double>((t * k) % length) /
+                     static_cast<double>(length);
+      cosine.setFloat(t * outputs + k, std::cos(angle) * scale);
+      sine.setFloat(t * outputs + k,
+                    (inverse ? std::sin(angle) : -std::sin(angle)) * scale);
+    }
+  Value c = ctx.constant(std::move(cosine)), s = ctx.constant(std::move(sine));
+  // (a + ib)(C + iS) = (aC - bS) + i(aS + bC)
+  Value outReal = ctx.create<op::MatMulOp>({real, c});
+  Value outImag = ctx.create<op::MatMulOp>({real, s});
+  if (imag && outReal && outImag) {
+    outReal = ctx.sub(outReal, ctx.create<op::MatMulOp>({imag, s}));
+    outImag = ctx.add(outImag, ctx.create<op::MatMulOp>({imag, c}));
+  }
+  return {outReal, outImag};
+}
+
 /// DFT as two matmuls with constant cosine and sine matrices along `axis`
 /// (moved last): X = x (C - i S) forward, x (C + i S) / n inverse.
 LogicalResult convertDFT(NodeContext &ctx) {
@@ -495,7 +740,6 @@ LogicalResult convertDFT(NodeContext &ctx) {
       return ctx.fail("dft_length must be positive");
   }
   bool complex = shapeOf(input).back() == 2;
-  ElementKind kind = kindOf(input);
   // Signal axis last: [..., n] per component.
   SmallVector<int64_t> perm;
   for (int64_t d = 0; d < rank - 1; ++d)
@@ -510,33 +754,10 @@ LogicalResult convertDFT(NodeContext &ctx) {
   };
   Value real = component(0);
   Value imag = complex ? component(1) : Value();
-  int64_t outputs = onesided ? length / 2 + 1 : length;
-  // Rows past the signal (zero padding) are left out; rows past `length`
-  // (truncation) too.
-  int64_t rows = std::min(n, length);
-  if (rows < n) {
-    real = ctx.slice(real, rankOf(real) - 1, 0, rows);
-    if (imag)
-      imag = ctx.slice(imag, rankOf(imag) - 1, 0, rows);
-  }
-  HostTensor cosine(kind, {rows, outputs}), sine(kind, {rows, outputs});
-  double scale = inverse ? 1.0 / static_cast<double>(length) : 1.0;
-  for (int64_t t = 0; t < rows; ++t)
-    for (int64_t k = 0; k < outputs; ++k) {
-      double angle = 2.0 * M_PI * static_cast<double>((t * k) % length) /
-                     static_cast<double>(length);
-      cosine.setFloat(t * outputs + k, std::cos(angle) * scale);
-      sine.setFloat(t * outputs + k,
-                    (inverse ? std::sin(angle) : -std::sin(angle)) * scale);
-    }
-  Value c = ctx.constant(std::move(cosine)), s = ctx.constant(std::move(sine));
-  // (a + ib)(C + iS) = (aC - bS) + i(aS + bC)
-  Value outReal = ctx.create<op::MatMulOp>({real, c});
-  Value outImag = ctx.create<op::MatMulOp>({real, s});
-  if (imag) {
-    outReal = ctx.create<op::SubOp>({outReal, ctx.create<op::MatMulOp>({imag, s})});
-    outImag = ctx.create<op::AddOp>({outImag, ctx.create<op::MatMulOp>({imag, c})});
-  }
+  auto [outReal, outImag] =
+      dftOfLastAxis(ctx, real, imag, n, length, onesided, inverse);
+  if (!outReal || !outImag)
+    return failure();
   // Back to the input's layout, with a trailing component axis.
   SmallVector<int64_t> back(perm.size());
   for (size_t i = 0; i < perm.size(); ++i)
@@ -554,10 +775,150 @@ LogicalResult convertDFT(NodeContext &ctx) {
       {ctx.named("axis", ctx.i64(rank - 1))}));
 }
 
+
+/// STFT: frames of the signal gathered with constant indices (frame f reads
+/// samples f * frame_step ... + frame_length - 1), multiplied by the window,
+/// then a DFT of each frame. frame_step and frame_length determine the
+/// output's shape; the window is a run-time operand.
+LogicalResult convertSTFT(NodeContext &ctx) {
+  Value signal = ctx.input(0);
+  if (rankOf(signal) != 3 || (shapeOf(signal)[2] != 1 && shapeOf(signal)[2] != 2))
+    return ctx.fail("STFT signal must be [batch, length, 1 or 2]");
+  FailureOr<double> stepValue = ctx.requireScalarInput(1);
+  if (failed(stepValue))
+    return failure();
+  if (*stepValue < 1 || *stepValue > static_cast<double>(shapeOf(signal)[1]))
+    return ctx.fail("frame_step " + Twine(static_cast<int64_t>(*stepValue)) +
+                    " is not in [1, the signal's length " +
+                    Twine(shapeOf(signal)[1]) + "]");
+  const int64_t step = static_cast<int64_t>(*stepValue);
+  Value window = ctx.hasInput(2) ? ctx.input(2) : Value();
+  int64_t frameLength = -1;
+  if (window) {
+    if (rankOf(window) != 1)
+      return ctx.fail("STFT window must be a 1-D tensor");
+    frameLength = shapeOf(window)[0];
+  }
+  if (ctx.hasInput(3)) {
+    FailureOr<double> value = ctx.requireScalarInput(3);
+    if (failed(value))
+      return failure();
+    if (frameLength >= 0 && static_cast<double>(frameLength) != *value)
+      return ctx.fail("frame_length " + Twine(static_cast<int64_t>(*value)) +
+                      " differs from the window's length " + Twine(frameLength));
+    if (*value < 1 || *value > static_cast<double>(shapeOf(signal)[1]))
+      return ctx.fail("frame_length " + Twine(static_cast<int64_t>(*value)) +
+                      " is not in [1, the signal's length " +
+                      Twine(shapeOf(signal)[1]) + "]");
+    frameLength = static_cast<int64_t>(*value);
+  }
+  if (frameLength < 1)
+    return ctx.fail("STFT needs a window or a frame_length");
+  const int64_t batch = shapeOf(signal)[0], length = shapeOf(signal)[1];
+  if (frameLength > length)
+    return ctx.fail("the window (" + Twine(frameLength) +
+                    " samples) is longer than the signal (" + Twine(length) + ")");
+  const int64_t frames = 1 + (length - frameLength) / step;
+  HostTensor indices(ElementKind::Int64, {frames, frameLength});
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t w = 0; w < frameLength; ++w)
+      indices.setInt(f * frameLength + w, f * step + w);
+  Value frameIndices = ctx.constant(std::move(indices));
+  auto framesOf = [&](int64_t c) -> Value {
+    Value part = ctx.reshape(ctx.slice(signal, 2, c, c + 1), {batch, length});
+    if (!part)
+      return {};
+    part = ctx.create<op::GatherOp>({part, frameIndices},
+                                    {ctx.named("axis", ctx.i64(1))});
+    if (window)
+      part = ctx.mul(part, ctx.cast(window, kindOf(signal)));
+    return part;
+  };
+  Value real = framesOf(0);
+  Value imag = shapeOf(signal)[2] == 2 ? framesOf(1) : Value();
+  if (!real || (shapeOf(signal)[2] == 2 && !imag))
+    return failure();
+  auto [outReal, outImag] = dftOfLastAxis(ctx, real, imag, frameLength, frameLength,
+                                          ctx.getInt("onesided", 1) != 0, false);
+  if (!outReal || !outImag)
+    return failure();
+  SmallVector<int64_t> shape(shapeOf(outReal));
+  shape.push_back(1);
+  return ctx.setOutput(ctx.create<op::ConcatOp>(
+      {ctx.reshape(outReal, shape), ctx.reshape(outImag, shape)},
+      {ctx.named("axis", ctx.i64(3))}));
+}
+
+std::string formatNumber(double value) {
+  return llvm::formatv("{0}", value).str();
+}
+
+/// MelWeightMatrix: a constant [dft_length / 2 + 1, num_mel_bins] of
+/// triangular filters, computed here from its (compile-time) scalar inputs
+/// as ONNX's reference does: num_mel_bins + 2 points spaced evenly in mel
+/// between the edges, snapped to DFT bins.
+LogicalResult convertMelWeightMatrix(NodeContext &ctx) {
+  double values[5];
+  for (unsigned i = 0; i < 5; ++i) {
+    FailureOr<double> value = ctx.requireScalarInput(i);
+    if (failed(value))
+      return failure();
+    values[i] = *value;
+  }
+  const double melBins = values[0], dftLength = values[1], sampleRate = values[2];
+  const double lower = values[3], upper = values[4];
+  if (melBins < 1 || melBins > (1 << 16) || dftLength < 1 ||
+      dftLength > (1 << 24) || sampleRate <= 0)
+    return ctx.fail("num_mel_bins (" + Twine(formatNumber(melBins)) + ") must be in [1, 65536], "
+                    "dft_length (" + Twine(formatNumber(dftLength)) + ") in [1, 2^24] and "
+                    "sample_rate (" + Twine(formatNumber(sampleRate)) + ") positive");
+  if (!(lower >= 0 && lower < upper && upper <= sampleRate / 2))
+    return ctx.fail("the edges must satisfy 0 <= lower_edge_hertz (" +
+                    Twine(formatNumber(lower)) + ") < upper_edge_hertz (" + Twine(formatNumber(upper)) +
+                    ") <= sample_rate / 2");
+  const int64_t mels = static_cast<int64_t>(melBins);
+  const int64_t length = static_cast<int64_t>(dftLength);
+  const int64_t sampleRateInt = static_cast<int64_t>(sampleRate);
+  const int64_t bins = length / 2 + 1;
+  auto toMel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+  const double lowMel = toMel(lower), highMel = toMel(upper);
+  const double melStep = (highMel - lowMel) / static_cast<double>(mels + 2);
+  SmallVector<int64_t> points(mels + 2);
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    double hz = 700.0 * (std::pow(10.0, (i * melStep + lowMel) / 2595.0) - 1.0);
+    points[i] = static_cast<int64_t>(
+        std::floor(static_cast<double>(length + 1) * hz / sampleRateInt));
+    points[i] = std::clamp<int64_t>(points[i], 0, bins - 1);
+  }
+  int64_t typeCode = ctx.getInt("output_datatype", 1);
+  Type type = getElementTypeForONNX(ctx.getContext(), typeCode);
+  if (!type || !isFloatKind(getElementKind(type)))
+    return ctx.fail("output_datatype " + Twine(typeCode) +
+                    " is not a floating-point type cgc supports");
+  HostTensor result(getElementKind(type), {bins, mels});
+  for (int64_t m = 0; m < mels; ++m) {
+    const int64_t left = points[m], center = points[m + 1], right = points[m + 2];
+    if (center == left) {
+      result.setFloat(center * mels + m, 1.0);
+    } else {
+      for (int64_t j = left; j <= center; ++j)
+        result.setFloat(j * mels + m, static_cast<double>(j - left) /
+                                          static_cast<double>(center - left));
+    }
+    for (int64_t j = center; j < right; ++j)
+      result.setFloat(j * mels + m, static_cast<double>(right - j) /
+                                        static_cast<double>(right - center));
+  }
+  return ctx.setOutput(ctx.constant(std::move(result)));
+}
+
 } // namespace
 
 void registerNNConverters(ConverterRegistry &r) {
   r.add("DFT", convertDFT);
+  r.add("MaxUnpool", convertMaxUnpool);
+  r.add("STFT", convertSTFT);
+  r.add("MelWeightMatrix", convertMelWeightMatrix);
   r.add("GridSample", convertGridSample);
   r.add("Conv", convertConv);
   r.add("ConvTranspose", convertConvTranspose);

@@ -18,13 +18,6 @@ using namespace mlir;
 namespace cgc::import {
 namespace {
 
-int64_t product(ArrayRef<int64_t> values) {
-  int64_t result = 1;
-  for (int64_t value : values)
-    result *= value;
-  return result;
-}
-
 /// Normalizes a list of (possibly negative) axes against `rank`; rejects
 /// repeats.
 FailureOr<SmallVector<int64_t>> normalizeAxes(NodeContext &ctx,

@@ -54,6 +54,7 @@ const ConverterRegistry &getConverters() {
     registerControlFlowConverters(r);
     registerQuantizationConverters(r);
     registerEinsumConverter(r);
+    registerTrainingConverters(r);
     return r;
   }();
   return registry;
@@ -1076,6 +1077,20 @@ Value NodeContext::reshape(Value value, ArrayRef<int64_t> shape) {
     return value;
   return create<op::ReshapeOp>(value, {named("shape", i64s(shape))});
 }
+
+namespace {
+template <typename OpTy>
+Value binary(NodeContext &ctx, Value a, Value b) {
+  if (!a || !b)
+    return {};
+  return ctx.create<OpTy>({a, b});
+}
+} // namespace
+
+Value NodeContext::add(Value a, Value b) { return binary<op::AddOp>(*this, a, b); }
+Value NodeContext::sub(Value a, Value b) { return binary<op::SubOp>(*this, a, b); }
+Value NodeContext::mul(Value a, Value b) { return binary<op::MulOp>(*this, a, b); }
+Value NodeContext::div(Value a, Value b) { return binary<op::DivOp>(*this, a, b); }
 
 Value NodeContext::cast(Value value, ElementKind kind) {
   if (!value)

@@ -91,6 +91,7 @@ void registerRNNConverters(ConverterRegistry &registry);
 void registerControlFlowConverters(ConverterRegistry &registry);
 void registerQuantizationConverters(ConverterRegistry &registry);
 void registerEinsumConverter(ConverterRegistry &registry);
+void registerTrainingConverters(ConverterRegistry &registry);
 
 /// Computes the results of `op` on constant operands (null for an absent
 /// optional operand). Returns failure, without a diagnostic, for ops or
@@ -379,6 +380,11 @@ public:
   mlir::Value transpose(mlir::Value value, llvm::ArrayRef<int64_t> perm);
   mlir::Value slice(mlir::Value value, int64_t axis, int64_t start, int64_t end,
                     int64_t step = 1);
+  /// Broadcasting arithmetic for decompositions (null if an operand is).
+  mlir::Value add(mlir::Value a, mlir::Value b);
+  mlir::Value sub(mlir::Value a, mlir::Value b);
+  mlir::Value mul(mlir::Value a, mlir::Value b);
+  mlir::Value div(mlir::Value a, mlir::Value b);
 
   /// Sets output 0 (for single-output converters); fails on a null value.
   mlir::LogicalResult setOutput(mlir::Value value) {
@@ -406,6 +412,14 @@ inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value value) {
   return llvm::cast<TensorType>(value.getType()).getShape();
 }
 inline int64_t rankOf(mlir::Value value) { return shapeOf(value).size(); }
+/// The element count of a static shape the importer has already checked
+/// (its products fit in int64).
+inline int64_t product(llvm::ArrayRef<int64_t> values) {
+  int64_t result = 1;
+  for (int64_t value : values)
+    result *= value;
+  return result;
+}
 
 } // namespace cgc::import
 

@@ -1102,9 +1102,31 @@ LogicalResult ModelLoader::checkAxesBeforeInference() {
   return success();
 }
 
+/// Writes out schema defaults that libonnx's shape inference reads with
+/// another default: its STFT inference takes a missing `onesided` as 0
+/// where the schema's default is 1 (the output then has frame_length bins
+/// instead of frame_length / 2 + 1, and inference refuses the model's own
+/// declared shape). Only main-graph nodes: inference stops there first.
+static void spellOutMisreadDefaults(onnx::GraphProto &graph) {
+  for (onnx::NodeProto &node : *graph.mutable_node()) {
+    if (node.op_type() != "STFT" || !node.domain().empty())
+      continue;
+    bool present = llvm::any_of(node.attribute(), [](const onnx::AttributeProto &a) {
+      return a.name() == "onesided";
+    });
+    if (present)
+      continue;
+    onnx::AttributeProto *attr = node.add_attribute();
+    attr->set_name("onesided");
+    attr->set_type(onnx::AttributeProto::INT);
+    attr->set_i(1);
+  }
+}
+
 LogicalResult ModelLoader::inferShapes() {
   if (failed(checkAxesBeforeInference()))
     return failure();
+  spellOutMisreadDefaults(*model.mutable_graph());
   std::string message = onnx_glue::inferShapes(model);
   if (message.empty())
     return success();

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace cgc {
 
@@ -257,14 +259,46 @@ bool KernelProgram::validate(std::string &error) const {
 // JSON
 //===----------------------------------------------------------------------===//
 
+// JSON has no infinities or NaN (nlohmann writes them as null): those are
+// written as the strings "inf", "-inf" and "nan" (a pad value of -inf for a
+// max pool's window, a clip bound of +inf).
+static json floatToJson(double value) {
+  if (std::isnan(value))
+    return "nan";
+  if (std::isinf(value))
+    return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+static double floatFromJson(const json &value) {
+  if (value.is_number())
+    return value.get<double>();
+  if (value.is_string()) {
+    const std::string &text = value.get_ref<const std::string &>();
+    if (text == "inf")
+      return std::numeric_limits<double>::infinity();
+    if (text == "-inf")
+      return -std::numeric_limits<double>::infinity();
+    if (text == "nan")
+      return std::numeric_limits<double>::quiet_NaN();
+  }
+  throw std::runtime_error("a float must be a number, \"inf\", \"-inf\" or "
+                           "\"nan\", not " + value.dump());
+}
+
 static json attrToJson(const AttrValue &a) {
   switch (a.kind) {
   case AttrValue::Kind::Int: return json{{"int", a.i}};
-  case AttrValue::Kind::Float: return json{{"float", a.f}};
+  case AttrValue::Kind::Float: return json{{"float", floatToJson(a.f)}};
   case AttrValue::Kind::Bool: return json{{"bool", a.b}};
   case AttrValue::Kind::String: return json{{"string", a.s}};
   case AttrValue::Kind::Ints: return json{{"ints", a.ints}};
-  case AttrValue::Kind::Floats: return json{{"floats", a.floats}};
+  case AttrValue::Kind::Floats: {
+    json values = json::array();
+    for (double value : a.floats)
+      values.push_back(floatToJson(value));
+    return json{{"floats", values}};
+  }
   case AttrValue::Kind::DType: return json{{"dtype", cgc_dtype_name(a.dtype)}};
   }
   return json();
@@ -279,15 +313,21 @@ static AttrValue attrFromJson(const json &j) {
   if (key == "int")
     return AttrValue::ofInt(value.get<JsonInt<int64_t>>());
   if (key == "float")
-    return AttrValue::ofFloat(value.get<double>());
+    return AttrValue::ofFloat(floatFromJson(value));
   if (key == "bool")
     return AttrValue::ofBool(value.get<bool>());
   if (key == "string")
     return AttrValue::ofString(value.get<std::string>());
   if (key == "ints")
     return AttrValue::ofInts(jsonInts<int64_t>(value));
-  if (key == "floats")
-    return AttrValue::ofFloats(value.get<std::vector<double>>());
+  if (key == "floats") {
+    if (!value.is_array())
+      throw std::runtime_error("\"floats\" must be an array");
+    std::vector<double> values;
+    for (const json &element : value)
+      values.push_back(floatFromJson(element));
+    return AttrValue::ofFloats(std::move(values));
+  }
   if (key == "dtype") {
     cgc_dtype_t dtype = cgc_dtype_from_name(value.get<std::string>().c_str());
     if (dtype == CGC_DTYPE_INVALID)

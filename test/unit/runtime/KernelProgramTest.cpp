@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 using namespace cgc;
 
 namespace {
@@ -47,6 +50,29 @@ TEST(KernelProgram, RoundTripsThroughJSON) {
   EXPECT_EQ(back.kernels[1].getInts("scale_size"), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(back.kernels[1].getString("mode", ""), "nearest");
   EXPECT_FALSE(back.kernels[1].inputs[1].has_value());
+}
+
+TEST(KernelProgram, NonFiniteFloatsRoundTrip) {
+  // JSON has no infinities or NaN: a max pool's -inf padding once came back
+  // as null and failed to load.
+  KernelProgram program = sampleProgram();
+  const double inf = std::numeric_limits<double>::infinity();
+  program.kernels[1].setAttr("value", AttrValue::ofFloat(-inf));
+  program.kernels[1].setAttr("bounds", AttrValue::ofFloats({-inf, 1.5, inf}));
+  program.kernels[1].setAttr("fill", AttrValue::ofFloat(std::nan("")));
+  std::string error;
+  KernelProgram back;
+  std::string text = serializeKernelProgram(program);
+  EXPECT_NE(text.find(R"("value":{"float":"-inf"})"), std::string::npos) << text;
+  ASSERT_TRUE(deserializeKernelProgram(text, back, error)) << error;
+  EXPECT_EQ(back.kernels[1].getFloat("value", 0), -inf);
+  EXPECT_EQ(back.kernels[1].getFloats("bounds"), (std::vector<double>{-inf, 1.5, inf}));
+  EXPECT_TRUE(std::isnan(back.kernels[1].getFloat("fill", 0)));
+  // Other strings are not floats.
+  std::string bad = text;
+  bad.replace(bad.find("\"-inf\""), 6, "\"-huge\"");
+  EXPECT_FALSE(deserializeKernelProgram(bad, back, error));
+  EXPECT_NE(error.find("a float must be a number"), std::string::npos) << error;
 }
 
 TEST(KernelProgram, ConstantBindingsRoundTrip) {
