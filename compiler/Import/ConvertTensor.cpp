@@ -1004,6 +1004,47 @@ LogicalResult convertUnique(NodeContext &ctx) {
   return success();
 }
 
+/// ReverseSequence: along the time axis, the first sequence_lens[b] steps of
+/// each batch entry b are reversed and the rest kept. Written as
+/// GatherElements with index t < len ? len - 1 - t : t, computed at run time
+/// from the lengths (a length past the time axis is an index error there).
+LogicalResult convertReverseSequence(NodeContext &ctx) {
+  Value x = ctx.input(0), lengths = ctx.input(1);
+  const int64_t rank = rankOf(x);
+  if (rank < 2)
+    return ctx.fail("ReverseSequence needs an input of rank 2 or more");
+  const int64_t batchAxis = ctx.getInt("batch_axis", 1);
+  const int64_t timeAxis = ctx.getInt("time_axis", 0);
+  if (!((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
+    return ctx.fail("batch_axis and time_axis must be 0 and 1 (in either order)");
+  const int64_t steps = shapeOf(x)[timeAxis], batch = shapeOf(x)[batchAxis];
+  if (rankOf(lengths) != 1 || shapeOf(lengths)[0] != batch)
+    return ctx.fail("sequence_lens must hold one length per batch entry (" +
+                    Twine(batch) + ")");
+  SmallVector<int64_t> timeShape(rank, 1), batchShape(rank, 1);
+  timeShape[timeAxis] = steps;
+  batchShape[batchAxis] = batch;
+  HostTensor iota(ElementKind::Int64, {steps});
+  for (int64_t t = 0; t < steps; ++t)
+    iota.setInt(t, t);
+  Value time = ctx.constant(iota.withShape(timeShape));
+  Value length = ctx.reshape(ctx.cast(lengths, ElementKind::Int64), batchShape);
+  if (!time || !length)
+    return failure();
+  Value reversed = ctx.sub(ctx.sub(length, ctx.scalar(ElementKind::Int64, 1)), time);
+  Value inside = ctx.create<op::LessOp>({time, length});
+  if (!reversed || !inside)
+    return failure();
+  Value index = ctx.create<op::WhereOp>({inside, reversed, time});
+  if (!index)
+    return failure();
+  index = ctx.create<op::ExpandOp>(index, {ctx.named("shape", ctx.i64s(shapeOf(x)))});
+  if (!index)
+    return failure();
+  return ctx.setOutput(ctx.create<op::GatherElementsOp>(
+      {x, index}, {ctx.named("axis", ctx.i64(timeAxis))}));
+}
+
 } // namespace
 
 void registerTensorConverters(ConverterRegistry &r) {
@@ -1030,6 +1071,7 @@ void registerTensorConverters(ConverterRegistry &r) {
   r.add("Slice", convertSlice);
   r.add("Gather", convertGather);
   r.add("GatherElements", convertGatherElements);
+  r.add("ReverseSequence", convertReverseSequence);
   r.add("GatherND", convertGatherND);
   r.add("Compress", convertCompress);
   r.add("Pad", convertPad);

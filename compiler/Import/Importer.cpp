@@ -55,6 +55,8 @@ const ConverterRegistry &getConverters() {
     registerQuantizationConverters(r);
     registerEinsumConverter(r);
     registerTrainingConverters(r);
+    registerLinearAlgebraConverters(r);
+    registerTextConverters(r);
     return r;
   }();
   return registry;

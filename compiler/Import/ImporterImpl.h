@@ -92,6 +92,8 @@ void registerControlFlowConverters(ConverterRegistry &registry);
 void registerQuantizationConverters(ConverterRegistry &registry);
 void registerEinsumConverter(ConverterRegistry &registry);
 void registerTrainingConverters(ConverterRegistry &registry);
+void registerLinearAlgebraConverters(ConverterRegistry &registry);
+void registerTextConverters(ConverterRegistry &registry);
 
 /// Computes the results of `op` on constant operands (null for an absent
 /// optional operand). Returns failure, without a diagnostic, for ops or
