@@ -3,7 +3,8 @@
 // Input IR is one static dataflow graph, so control flow is resolved at
 // import time: If takes the branch its (constant) condition picks; Loop is
 // unrolled while its trip count and condition are known at import time;
-// Scan is unrolled over its static sequence length. Each copy of a body is
+// Scan is unrolled over its static sequence length (before opset 9, once
+// per batch entry). Each copy of a body is
 // converted again in a scope nested in the node's, so bodies see outer
 // values, and constant work inside them folds.
 //
@@ -133,12 +134,135 @@ LogicalResult convertLoop(NodeContext &ctx) {
   return success();
 }
 
+/// Runs a Scan body `length` times (opset 9 semantics): scan input i is
+/// read along inputAxes[i], backwards when inputDirections[i]; `states`
+/// become the final states; scans[k] holds scan output k of every
+/// iteration, in iteration order.
+LogicalResult unrollScan(NodeContext &ctx, const onnx::GraphProto &body,
+                         SmallVector<Value> &states, ArrayRef<Value> scanInputs,
+                         ArrayRef<int64_t> inputAxes,
+                         ArrayRef<int64_t> inputDirections, int64_t length,
+                         int64_t numScanOutputs, const std::string &prefix,
+                         SmallVector<SmallVector<Value>> &scans) {
+  const int64_t numStates = states.size(), numScanInputs = scanInputs.size();
+  scans.assign(numScanOutputs, {});
+  for (int64_t t = 0; t < length; ++t) {
+    SmallVector<Value> inputs(states);
+    for (int64_t i = 0; i < numScanInputs; ++i) {
+      Value input = scanInputs[i];
+      int64_t axis = inputAxes[i];
+      int64_t index = inputDirections[i] ? length - 1 - t : t;
+      SmallVector<int64_t> shape(shapeOf(input));
+      shape.erase(shape.begin() + axis);
+      inputs.push_back(ctx.reshape(ctx.slice(input, axis, index, index + 1),
+                                   shape));
+      if (!inputs.back())
+        return failure();
+    }
+    FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
+        body, ctx.scope, inputs, ctx.opsets, ctx.locOverride,
+        prefix + "/iteration" + std::to_string(t));
+    if (failed(outputs))
+      return failure();
+    for (int64_t i = 0; i < numStates; ++i)
+      states[i] = (*outputs)[i];
+    for (int64_t i = 0; i < numScanOutputs; ++i)
+      scans[i].push_back((*outputs)[numStates + i]);
+  }
+  return success();
+}
+
+/// Scan before opset 9: every state and scan input has a batch axis first
+/// (scan inputs are read along axis 1), an optional sequence_lens input
+/// comes first, and scan outputs are [batch, steps, ...]. Unrolled per batch
+/// entry; sequence_lens, when given, must be the full length (shorter
+/// sequences would need per-entry masking).
+LogicalResult convertScanWithBatch(NodeContext &ctx, const onnx::GraphProto &body) {
+  int64_t numScanInputs = ctx.getInt("num_scan_inputs", 0);
+  int64_t numStates = static_cast<int64_t>(ctx.getNumInputs()) - 1 - numScanInputs;
+  int64_t numScanOutputs = body.output_size() - numStates;
+  if (numScanInputs < 1 || numStates < 0 || numScanOutputs < 0 ||
+      body.input_size() != numStates + numScanInputs)
+    return ctx.fail("the Scan body does not match its inputs");
+  SmallVector<int64_t> directions = ctx.getInts("directions");
+  directions.resize(numScanInputs, 0);
+  SmallVector<Value> inputs;
+  for (int64_t i = 1; i < static_cast<int64_t>(ctx.getNumInputs()); ++i) {
+    if (!ctx.hasInput(i) || rankOf(ctx.input(i)) < 1)
+      return ctx.fail("Scan input " + Twine(i) + " needs a batch axis");
+    inputs.push_back(ctx.input(i));
+  }
+  const int64_t batch = shapeOf(inputs.front())[0];
+  int64_t length = -1;
+  for (int64_t i = 0; i < static_cast<int64_t>(inputs.size()); ++i) {
+    if (shapeOf(inputs[i])[0] != batch)
+      return ctx.fail("Scan inputs have different batch sizes");
+    if (i < numStates)
+      continue;
+    if (rankOf(inputs[i]) < 2)
+      return ctx.fail("a scan input needs [batch, steps, ...]");
+    if (length >= 0 && shapeOf(inputs[i])[1] != length)
+      return ctx.fail("Scan inputs have different sequence lengths");
+    length = shapeOf(inputs[i])[1];
+  }
+  if (length > kMaxUnrolledIterations || batch * length > kMaxUnrolledIterations)
+    return ctx.fail("Scan runs " + Twine(batch) + " x " + Twine(length) +
+                    " iterations; it is not unrolled");
+  if (length == 0 && numScanOutputs > 0)
+    return ctx.unsupported("a Scan over an empty sequence with scan outputs");
+  if (ctx.hasInput(0)) {
+    FailureOr<const HostTensor *> lengths = ctx.requireConstantInput(0);
+    if (failed(lengths))
+      return failure();
+    for (int64_t i = 0; i < (*lengths)->getNumElements(); ++i)
+      if ((*lengths)->getInt(i) != length)
+        return ctx.unsupported("Scan with a sequence_lens entry (" +
+                               Twine((*lengths)->getInt(i)) +
+                               ") shorter than the sequence (" + Twine(length) + ")");
+  }
+  auto entry = [&](Value value, int64_t b) {
+    SmallVector<int64_t> shape(shapeOf(value).drop_front());
+    return ctx.reshape(ctx.slice(value, 0, b, b + 1), shape);
+  };
+  SmallVector<SmallVector<Value>> finalStates(numStates), scanOutputs(numScanOutputs);
+  SmallVector<int64_t> axes(numScanInputs, 0);
+  for (int64_t b = 0; b < batch; ++b) {
+    SmallVector<Value> states, scanInputs;
+    for (int64_t i = 0; i < numStates; ++i)
+      states.push_back(entry(inputs[i], b));
+    for (int64_t i = 0; i < numScanInputs; ++i)
+      scanInputs.push_back(entry(inputs[numStates + i], b));
+    if (llvm::any_of(states, [](Value v) { return !v; }) ||
+        llvm::any_of(scanInputs, [](Value v) { return !v; }))
+      return failure();
+    SmallVector<SmallVector<Value>> scans;
+    if (failed(unrollScan(ctx, body, states, scanInputs, axes, directions, length,
+                          numScanOutputs,
+                          nodeName(ctx.node) + "/batch" + std::to_string(b), scans)))
+      return failure();
+    for (int64_t i = 0; i < numStates; ++i)
+      finalStates[i].push_back(states[i]);
+    for (int64_t i = 0; i < numScanOutputs; ++i)
+      scanOutputs[i].push_back(stack(ctx, scans[i]));
+  }
+  ctx.outputs.assign(ctx.getNumOutputs(), Value());
+  for (int64_t i = 0; i < numStates; ++i)
+    ctx.outputs[i] = stack(ctx, finalStates[i]);
+  for (int64_t i = 0; i < numScanOutputs; ++i)
+    if (ctx.hasOutput(numStates + i))
+      ctx.outputs[numStates + i] = stack(ctx, scanOutputs[i]);
+  for (int64_t i = 0; i < static_cast<int64_t>(ctx.outputs.size()); ++i)
+    if (ctx.hasOutput(i) && !ctx.outputs[i])
+      return failure();
+  return success();
+}
+
 LogicalResult convertScan(NodeContext &ctx) {
-  if (ctx.opset < 9)
-    return ctx.unsupported("Scan before opset 9 (with a batch axis)");
   const onnx::GraphProto *body = ctx.getGraph("body");
   if (!body)
     return ctx.fail("Scan has no body");
+  if (ctx.opset < 9)
+    return convertScanWithBatch(ctx, *body);
   int64_t numScanInputs = ctx.getInt("num_scan_inputs", 0);
   int64_t numStates = static_cast<int64_t>(ctx.getNumInputs()) - numScanInputs;
   int64_t numScanOutputs = body->output_size() - numStates;
@@ -179,28 +303,11 @@ LogicalResult convertScan(NodeContext &ctx) {
   if (length == 0 && numScanOutputs > 0)
     return ctx.unsupported("a Scan over an empty sequence with scan outputs");
 
-  SmallVector<SmallVector<Value>> scans(numScanOutputs);
-  for (int64_t t = 0; t < length; ++t) {
-    SmallVector<Value> inputs(states);
-    for (int64_t i = 0; i < numScanInputs; ++i) {
-      Value input = scanInputs[i];
-      int64_t axis = inputAxes[i];
-      int64_t index = inputDirections[i] ? length - 1 - t : t;
-      SmallVector<int64_t> shape(shapeOf(input));
-      shape.erase(shape.begin() + axis);
-      inputs.push_back(ctx.reshape(ctx.slice(input, axis, index, index + 1),
-                                   shape));
-    }
-    FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
-        *body, ctx.scope, inputs, ctx.opsets, ctx.locOverride,
-        nodeName(ctx.node) + "/iteration" + std::to_string(t));
-    if (failed(outputs))
-      return failure();
-    for (int64_t i = 0; i < numStates; ++i)
-      states[i] = (*outputs)[i];
-    for (int64_t i = 0; i < numScanOutputs; ++i)
-      scans[i].push_back((*outputs)[numStates + i]);
-  }
+  SmallVector<SmallVector<Value>> scans;
+  if (failed(unrollScan(ctx, *body, states, scanInputs, inputAxes,
+                        inputDirections, length, numScanOutputs,
+                        nodeName(ctx.node), scans)))
+    return failure();
 
   ctx.outputs.assign(ctx.getNumOutputs(), Value());
   for (int64_t i = 0; i < numStates; ++i)
