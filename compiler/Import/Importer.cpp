@@ -57,6 +57,7 @@ const ConverterRegistry &getConverters() {
     registerTrainingConverters(r);
     registerLinearAlgebraConverters(r);
     registerTextConverters(r);
+    registerDetectionConverters(r);
     return r;
   }();
   return registry;

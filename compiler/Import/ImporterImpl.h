@@ -94,6 +94,7 @@ void registerEinsumConverter(ConverterRegistry &registry);
 void registerTrainingConverters(ConverterRegistry &registry);
 void registerLinearAlgebraConverters(ConverterRegistry &registry);
 void registerTextConverters(ConverterRegistry &registry);
+void registerDetectionConverters(ConverterRegistry &registry);
 
 /// Computes the results of `op` on constant operands (null for an absent
 /// optional operand). Returns failure, without a diagnostic, for ops or

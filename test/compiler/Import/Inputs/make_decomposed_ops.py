@@ -154,6 +154,66 @@ def adam():
          extra_opsets=[("ai.onnx.preview.training", 1)])
 
 
+def roi_align_reference(x, rois, batch, out_h, out_w, ratio, scale, mode, half_pixel):
+    """ONNX Runtime's RoiAlign, one sample at a time."""
+    n, c, h, w = x.shape
+    y = np.zeros((len(rois), c, out_h, out_w), np.float64)
+    off = 0.5 if half_pixel else 0.0
+    for r, (x1, y1, x2, y2) in enumerate(rois.astype(np.float64)):
+        x1, y1, x2, y2 = x1 * scale - off, y1 * scale - off, x2 * scale - off, y2 * scale - off
+        rw, rh = x2 - x1, y2 - y1
+        if not half_pixel:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bw, bh = rw / out_w, rh / out_h
+        for ph in range(out_h):
+            for pw in range(out_w):
+                acc = np.zeros(c) if mode == "avg" else None
+                for iy in range(ratio):
+                    for ix in range(ratio):
+                        yy = y1 + ph * bh + (iy + 0.5) * bh / ratio
+                        xx = x1 + pw * bw + (ix + 0.5) * bw / ratio
+                        if yy < -1 or yy > h or xx < -1 or xx > w:
+                            vals = [np.zeros(c)] * 4
+                        else:
+                            yy, xx = max(yy, 0.0), max(xx, 0.0)
+                            yl, xl = int(yy), int(xx)
+                            if yl >= h - 1:
+                                yl = yh = h - 1
+                                yy = yl
+                            else:
+                                yh = yl + 1
+                            if xl >= w - 1:
+                                xl = xh = w - 1
+                                xx = xl
+                            else:
+                                xh = xl + 1
+                            ly, lx = yy - yl, xx - xl
+                            f = x[batch[r]]
+                            vals = [(1 - ly) * (1 - lx) * f[:, yl, xl], (1 - ly) * lx * f[:, yl, xh],
+                                    ly * (1 - lx) * f[:, yh, xl], ly * lx * f[:, yh, xh]]
+                        if mode == "avg":
+                            acc += sum(vals)
+                        else:
+                            m = np.maximum(np.maximum(vals[0], vals[1]), np.maximum(vals[2], vals[3]))
+                            acc = m if acc is None else np.maximum(acc, m)
+                y[r, :, ph, pw] = acc / (ratio * ratio) if mode == "avg" else acc
+    return y.astype(np.float32)
+
+
+def roi_align():
+    x = RNG.standard_normal((2, 3, 12, 10)).astype(np.float32)
+    rois = np.array([[0, 0, 9, 11], [2.5, 1.2, 6.1, 4.4], [-3, -2, 4, 5],
+                     [7, 8, 14, 16], [4, 4, 4.2, 4.1]], np.float32) * 2
+    batch = np.array([0, 1, 1, 0, 1], np.int64)
+    for mode, half in (("avg", True), ("max", False)):
+        name = "roi_align_%s" % mode
+        y = roi_align_reference(x, rois, batch, 3, 4, 2, 0.5, mode, half)
+        save(name, [helper.make_node("RoiAlign", ["x", "rois", "b"], ["y"], output_height=3,
+                                     output_width=4, sampling_ratio=2, spatial_scale=0.5, mode=mode,
+                                     coordinate_transformation_mode="half_pixel" if half else "output_half_pixel")],
+             [("x", x), ("rois", rois), ("b", batch)], [("y", y)], opset=16)
+
+
 def tfidf():
     x = RNG.integers(0, 5, (3, 20)).astype(np.int64)
     grams = {1: [(0,), (1,), (2,)], 2: [(1, 2), (3, 3), (4, 0)], 3: [(1, 1, 1), (2, 0, 4)]}
@@ -184,5 +244,6 @@ def tfidf():
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
-    for make in (det, maxpool_indices, reverse_sequence, stft, batchnorm_training, adam, tfidf):
+    for make in (det, maxpool_indices, reverse_sequence, stft, batchnorm_training, adam, tfidf,
+                 roi_align):
         make()
