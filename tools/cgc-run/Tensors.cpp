@@ -369,12 +369,52 @@ struct Wire {
 };
 } // namespace
 
+/// Whether bytes that failed to read as a TensorProto look like ONNX's
+/// other value messages, SequenceProto or OptionalProto (the ONNX node tests
+/// keep sequence and optional inputs in .pb files too): a name in field 1
+/// (read as a TensorProto, its characters became dims), an elem_type in
+/// field 2, values as messages in fields 3-7 and none of a tensor's data
+/// fields (raw_data, float_data, double_data, its own name).
+static bool looksLikeSequenceOrOptional(const std::string &file) {
+  Wire w{reinterpret_cast<const uint8_t *>(file.data()),
+         reinterpret_cast<const uint8_t *>(file.data()) + file.size()};
+  bool printableName = false, elemType = false, message = false;
+  while (w.p < w.end && w.ok) {
+    uint64_t key = w.varint();
+    uint32_t field = uint32_t(key >> 3), wireType = uint32_t(key & 7);
+    if (!w.ok)
+      return false;
+    if (field == 1 && wireType == 2) {
+      const uint8_t *d;
+      size_t n;
+      if (!w.bytes(d, n))
+        return false;
+      printableName = std::all_of(d, d + n, [](uint8_t c) { return c >= 32 && c < 127; });
+    } else if (field == 2 && wireType == 0) {
+      elemType = w.varint() <= 5;
+    } else if (field >= 3 && field <= 7 && wireType == 2) {
+      message = true;
+      w.skip(wireType);
+    } else if (field == 4 || field == 8 || field == 9 || field == 10) {
+      return false;
+    } else {
+      w.skip(wireType);
+    }
+  }
+  return w.ok && elemType && (printableName || message);
+}
+
 bool readTensorProto(const std::string &path, HostTensor &tensor, std::string &error) {
   std::string file;
   if (!readFile(path, file, error))
     return false;
   auto bad = [&](const std::string &why) {
-    error = path + ": not a valid onnx.TensorProto: " + why;
+    if (looksLikeSequenceOrOptional(file))
+      error = path + ": holds a sequence or optional value (an onnx.SequenceProto "
+                     "or OptionalProto), not a tensor: cgc's inputs and outputs "
+                     "are tensors";
+    else
+      error = path + ": not a valid onnx.TensorProto: " + why;
     return false;
   };
   Wire w{reinterpret_cast<const uint8_t *>(file.data()),
