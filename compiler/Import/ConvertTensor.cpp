@@ -628,6 +628,8 @@ LogicalResult convertPad(NodeContext &ctx) {
   int64_t rank = rankOf(input);
   SmallVector<int64_t> pads;
   double value = 0.0;
+  // A constant_value computed at run time is data, not shape.
+  Value runtimeValue;
   if (ctx.opset < 11) {
     pads = ctx.getInts(ctx.opset < 2 ? "paddings" : "pads");
     value = ctx.getFloat("value", 0.0f);
@@ -636,7 +638,11 @@ LogicalResult convertPad(NodeContext &ctx) {
     if (failed(values))
       return failure();
     pads = *values;
-    if (ctx.hasInput(2)) {
+    if (ctx.hasInput(2) && !ctx.constantInput(2)) {
+      if (llvm::cast<TensorType>(ctx.input(2).getType()).getNumElements() != 1)
+        return ctx.fail("Pad's constant_value must be a scalar (one element)");
+      runtimeValue = ctx.input(2);
+    } else if (ctx.hasInput(2)) {
       FailureOr<double> constant = ctx.requireScalarInput(2);
       if (failed(constant))
         return failure();
@@ -670,10 +676,23 @@ LogicalResult convertPad(NodeContext &ctx) {
   // exports one before each transition's average pool): no copy.
   if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
     return ctx.setOutput(input);
-  return ctx.setOutput(ctx.create<op::PadOp>(
-      input, {ctx.named("pads", ctx.i64s(pads)),
-              ctx.named("mode", ctx.str(mode)),
-              ctx.named("value", ctx.f64(value))}));
+  auto pad = [&](Value v, double with) {
+    return ctx.create<op::PadOp>(v, {ctx.named("pads", ctx.i64s(pads)),
+                                     ctx.named("mode", ctx.str(mode)),
+                                     ctx.named("value", ctx.f64(with))});
+  };
+  if (!runtimeValue || mode != "constant")
+    return ctx.setOutput(pad(input, value));
+  // where(inside, pad(x, 0), value): `inside` pads an all-true mask of x's
+  // shape with false.
+  Value inside = ctx.create<op::ExpandOp>(
+      ctx.scalar(ElementKind::Bool, 1.0), {ctx.named("shape", ctx.i64s(shapeOf(input)))});
+  inside = inside ? pad(inside, 0.0) : Value();
+  Value padded = pad(input, 0.0);
+  Value fill = ctx.cast(ctx.reshape(runtimeValue, {}), kindOf(input));
+  if (!inside || !padded || !fill)
+    return failure();
+  return ctx.setOutput(ctx.create<op::WhereOp>({inside, padded, fill}));
 }
 
 LogicalResult convertExpand(NodeContext &ctx) {
@@ -697,12 +716,35 @@ LogicalResult convertTile(NodeContext &ctx) {
 //===----------------------------------------------------------------------===//
 
 /// Trilu: keeps the upper (or lower) triangle from diagonal k and zeroes the
-/// rest, as where(mask, x, 0) with the mask computed here.
+/// rest, as where(mask, x, 0): the mask is a constant for a constant k, and
+/// compares constant diagonal offsets with k when k is a run-time value.
 LogicalResult convertTrilu(NodeContext &ctx) {
   Value input = ctx.input(0);
   ArrayRef<int64_t> shape = shapeOf(input);
   if (shape.size() < 2)
     return ctx.fail("Trilu input must have rank >= 2");
+  bool upper = ctx.getInt("upper", 1);
+  int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  Value zero = ctx.scalarLike(input, 0);
+  if (ctx.hasInput(1) && !ctx.constantInput(1)) {
+    // k computed at run time: the mask compares the constant diagonal
+    // offsets j - i with it.
+    if (llvm::cast<TensorType>(ctx.input(1).getType()).getNumElements() != 1)
+      return ctx.fail("Trilu's k must be a scalar (one element)");
+    HostTensor offsets(ElementKind::Int64, {rows, cols});
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        offsets.setInt(i * cols + j, j - i);
+    Value k = ctx.cast(ctx.reshape(ctx.input(1), {}), ElementKind::Int64);
+    if (!k)
+      return failure();
+    Value diagonal = ctx.constant(std::move(offsets));
+    Value mask = upper ? ctx.create<op::GreaterOrEqualOp>({diagonal, k})
+                       : ctx.create<op::LessOrEqualOp>({diagonal, k});
+    if (!mask)
+      return failure();
+    return ctx.setOutput(ctx.create<op::WhereOp>({mask, input, zero}));
+  }
   int64_t k = 0;
   if (ctx.hasInput(1)) {
     FailureOr<double> value = ctx.requireScalarInput(1);
@@ -710,13 +752,10 @@ LogicalResult convertTrilu(NodeContext &ctx) {
       return failure();
     k = static_cast<int64_t>(*value);
   }
-  bool upper = ctx.getInt("upper", 1);
-  int64_t rows = shape[shape.size() - 2], cols = shape.back();
   HostTensor mask(ElementKind::Bool, {rows, cols});
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
       mask.setInt(i * cols + j, upper ? j - i >= k : j - i <= k);
-  Value zero = ctx.scalarLike(input, 0);
   return ctx.setOutput(
       ctx.create<op::WhereOp>({ctx.constant(std::move(mask)), input, zero}));
 }
