@@ -1,4 +1,11 @@
-//===- ConvertDetection.cpp - RoiAlign -------------------------------------===//
+//===- ConvertDetection.cpp - RoiAlign and NonMaxSuppression ---------------===//
+//
+// NonMaxSuppression is `cgc_op.non_max_suppression`: its selected indices
+// have as many rows as there can be (batch x classes x the per-class
+// maximum) and a count of the valid ones, which the importer returns beside
+// them (ImportOptions::dataDependentRows; the rows may only reach graph
+// outputs). The per-class maximum determines that shape and must be known at
+// compile time; the thresholds are run-time operands.
 //
 // RoiAlign written out as gathers: the feature map is viewed as rows of
 // channels ([N * H * W, C]); for every region, output bin and sample point
@@ -14,6 +21,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/ImporterImpl.h"
+
+#include <limits>
 
 using namespace mlir;
 
@@ -175,10 +184,60 @@ LogicalResult convertRoiAlign(NodeContext &ctx) {
   return ctx.setOutput(ctx.transpose(pooled, {0, 3, 1, 2}));
 }
 
+LogicalResult convertNonMaxSuppression(NodeContext &ctx) {
+  if (!ctx.importer.getOptions().dataDependentRows)
+    return ctx.fail(
+        "the number of boxes NonMaxSuppression selects depends on the values, "
+        "and this compilation does not allow outputs with data-dependent rows "
+        "(cgc-compile and cgc-run do; through the runtime API set "
+        "cgc_compile_options_t::data_dependent_rows and read each run's rows "
+        "with cgc_context_output_rows)");
+  Value boxes = ctx.input(0), scores = ctx.input(1);
+  if (!isFloatKind(kindOf(boxes)) || kindOf(scores) != kindOf(boxes))
+    return ctx.fail("boxes and scores must have one floating-point type");
+  int64_t perClass = 0;
+  if (ctx.hasInput(2)) {
+    FailureOr<double> value = ctx.requireScalarInput(2);
+    if (failed(value))
+      return failure();
+    if (*value < 0)
+      return ctx.fail("max_output_boxes_per_class must not be negative");
+    perClass = static_cast<int64_t>(std::min(*value, 1e15));
+  }
+  // Without a per-class maximum nothing is selected (ONNX's default 0).
+  if (rankOf(boxes) == 3)
+    perClass = std::min(perClass, shapeOf(boxes)[1]);
+  auto threshold = [&](unsigned index, double absent) -> Value {
+    if (!ctx.hasInput(index))
+      return ctx.scalarLike(boxes, absent);
+    if (llvm::cast<TensorType>(ctx.input(index).getType()).getNumElements() != 1)
+      return {};
+    return ctx.cast(ctx.input(index), kindOf(boxes));
+  };
+  Value iou = threshold(3, 0.0);
+  Value score = threshold(4, -std::numeric_limits<double>::infinity());
+  if (!iou || !score)
+    return ctx.fail("iou_threshold and score_threshold must be scalars");
+  int64_t centerPointBox = ctx.getInt("center_point_box", 0);
+  if (centerPointBox != 0 && centerPointBox != 1)
+    return ctx.fail("center_point_box must be 0 or 1");
+  FailureOr<SmallVector<Value>> results = ctx.createN<op::NonMaxSuppressionOp>(
+      {boxes, scores, iou, score},
+      {ctx.named("max_output_boxes_per_class", ctx.i64(perClass)),
+       ctx.named("center_point_box", ctx.boolean(centerPointBox == 1))},
+      2);
+  if (failed(results))
+    return failure();
+  ctx.importer.addDataDependentRows((*results)[0], (*results)[1],
+                                    "NonMaxSuppression's selected_indices");
+  return ctx.setOutput((*results)[0]);
+}
+
 } // namespace
 
 void registerDetectionConverters(ConverterRegistry &r) {
   r.add("RoiAlign", convertRoiAlign);
+  r.add("NonMaxSuppression", convertNonMaxSuppression);
 }
 
 } // namespace cgc::import

@@ -372,9 +372,11 @@ Value maxPoolIndices(NodeContext &ctx, Value x, Value y, const Window &w,
   const double lowest = isFloatKind(kindOf(x))
                             ? -std::numeric_limits<double>::infinity()
                             : -std::numeric_limits<double>::max();
-  Value padded = ctx.create<op::PadOp>(
-      x, {ctx.named("pads", ctx.i64s(pads)), ctx.named("mode", ctx.str("constant")),
-          ctx.named("value", ctx.f64(lowest))});
+  Value padded = llvm::all_of(pads, [](int64_t p) { return p == 0; })
+                     ? x
+                     : ctx.create<op::PadOp>(x, {ctx.named("pads", ctx.i64s(pads)),
+                                                 ctx.named("mode", ctx.str("constant")),
+                                                 ctx.named("value", ctx.f64(lowest))});
   if (!padded)
     return {};
   // base[n, c, o...] = (n * C + c) * plane + sum_i (o_i * s_i - pad_i) * mult_i

@@ -434,6 +434,15 @@ static std::string describeONNXType(const onnx::TypeProto &type) {
   return text + "]";
 }
 
+Value Importer::getRowCount(Value value) const {
+  while (auto identity = value.getDefiningOp<op::IdentityOp>())
+    value = identity.getInput();
+  for (const DataDependentRows &entry : dataDependentRows)
+    if (entry.rows == value)
+      return entry.count;
+  return {};
+}
+
 LogicalResult Importer::checkAgainstONNXType(NodeContext &ctx, StringRef name,
                                              Value value) {
   auto it = onnxTypes.find(name);
@@ -450,7 +459,8 @@ LogicalResult Importer::checkAgainstONNXType(NodeContext &ctx, StringRef name,
     if (dims.size() != type.getRank()) {
       mismatch = true;
     } else {
-      for (int i = 0; i < dims.size(); ++i)
+      // Dimension 0 of data-dependent rows is an upper bound here.
+      for (int i = getRowCount(value) ? 1 : 0; i < dims.size(); ++i)
         if (dims[i].has_dim_value() &&
             dims[i].dim_value() != type.getShape()[i])
           mismatch = true;
@@ -737,6 +747,8 @@ LogicalResult Importer::createEntryPoint() {
 LogicalResult Importer::bindOutputs() {
   const onnx::GraphProto &graph = model.graph();
   SmallVector<Value> results;
+  // Outputs with data-dependent rows: (result index, its count).
+  SmallVector<std::pair<unsigned, Value>> rowOutputs;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     Location loc = getONNXValueLoc(context, output.name(), path);
     std::optional<Value> found = mainScope.lookup(output.name());
@@ -752,6 +764,9 @@ LogicalResult Importer::bindOutputs() {
       value = builder.create(state)->getResult(0);
     }
     auto type = cast<TensorType>(value.getType());
+    Value rowCount = getRowCount(value);
+    if (rowCount)
+      rowOutputs.push_back({static_cast<unsigned>(results.size()), rowCount});
     if (output.type().has_tensor_type()) {
       const auto &declared = output.type().tensor_type();
       bool mismatch = declared.elem_type() != 0 &&
@@ -760,7 +775,8 @@ LogicalResult Importer::bindOutputs() {
       if (declared.has_shape()) {
         const auto &dims = declared.shape().dim();
         mismatch |= dims.size() != type.getRank();
-        for (int i = 0; !mismatch && i < dims.size(); ++i)
+        // Dimension 0 of data-dependent rows is an upper bound here.
+        for (int i = rowCount ? 1 : 0; !mismatch && i < dims.size(); ++i)
           mismatch |= dims[i].has_dim_value() &&
                       dims[i].dim_value() != type.getShape()[i];
       }
@@ -772,15 +788,52 @@ LogicalResult Importer::bindOutputs() {
     }
     results.push_back(value);
   }
+  // Data-dependent rows reach graph outputs only (through Identity ops):
+  // anything else would read the rows past the count.
+  for (const DataDependentRows &entry : dataDependentRows) {
+    SmallVector<Value> pending{entry.rows};
+    while (!pending.empty()) {
+      Value value = pending.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (auto identity = dyn_cast<op::IdentityOp>(user)) {
+          pending.push_back(identity.getResult());
+          continue;
+        }
+        std::optional<ONNXNodeLocInfo> reader = getONNXNodeLocInfo(user->getLoc());
+        std::string by = reader && !reader->node.empty()
+                             ? "node '" + reader->node.str() + "' (" + reader->opType.str() + ")"
+                             : user->getName().getStringRef().str();
+        return emitError(entry.rows.getLoc())
+               << entry.what
+               << " has a data-dependent number of rows, which cgc returns "
+                  "only as a graph output; here it is read by "
+               << by;
+      }
+    }
+  }
+  // Each count is an output of its own, after the model's outputs.
+  SmallVector<std::string> names;
+  for (const onnx::ValueInfoProto &output : graph.output())
+    names.push_back(output.name());
+  for (auto [index, count] : rowOutputs) {
+    std::string name = names[index] + ".rows";
+    while (llvm::is_contained(names, name))
+      name += "_";
+    results.push_back(count);
+    names.push_back(name);
+  }
   OperationState state(getONNXFileLoc(context, path),
                        ReturnOp::getOperationName());
   state.addOperands(results);
   builder.create(state);
   entryPoint.setFunctionType(builder.getFunctionType(
       entryPoint.getFunctionType().getInputs(), ValueRange(results).getTypes()));
-  for (auto [index, output] : llvm::enumerate(graph.output()))
-    cast<FunctionOpInterface>(entryPoint.getOperation())
-        .setResultAttr(index, "cgc.name", builder.getStringAttr(output.name()));
+  auto function = cast<FunctionOpInterface>(entryPoint.getOperation());
+  for (auto [index, name] : llvm::enumerate(names))
+    function.setResultAttr(index, "cgc.name", builder.getStringAttr(name));
+  for (auto [i, entry] : llvm::enumerate(rowOutputs))
+    function.setResultAttr(entry.first, "cgc.rows_from",
+                           builder.getStringAttr(names[graph.output_size() + i]));
   return success();
 }
 

@@ -46,6 +46,13 @@ struct ImportOptions {
   /// Run ONNX's own shape inference (strict) and check every op's result
   /// type against it.
   bool onnxShapeInference = true;
+  /// Allow graph outputs whose number of rows depends on the values
+  /// (NonMaxSuppression's selected indices): each such output has its upper
+  /// bound of rows and is named by the `cgc.rows_from` attribute of the
+  /// entry point's result, which gives the extra int64 output holding each
+  /// run's rows. Off, such ops are an error at the node: callers opt in
+  /// when they read the rows back (the runtime's cgc_context_output_rows).
+  bool dataDependentRows = false;
 };
 
 struct ImportedModel {

@@ -215,6 +215,16 @@ public:
   /// The name for constants created while converting the current node.
   llvm::StringRef getNameHint() const { return nameHint; }
 
+  /// Records that `rows` (a result whose dimension 0 is an upper bound)
+  /// holds `count` valid rows at run time (rank-0 int64): `rows` may only
+  /// reach graph outputs, which then return `count` beside them.
+  void addDataDependentRows(mlir::Value rows, mlir::Value count,
+                            llvm::StringRef what) {
+    dataDependentRows.push_back({rows, count, what.str()});
+  }
+  /// The count recorded for `value` (through Identity ops), or null.
+  mlir::Value getRowCount(mlir::Value value) const;
+
   /// The model-local function for (domain, name), or null.
   const onnx::FunctionProto *getLocalFunction(llvm::StringRef domain,
                                               llvm::StringRef name) const;
@@ -257,6 +267,11 @@ private:
   /// Prefix of names inside function bodies ("node/").
   std::string namePrefix;
   unsigned functionDepth = 0;
+  struct DataDependentRows {
+    mlir::Value rows, count;
+    std::string what;
+  };
+  llvm::SmallVector<DataDependentRows> dataDependentRows;
 };
 
 /// What a converter sees of one ONNX node.

@@ -75,6 +75,7 @@ bool compileOnnx(const Request &request, std::vector<uint8_t> &model, std::strin
   };
 
   ImportOptions importOptions;
+  importOptions.dataDependentRows = request.dataDependentRows;
   for (const std::string &shape : request.inputShapes)
     if (std::string message = parseInputShapeOption(shape, importOptions); !message.empty()) {
       error = "--input-shape " + shape + ": " + message;

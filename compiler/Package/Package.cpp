@@ -145,6 +145,22 @@ FailureOr<PlanContext> buildPlan(ModuleOp module) {
                            static_cast<uint32_t>(list.size()), 0, ""};
     list.push_back(std::move(tensor));
   }
+  // Outputs with data-dependent rows name the output holding the count.
+  for (unsigned i = 0; i < numArgs; ++i) {
+    auto rows = program.getArgAttrOfType<StringAttr>(i, kRowsFromAttr);
+    if (!rows)
+      continue;
+    std::string name = nameOf(program, i, "");
+    auto output = llvm::find_if(plan.outputs, [&](const PlanTensor &t) { return t.name == name; });
+    auto count = llvm::find_if(plan.outputs, [&](const PlanTensor &t) {
+      return t.name == rows.getValue();
+    });
+    if (output == plan.outputs.end() || count == plan.outputs.end())
+      return program.emitOpError("argument #")
+             << i << " takes its rows from '" << rows.getValue()
+             << "', which is not an output of the model";
+    output->rowsFrom = count - plan.outputs.begin();
+  }
 
   // The memory plan's figures, when the pipeline made the program.
   uint64_t alignment = 64;

@@ -140,9 +140,13 @@ struct BuildProgramPass : public impl::BuildProgramBase<BuildProgramPass> {
     for (unsigned i = 0; i < numInputs; ++i)
       if (auto name = entry.getArgAttrOfType<StringAttr>(i, kNameAttr))
         program.setArgAttr(i, kNameAttr, name);
-    for (unsigned i = 0; i < numOutputs; ++i)
+    for (unsigned i = 0; i < numOutputs; ++i) {
       if (auto name = entry.getResultAttrOfType<StringAttr>(i, kNameAttr))
         program.setArgAttr(numInputs + i, kNameAttr, name);
+      // An output with data-dependent rows names the output holding them.
+      if (auto rows = entry.getResultAttrOfType<StringAttr>(i, kRowsFromAttr))
+        program.setArgAttr(numInputs + i, kRowsFromAttr, rows);
+    }
     Value scratch;
     if (hasScratch) {
       scratch = body.getArgument(numInputs + numOutputs);

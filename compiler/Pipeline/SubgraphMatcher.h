@@ -36,6 +36,10 @@ constexpr llvm::StringLiteral kMemoryAttr = "cgc.memory";
 constexpr llvm::StringLiteral kBarrierAttr = "cgc.barrier_before";
 constexpr llvm::StringLiteral kScheduleAttr = "cgc.schedule";
 constexpr llvm::StringLiteral kNameAttr = "cgc.name";
+/// On an entry point's result (and the program's output argument): the name
+/// of the output holding the number of valid rows of this one, whose
+/// dimension 0 is an upper bound (data-dependent rows).
+constexpr llvm::StringLiteral kRowsFromAttr = "cgc.rows_from";
 /// Unit attribute on a partition argument whose value only that partition
 /// reads and writes (an intermediate between its own invokes).
 constexpr llvm::StringLiteral kInternalAttr = "cgc.internal";

@@ -105,6 +105,8 @@ py::tuple compileOnnx(std::shared_ptr<Device> device, py::object model, const st
   options.inputShapes = std::move(inputShapes);
   options.freezeInputs = std::move(freezeInputs);
   options.noDevicePatterns = noDevicePatterns;
+  // Outputs with data-dependent rows are returned at their size.
+  options.dataDependentRows = true;
   cgc::Compiled compiled;
   try {
     if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model) ||
@@ -405,6 +407,16 @@ struct Context {
       }
       check(status);
       releaseWrapped();
+      // Data-dependent rows: the run's rows (a view of the bound).
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        int64_t from = -1;
+        check(cgc_model_output_rows_from(model->model, i, &from));
+        if (from < 0)
+          continue;
+        int64_t rows = 0;
+        check(cgc_context_output_rows(context, i, &rows));
+        results[i] = results[i][py::slice(0, py::ssize_t(rows), 1)].cast<py::array>();
+      }
       return results;
     } catch (...) {
       releaseWrapped();

@@ -41,7 +41,7 @@ bool PlanRange::operator==(const PlanRange &o) const {
 }
 bool PlanTensor::operator==(const PlanTensor &o) const {
   return name == o.name && dtype == o.dtype && shape == o.shape &&
-         bytes == o.bytes;
+         bytes == o.bytes && rowsFrom == o.rowsFrom;
 }
 bool PlanConstant::operator==(const PlanConstant &o) const {
   return name == o.name && offset == o.offset && bytes == o.bytes &&
@@ -107,10 +107,13 @@ PlanRange rangeFromJson(const json &j) {
 }
 
 json tensorToJson(const PlanTensor &t) {
-  return json{{"name", t.name},
-              {"dtype", cgc_dtype_name(t.dtype) ? cgc_dtype_name(t.dtype) : ""},
-              {"shape", t.shape},
-              {"bytes", t.bytes}};
+  json j{{"name", t.name},
+         {"dtype", cgc_dtype_name(t.dtype) ? cgc_dtype_name(t.dtype) : ""},
+         {"shape", t.shape},
+         {"bytes", t.bytes}};
+  if (t.rowsFrom >= 0)
+    j["rows_from"] = t.rowsFrom;
+  return j;
 }
 
 cgc_dtype_t dtypeFromJson(const json &j, const std::string &what) {
@@ -138,7 +141,32 @@ PlanTensor tensorFromJson(const json &j, const std::string &what) {
   if (t.bytes != denseBytes(t.dtype, t.shape, what + " '" + t.name + "'"))
     fail(what + " '" + t.name + "' has " + std::to_string(t.bytes) +
          " bytes, which does not match its dtype and shape");
+  if (j.contains("rows_from")) {
+    if (what != "output")
+      fail(what + " '" + t.name + "' has rows_from; only outputs do");
+    t.rowsFrom = j.at("rows_from").get<JsonInt<uint32_t>>();
+  }
   return t;
+}
+
+/// An output with data-dependent rows names another output, one int64,
+/// which itself has all its rows; and has a dimension 0 to bound.
+void checkRowsFrom(const ExecutionPlan &plan) {
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const PlanTensor &t = plan.outputs[i];
+    if (t.rowsFrom < 0)
+      continue;
+    const std::string what = "output '" + t.name + "'";
+    if (size_t(t.rowsFrom) >= plan.outputs.size() || size_t(t.rowsFrom) == i)
+      fail(what + " takes its rows from output " + std::to_string(t.rowsFrom) +
+           ", which is not another output of the model");
+    const PlanTensor &count = plan.outputs[size_t(t.rowsFrom)];
+    if (count.dtype != CGC_DTYPE_INT64 || count.bytes != 8 || count.rowsFrom >= 0)
+      fail(what + " takes its rows from output '" + count.name +
+           "', which is not one int64 of fixed size");
+    if (t.shape.empty())
+      fail(what + " has data-dependent rows but no dimension 0");
+  }
 }
 
 std::string describe(const PlanRange &r) {
@@ -249,6 +277,7 @@ bool parseExecutionPlan(std::string_view text, ExecutionPlan &plan,
       plan.inputs.push_back(tensorFromJson(t, "input"));
     for (const json &t : j.at("outputs"))
       plan.outputs.push_back(tensorFromJson(t, "output"));
+    checkRowsFrom(plan);
     plan.scratchBytes = j.at("scratch").at("bytes").get<JsonInt<uint64_t>>();
     plan.scratchAlignment = j.at("scratch").at("alignment").get<JsonInt<uint64_t>>();
     const json &constants = j.at("constants");

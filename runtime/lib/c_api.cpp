@@ -326,6 +326,15 @@ cgc_status_t cgc_model_find_output(const cgc_model_t *model, const char *name,
   });
 }
 
+cgc_status_t cgc_model_output_rows_from(const cgc_model_t *model, size_t index,
+                                        int64_t *out_output) {
+  return guard([&] {
+    need(model, "cgc_model_output_rows_from", "model");
+    need(out_output, "cgc_model_output_rows_from", "out_output");
+    *out_output = ioTensor(model, true, index, "cgc_model_output_rows_from").rowsFrom;
+  });
+}
+
 void cgc_model_stats(const cgc_model_t *model, cgc_model_stats_t *out_stats) {
   if (model && out_stats)
     *out_stats = model->stats;
@@ -488,6 +497,30 @@ cgc_status_t cgc_context_get_output_data(cgc_context_t *context, size_t index, v
                                          size_t size) {
   return guard(
       [&] { copyData(context, true, index, data, size, "cgc_context_get_output_data"); });
+}
+
+cgc_status_t cgc_context_output_rows(cgc_context_t *context, size_t index, int64_t *out_rows) {
+  return guard([&] {
+    const char *function = "cgc_context_output_rows";
+    need(context, function, "context");
+    need(out_rows, function, "out_rows");
+    const ExecutionPlan &plan = context->model->plan();
+    const PlanTensor &t = ioTensor(context->model.get(), true, index, function);
+    const int64_t bound = t.shape.empty() ? 1 : t.shape[0];
+    if (t.rowsFrom < 0) {
+      *out_rows = bound;
+      return;
+    }
+    int64_t rows = 0;
+    copyData(context, true, size_t(t.rowsFrom), &rows, sizeof rows, function);
+    context->stats.bytes_copied -= sizeof rows; // not the application's data
+    if (rows < 0 || rows > bound)
+      fail(CGC_STATUS_DATA_LOSS, std::string(function) + ": output '" +
+                                     plan.outputs[size_t(t.rowsFrom)].name + "' holds " +
+                                     std::to_string(rows) + " rows for output '" + t.name +
+                                     "', outside [0, " + std::to_string(bound) + "]");
+    *out_rows = rows;
+  });
 }
 
 cgc_status_t cgc_context_submit(cgc_context_t *context) {

@@ -90,6 +90,7 @@ cgc_blob_s *compile(cgc_device_s *device, compiler_module::Request request,
   request.inputShapes = strings(o.input_shapes, o.input_shape_count, "input_shapes");
   request.freezeInputs = strings(o.freeze_inputs, o.freeze_input_count, "freeze_inputs");
   request.targets = strings(o.targets, o.target_count, "targets");
+  request.dataDependentRows = o.data_dependent_rows;
   if (!o.no_device_patterns) {
     request.d3d12Device = device->d3d.Get();
     request.deviceLabel =

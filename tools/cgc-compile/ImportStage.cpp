@@ -23,6 +23,7 @@ struct ImportFlags {
   std::vector<std::string> inputShapes;
   std::vector<std::string> frozenInputs;
   bool skipOnnxShapeInference = false;
+  bool noDataDependentRows = false;
 };
 
 LogicalResult emitInputIR(Session &session) {
@@ -83,10 +84,16 @@ void registerImportStages(Driver &driver) {
                      "Do not run ONNX's shape inference (only cgc's own "
                      "shape functions check the model)")
             ->group("Import");
+        app.add_flag("--no-data-dependent-rows", flags->noDataDependentRows,
+                     "Refuse outputs whose number of rows depends on the "
+                     "values (NonMaxSuppression), for an application that "
+                     "does not read each run's rows (cgc_context_output_rows)")
+            ->group("Import");
       },
       [flags](Session &session) -> std::string {
         session.importOptions.onnxShapeInference =
             !flags->skipOnnxShapeInference;
+        session.importOptions.dataDependentRows = !flags->noDataDependentRows;
         for (const std::string &text : flags->inputShapes) {
           std::string error = parseInputShapeOption(text, session.importOptions);
           if (!error.empty())

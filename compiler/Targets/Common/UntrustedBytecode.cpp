@@ -180,6 +180,7 @@ LogicalResult checkBuiltinAttribute(DialectBytecodeReader &reader, uint64_t limi
     kDenseArrayAttr = 17,
     kDenseIntOrFPElementsAttr = 18,
     kDenseStringElementsAttr = 19,
+    kFileLineColRange = 22,
   };
   uint64_t code = 0;
   if (failed(reader.readVarInt(code)))
@@ -193,6 +194,10 @@ LogicalResult checkBuiltinAttribute(DialectBytecodeReader &reader, uint64_t limi
     return checkLeadingCount(reader, limit, false, "a list attribute");
   case kSymbolRefAttr:
     return checkLeadingCount(reader, limit, true, "a symbol reference");
+  // The file name, then the list of line and column numbers (the 2026-11-29
+  // campaign's "SmallVector unable to grow" after 486,975 executions).
+  case kFileLineColRange:
+    return checkLeadingCount(reader, limit, true, "a location range");
   case kDenseStringElementsAttr: {
     uint64_t splat = 0;
     if (failed(reader.readType(type)) || failed(reader.readVarInt(splat)))

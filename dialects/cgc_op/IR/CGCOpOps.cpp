@@ -908,6 +908,37 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *context, Loc location,
   return success();
 }
 
+LogicalResult NonMaxSuppressionOp::inferReturnTypes(
+    MLIRContext *context, Loc location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  TensorType boxes = tensorOf(adaptor.getBoxes());
+  TensorType scores = tensorOf(adaptor.getScores());
+  if (boxes.getRank() != 3 || boxes.getShape()[2] != 4)
+    return emitOptionalError(location, "boxes must be [batch, boxes, 4], not ",
+                             shapeString(boxes.getShape()));
+  if (scores.getRank() != 3 || scores.getShape()[0] != boxes.getShape()[0] ||
+      scores.getShape()[2] != boxes.getShape()[1])
+    return emitOptionalError(location, "scores must be [batch, classes, boxes] = [",
+                             boxes.getShape()[0], ", C, ", boxes.getShape()[1],
+                             "], not ", shapeString(scores.getShape()));
+  for (Value threshold : {adaptor.getIouThreshold(), adaptor.getScoreThreshold()})
+    if (tensorOf(threshold).getNumElements() != 1)
+      return emitOptionalError(location, "the thresholds must have one element");
+  int64_t perClass = static_cast<int64_t>(adaptor.getMaxOutputBoxesPerClass());
+  if (perClass < 0)
+    return emitOptionalError(location, "max_output_boxes_per_class must not be "
+                                       "negative, not ", perClass);
+  const int64_t batch = boxes.getShape()[0], classes = scores.getShape()[1];
+  const int64_t rows = std::min(perClass, boxes.getShape()[1]);
+  if (batch > (int64_t(1) << 20) || classes > (int64_t(1) << 20) ||
+      batch * classes * rows > (int64_t(1) << 31))
+    return emitOptionalError(location, "selects up to ", batch, " x ", classes,
+                             " x ", rows, " boxes (at most 2^31)");
+  inferred.push_back(tensorType({batch * classes * rows, 3}, Int64Type::get(context)));
+  inferred.push_back(tensorType({}, Int64Type::get(context)));
+  return success();
+}
+
 LogicalResult GridSampleOp::inferReturnTypes(MLIRContext *, Loc location,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &inferred) {

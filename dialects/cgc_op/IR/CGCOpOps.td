@@ -952,6 +952,40 @@ def CGCOp_TopKOp : CGCOp_Op<"top_k"> {
   let results = (outs CGCOp_Tensor:$values, CGCOp_Tensor:$indices);
 }
 
+def CGCOp_NonMaxSuppressionOp : CGCOp_Op<"non_max_suppression"> {
+  let summary = "Greedy non-maximum suppression of boxes per batch and class";
+  let description = [{
+    For each batch entry b and class c, the boxes of `boxes[b]` ([B, N, 4])
+    whose `scores[b, c]` ([B, C, N]) exceed `score_threshold` are taken in
+    order of decreasing score (equal scores: the lower box index first); a
+    box is kept unless its intersection over union with a box kept before it
+    exceeds `iou_threshold`, until `max_output_boxes_per_class` are kept.
+    `selected` lists the kept boxes as rows (b, c, box index), by b, then c,
+    then selection order; `count` (int64, rank 0) is how many rows are
+    valid. `selected` has B x C x min(max_output_boxes_per_class, N) rows,
+    the most there can be: rows past `count` hold -1. Boxes are
+    [y1, x1, y2, x2] corners (either order) or, with `center_point_box`,
+    [x_center, y_center, width, height]; a box of zero or negative area
+    overlaps nothing. The thresholds are rank-0 or one-element tensors read
+    at run time. (ONNX NonMaxSuppression, whose output has exactly `count`
+    rows.)
+
+    ```mlir
+    %selected, %count = cgc_op.non_max_suppression(%boxes, %scores, %iou, %score)
+        {max_output_boxes_per_class = 3 : i64, center_point_box = false}
+        : (!cgc.tensor<1x6x4x!cgc.float32>, !cgc.tensor<1x1x6x!cgc.float32>,
+           !cgc.tensor<!cgc.float32>, !cgc.tensor<!cgc.float32>)
+        -> (!cgc.tensor<3x3x!cgc.int64>, !cgc.tensor<!cgc.int64>)
+    ```
+  }];
+  let arguments = (ins CGCOp_FloatTensor:$boxes, CGCOp_FloatTensor:$scores,
+                       CGCOp_FloatTensor:$iou_threshold,
+                       CGCOp_FloatTensor:$score_threshold,
+                       I64Attr:$max_output_boxes_per_class,
+                       DefaultValuedAttr<BoolAttr, "false">:$center_point_box);
+  let results = (outs CGCOp_Tensor:$selected, CGCOp_Tensor:$count);
+}
+
 def CGCOp_GridSampleOp : CGCOp_Op<"grid_sample"> {
   let summary = "Sample an image at the locations of a grid";
   let description = [{

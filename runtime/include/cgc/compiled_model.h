@@ -66,6 +66,10 @@ struct PlanTensor {
   cgc_dtype_t dtype = CGC_DTYPE_INVALID;
   std::vector<int64_t> shape;
   uint64_t bytes = 0;
+  /// Outputs only: the index of the output (one int64) holding how many
+  /// rows of this one a run wrote; dimension 0 of `shape` is then an upper
+  /// bound (data-dependent rows, JSON "rows_from"). -1: all rows.
+  int64_t rowsFrom = -1;
   bool operator==(const PlanTensor &other) const;
 };
 

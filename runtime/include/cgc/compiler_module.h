@@ -49,6 +49,9 @@ struct Request {
   /// error diagnostic points at (its location, or a location fused from
   /// it), so callers can tell which nodes stopped the compilation.
   std::function<void(const std::string &node)> errorNode;
+  /// ImportOptions::dataDependentRows (cgc_compile_options_t's
+  /// data_dependent_rows).
+  bool dataDependentRows = false;
 };
 
 /// What a device offers the compiler (its MLIR programs tier, the target its
@@ -70,7 +73,7 @@ struct Interface {
   bool (*describeDevice)(void *d3d12Device, DeviceDescription &description, std::string &error);
 };
 
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
 /// The module's one export: `const Interface *CgcCompilerModuleOpen(uint32_t
 /// version)`, null if it does not serve `version`.
 #define CGC_COMPILER_MODULE_OPEN_NAME "CgcCompilerModuleOpen"

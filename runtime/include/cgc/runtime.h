@@ -204,6 +204,12 @@ typedef struct cgc_compile_options_t {
    * error points at (what an integration needs to leave those nodes to
    * another executor, e.g. the ONNX Runtime execution provider). */
   void (*error_node)(void *user_data, const char *node);
+  /* Allow outputs whose number of rows depends on the values
+   * (NonMaxSuppression's selected indices; without this such a model does
+   * not compile, naming the node). Such an output has its upper bound of
+   * rows; cgc_model_output_rows_from names the extra output holding the
+   * count, and cgc_context_output_rows gives it after a run. */
+  bool data_dependent_rows;
 } cgc_compile_options_t;
 
 CGC_RUNTIME_API void cgc_compile_options_init(cgc_compile_options_t *options);
@@ -268,6 +274,12 @@ CGC_RUNTIME_API cgc_status_t cgc_model_find_input(const cgc_model_t *model, cons
                                                   size_t *out_index);
 CGC_RUNTIME_API cgc_status_t cgc_model_find_output(const cgc_model_t *model, const char *name,
                                                    size_t *out_index);
+/* Data-dependent rows (a model compiled with data_dependent_rows): output
+ * `index`, whose dimension 0 is then an upper bound, has only as many valid
+ * rows as the one int64 of output *out_output holds after a run. Sets
+ * *out_output to -1 for an output whose rows are all valid. */
+CGC_RUNTIME_API cgc_status_t cgc_model_output_rows_from(const cgc_model_t *model, size_t index,
+                                                        int64_t *out_output);
 
 typedef struct cgc_model_stats_t {
   uint64_t load_ns;     /* the whole cgc_model_load_* call */
@@ -374,6 +386,13 @@ CGC_RUNTIME_API cgc_status_t cgc_context_set_input_data(cgc_context_t *context, 
                                                         const void *data, size_t size);
 CGC_RUNTIME_API cgc_status_t cgc_context_get_output_data(cgc_context_t *context, size_t index,
                                                          void *data, size_t size);
+/* The valid rows of output `index` after the context's runs are done: its
+ * dimension 0, or for data-dependent rows the count the run wrote (the
+ * rows past it hold no result). DATA_LOSS if the count is outside [0,
+ * dimension 0]; FAILED_PRECONDITION if the count's tensor is not
+ * CPU-visible. */
+CGC_RUNTIME_API cgc_status_t cgc_context_output_rows(cgc_context_t *context, size_t index,
+                                                     int64_t *out_rows);
 
 /* Submits a run to the context's stream (after the waits already queued
  * there) and returns. */

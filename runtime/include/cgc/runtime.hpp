@@ -141,6 +141,13 @@ public:
     check(cgc_model_find_output(p_, name.c_str(), &index));
     return index;
   }
+  /// The output holding output `index`'s valid rows (data-dependent rows),
+  /// or -1 when all its rows are valid.
+  int64_t outputRowsFrom(size_t index) const {
+    int64_t from = -1;
+    check(cgc_model_output_rows_from(p_, index, &from));
+    return from;
+  }
   cgc_model_stats_t stats() const {
     cgc_model_stats_t s;
     cgc_model_stats(p_, &s);
@@ -160,6 +167,8 @@ struct CompileOptions {
   std::vector<std::string> freezeInputs; ///< NAME=FILE.pb
   std::vector<std::string> targets;      ///< after the device's own target
   bool noDevicePatterns = false;         ///< `targets` and the fallback only
+  /// cgc_compile_options_t::data_dependent_rows.
+  bool dataDependentRows = false;
   /// Called as the compiler speaks (each message is also in
   /// Compiled::messages) and as each stage starts ("importing", ...).
   std::function<void(const std::string &)> onMessage, onStage;
@@ -198,6 +207,7 @@ inline Compiled compile(cgc_device_t *device, const void *data, size_t size, con
   o.targets = targets.data();
   o.target_count = targets.size();
   o.no_device_patterns = options.noDevicePatterns;
+  o.data_dependent_rows = options.dataDependentRows;
   o.message = [](void *user, const char *text) {
     auto *s = static_cast<State *>(user);
     std::string message = text;
@@ -301,6 +311,12 @@ public:
   }
   void getOutput(size_t index, void *data, size_t size) {
     check(cgc_context_get_output_data(p_, index, data, size));
+  }
+  /// Output `index`'s valid rows after the runs (cgc_context_output_rows).
+  int64_t outputRows(size_t index) {
+    int64_t rows = 0;
+    check(cgc_context_output_rows(p_, index, &rows));
+    return rows;
   }
   void submit() { check(cgc_context_submit(p_)); }
   void wait(uint32_t timeoutMs = UINT32_MAX) { check(cgc_context_wait(p_, timeoutMs)); }

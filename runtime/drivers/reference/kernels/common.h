@@ -398,6 +398,7 @@ void registerMatMulOps(std::vector<OpEntry> &ops);
 void registerMovementOps(std::vector<OpEntry> &ops);
 void registerResizeOps(std::vector<OpEntry> &ops);
 void registerScatterOps(std::vector<OpEntry> &ops);
+void registerDetectionOps(std::vector<OpEntry> &ops); // detection.cpp: non_max_suppression
 void registerGeluOps(std::vector<OpEntry> &ops); // gelu.cpp: cgc_op.erf_gelu
 
 /// Softmax of one contiguous float32 row of `n` (reduce.cpp, the softmax

@@ -22,6 +22,7 @@ const std::map<std::string, OpEntry, std::less<>> &registry() {
     registerMovementOps(ops);
     registerResizeOps(ops);
     registerScatterOps(ops);
+    registerDetectionOps(ops);
     registerGeluOps(ops);
     std::map<std::string, OpEntry, std::less<>> map;
     for (const OpEntry &entry : ops)

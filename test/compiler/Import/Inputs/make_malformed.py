@@ -81,12 +81,10 @@ save(model([helper.make_node("Add", ["x", "w"], ["y"])], [X], [Y], [w, w]),
      "duplicate-initializer.onnx")
 
 # Ops.
-save(model([helper.make_node("NonMaxSuppression", ["x", "x"], ["a"], name="nms1"),
+save(model([helper.make_node("RandomUniformLike", ["x"], ["a"], name="rand1"),
             helper.make_node("Relu", ["x"], ["b"], name="ok"),
-            helper.make_node("TfIdfVectorizer", ["b"], ["c"], name="tfidf", mode="TF",
-                             min_gram_length=1, max_gram_length=1, max_skip_count=0,
-                             ngram_counts=[0], ngram_indexes=[0], pool_int64s=[1]),
-            helper.make_node("NonMaxSuppression", ["x", "x"], ["d"], name="nms2"),
+            helper.make_node("Multinomial", ["b"], ["c"], name="draw"),
+            helper.make_node("RandomUniformLike", ["x"], ["d"], name="rand2"),
             helper.make_node("Add", ["x", "x"], ["y"])], [X], [Y]),
      "unsupported-ops.onnx")
 save(model([helper.make_node("Relu", ["x"], ["y"], name="relu", alpha=1.0)], [X], [Y]),

@@ -1,13 +1,17 @@
 #!/usr/bin/python3
-"""Writes split.onnx: a float pipeline with one node cgc cannot compile.
+"""Writes split.onnx: a float pipeline with one node cgc does not compile.
 
-    x[4,3,3] -> Mul(2) -> Abs -> Det -> Add(1) -> Exp -> y[4]
-                           \\-> Sigmoid -> s[4,3,3]
+    x[1,8,4] -> Mul(2) -> Abs -> r -> NonMaxSuppression(r, scores) -> Cast
+                                       -> Add(0.25) -> Exp -> y[n,3]
+                           r -> ReduceMean(axis 2) -> Transpose -> scores
+                           r -> Sigmoid -> s[1,8,4]
 
-Det has no cgc lowering (test/onnx/expected-failures.txt): through ONNX
-Runtime with the cgc EP, cgc runs {Mul, Abs, Sigmoid} and {Add, Exp} and
-ONNX Runtime's CPU EP runs Det between them. (If cgc learns Det, pick another
-op it lacks for this test.)
+NonMaxSuppression's number of rows depends on the values, which the cgc EP
+does not take (it compiles without data-dependent rows): through ONNX
+Runtime with the cgc EP, cgc runs {Mul, Abs, Sigmoid, ReduceMean,
+Transpose} and {Cast, Add, Exp} (on the run's number of rows) and ONNX
+Runtime's CPU EP runs NonMaxSuppression between them. (If the EP learns
+data-dependent rows, pick another op it lacks for this test.)
 """
 import sys
 
@@ -20,17 +24,23 @@ nodes = [
     helper.make_node("Mul", ["x", "two"], ["scaled"], name="scale"),
     helper.make_node("Abs", ["scaled"], ["r"], name="abs"),
     helper.make_node("Sigmoid", ["r"], ["s"], name="sigmoid"),
-    helper.make_node("Det", ["r"], ["d"], name="det"),
-    helper.make_node("Add", ["d", "one"], ["d1"], name="shift"),
-    helper.make_node("Exp", ["d1"], ["y"], name="exp"),
+    helper.make_node("ReduceMean", ["r"], ["mean"], axes=[2], keepdims=1, name="mean"),
+    helper.make_node("Transpose", ["mean"], ["scores"], perm=[0, 2, 1], name="transpose"),
+    helper.make_node("NonMaxSuppression", ["r", "scores", "three", "half"], ["selected"],
+                     name="nms"),
+    helper.make_node("Cast", ["selected"], ["rows"], to=TensorProto.FLOAT, name="cast"),
+    helper.make_node("Add", ["rows", "one"], ["shifted"], name="shift"),
+    helper.make_node("Exp", ["shifted"], ["y"], name="exp"),
 ]
 graph = helper.make_graph(
     nodes, "split",
-    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3, 3])],
-    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4]),
-     helper.make_tensor_value_info("s", TensorProto.FLOAT, [4, 3, 3])],
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 4])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3]),
+     helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 8, 4])],
     [numpy_helper.from_array(np.array(2.0, np.float32), "two"),
-     numpy_helper.from_array(np.array(0.25, np.float32), "one")])
+     numpy_helper.from_array(np.array(0.25, np.float32), "one"),
+     numpy_helper.from_array(np.array([3], np.int64), "three"),
+     numpy_helper.from_array(np.array([0.5], np.float32), "half")])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 model.ir_version = 8
 onnx.checker.check_model(model)
