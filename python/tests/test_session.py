@@ -326,3 +326,22 @@ def test_symbolic_dimensions_compile_per_shape(tmp_path):
     # With input_shapes the model is compiled at once for them.
     fixed = cgc.Session(model, input_shapes={"x": (3, 16), "m": (3, 5)})
     assert fixed.compiled is not None
+
+
+def test_data_dependent_rows_come_back_at_each_runs_size(tmp_path):
+    # A detector head ending in NonMaxSuppression (test/runtime/Inputs/make_nms.py):
+    # one compiled model, three inputs selecting different numbers of boxes,
+    # each result exactly numpy's NMS.
+    subprocess.run([sys.executable, os.path.join(ROOT, "test", "runtime", "Inputs", "make_nms.py"),
+                    str(tmp_path)], check=True, stdout=subprocess.DEVNULL)
+    session = cgc.Session(str(tmp_path / "nms.onnx"))
+    sizes = []
+    for k in range(3):
+        feeds = {name: np.load(tmp_path / ("%s_%d.npy" % (name, k)))
+                 for name in ("boxes", "logits", "iou")}
+        selected = session.run(feeds)["selected"]
+        want = np.load(tmp_path / ("selected_%d.npy" % k))
+        assert selected.shape == want.shape
+        np.testing.assert_array_equal(selected, want)
+        sizes.append(len(selected))
+    assert sizes == [13, 24, 27]
