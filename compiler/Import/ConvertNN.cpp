@@ -477,6 +477,10 @@ LogicalResult convertPool(NodeContext &ctx) {
   Value y = ctx.create<OpTy>(x, attrs);
   if (!y || !ctx.hasOutput(1))
     return ctx.setOutput(y);
+  // Four ops per kernel offset.
+  if (product(window->kernel) > 1024)
+    return ctx.unsupported("MaxPool's Indices for a window of " +
+                           Twine(product(window->kernel)) + " elements (at most 1024)");
   int64_t storageOrder = ctx.getInt("storage_order", 0);
   if (storageOrder != 0 && storageOrder != 1)
     return ctx.fail("storage_order must be 0 or 1, not " + Twine(storageOrder));
@@ -821,6 +825,10 @@ LogicalResult convertSTFT(NodeContext &ctx) {
     return ctx.fail("the window (" + Twine(frameLength) +
                     " samples) is longer than the signal (" + Twine(length) + ")");
   const int64_t frames = 1 + (length - frameLength) / step;
+  // The frame indices are a constant built here.
+  if (frames * frameLength > (int64_t(1) << 26))
+    return ctx.unsupported("STFT of " + Twine(frames) + " frames of " + Twine(frameLength) +
+                           " samples (at most 2^26 samples in all)");
   HostTensor indices(ElementKind::Int64, {frames, frameLength});
   for (int64_t f = 0; f < frames; ++f)
     for (int64_t w = 0; w < frameLength; ++w)
@@ -882,6 +890,9 @@ LogicalResult convertMelWeightMatrix(NodeContext &ctx) {
   const int64_t length = static_cast<int64_t>(dftLength);
   const int64_t sampleRateInt = static_cast<int64_t>(sampleRate);
   const int64_t bins = length / 2 + 1;
+  if (bins * mels > (int64_t(1) << 26))
+    return ctx.fail("a MelWeightMatrix of " + Twine(bins) + " x " + Twine(mels) +
+                    " values (at most 2^26)");
   auto toMel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   const double lowMel = toMel(lower), highMel = toMel(upper);
   const double melStep = (highMel - lowMel) / static_cast<double>(mels + 2);

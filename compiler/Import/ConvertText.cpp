@@ -73,6 +73,14 @@ LogicalResult convertTfIdfVectorizer(NodeContext &ctx) {
   if (!ids)
     return failure();
 
+  // Each step compares [batch, positions, pool n-grams] ids.
+  if (batch * length * std::max<int64_t>(grams, 1) > (int64_t(1) << 28))
+    return ctx.unsupported("TfIdfVectorizer comparing " + Twine(batch) + " x " + Twine(length) +
+                           " ids with " + Twine(grams) + " pool n-grams (at most 2^28 "
+                           "comparisons per step)");
+  if (static_cast<int64_t>(grams) * columns > (int64_t(1) << 26))
+    return ctx.unsupported("TfIdfVectorizer placing " + Twine(grams) + " n-grams into " +
+                           Twine(columns) + " columns (at most 2^26)");
   Value result;
   for (int64_t n = minLength; n <= maxLength; ++n) {
     const int64_t g = gramsOf[n - 1], first = firstGram[n - 1];

@@ -242,8 +242,36 @@ def tfidf():
              [("x", x)], [("y", y.astype(np.float32))], opset=9)
 
 
+def hostile():
+    """Sizes the decompositions refuse instead of building huge constants."""
+    from onnx import numpy_helper
+    step = numpy_helper.from_array(np.array(1, np.int64), "step")
+    frame = numpy_helper.from_array(np.array(4096, np.int64), "frame")
+    graph = helper.make_graph(
+        [helper.make_node("STFT", ["signal", "step", "", "frame"], ["y"])], "g",
+        [helper.make_tensor_value_info("signal", TensorProto.FLOAT, [1, 1 << 24, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [step, frame])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              os.path.join(OUT, "stft_huge.onnx"))
+    scalars = [numpy_helper.from_array(np.array(v, t), n) for n, v, t in
+               (("bins", 65536, np.int64), ("dft", 1 << 24, np.int64), ("rate", 16000, np.int64),
+                ("lo", 0, np.float32), ("hi", 8000, np.float32))]
+    graph = helper.make_graph(
+        [helper.make_node("MelWeightMatrix", ["bins", "dft", "rate", "lo", "hi"], ["y"])], "g", [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], scalars)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              os.path.join(OUT, "mel_huge.onnx"))
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[64, 64])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("i", TensorProto.INT64, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)]),
+              os.path.join(OUT, "maxpool_indices_huge.onnx"))
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for make in (det, maxpool_indices, reverse_sequence, stft, batchnorm_training, adam, tfidf,
-                 roi_align):
+                 roi_align, hostile):
         make()
