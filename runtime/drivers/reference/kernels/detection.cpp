@@ -56,9 +56,12 @@ public:
       for (int64_t c = 0; c < classes_ && perClass_ > 0; ++c) {
         const T *classScores = scores + (b * classes_ + c) * boxes_;
         order.clear();
-        for (int64_t i = 0; i < boxes_; ++i)
-          if (!filter || double(load(classScores[i])) > scoreThreshold)
+        // A NaN score is never a candidate (it has no place in the order).
+        for (int64_t i = 0; i < boxes_; ++i) {
+          const double score = double(load(classScores[i]));
+          if (score == score && (!filter || score > scoreThreshold))
             order.push_back(i);
+        }
         std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
           return double(load(classScores[x])) > double(load(classScores[y]));
         });
