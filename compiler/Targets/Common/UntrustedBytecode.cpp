@@ -213,7 +213,7 @@ LogicalResult checkBuiltinAttribute(DialectBytecodeReader &reader, uint64_t limi
   // (a value cut short): the value is read here too.
   case kIntegerAttr: {
     if (failed(reader.readType(type)))
-      return success();
+      return failure(); // as for FloatAttr below
     if (!isa<IntegerType, IndexType>(type))
       return reader.emitError() << "an IntegerAttr of type " << type;
     unsigned width = isa<IndexType>(type) ? IndexType::kInternalStorageBitWidth
@@ -223,8 +223,11 @@ LogicalResult checkBuiltinAttribute(DialectBytecodeReader &reader, uint64_t limi
     return success();
   }
   case kFloatAttr: {
+    // A type that cannot be read now (a nested entry MLIR defers) fails this
+    // read too: MLIR's FloatAttr reader ignores a value it failed to read,
+    // and the value can only be checked with the type.
     if (failed(reader.readType(type)))
-      return success();
+      return failure();
     auto floatType = dyn_cast<FloatType>(type);
     if (!floatType)
       return reader.emitError() << "a FloatAttr of type " << type;
