@@ -512,24 +512,17 @@ LogicalResult convertMaxUnpool(NodeContext &ctx) {
         outShape[0] != shapeOf(x)[0] || outShape[1] != shapeOf(x)[1])
       return ctx.fail("output_shape must keep X's rank, batch and channels");
   } else {
-    SmallVector<int64_t> kernel = ctx.getInts("kernel_shape");
-    SmallVector<int64_t> strides = ctx.getInts("strides");
-    SmallVector<int64_t> pads = ctx.getInts("pads");
-    if (strides.empty())
-      strides.assign(spatial, 1);
-    if (pads.empty())
-      pads.assign(2 * spatial, 0);
-    if (static_cast<int64_t>(kernel.size()) != spatial ||
-        static_cast<int64_t>(strides.size()) != spatial ||
-        static_cast<int64_t>(pads.size()) != 2 * spatial)
-      return ctx.fail("kernel_shape, strides and pads need one entry per "
-                      "spatial dimension (" + Twine(spatial) + ")");
+    // The pool's window (MaxUnpool has no auto_pad or dilations).
+    FailureOr<Window> w = resolveWindow(ctx, shapeOf(x).drop_front(2),
+                                        ctx.getInts("kernel_shape"), true);
+    if (failed(w))
+      return failure();
     outShape.assign(shapeOf(x).begin(), shapeOf(x).begin() + 2);
     for (int64_t i = 0; i < spatial; ++i) {
-      if (kernel[i] < 1 || strides[i] < 1 || pads[i] < 0 || pads[spatial + i] < 0)
+      if (w->kernel[i] < 1 || w->strides[i] < 1 || w->start[i] < 0 || w->end[i] < 0)
         return ctx.fail("kernel_shape and strides must be positive, pads not negative");
-      outShape.push_back((shapeOf(x)[2 + i] - 1) * strides[i] + kernel[i] -
-                         pads[i] - pads[spatial + i]);
+      outShape.push_back((shapeOf(x)[2 + i] - 1) * w->strides[i] + w->kernel[i] -
+                         w->start[i] - w->end[i]);
     }
   }
   for (int64_t d : outShape)

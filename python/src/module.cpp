@@ -132,6 +132,9 @@ struct TensorInfo {
   py::dtype dtype;
   std::vector<int64_t> shape;
   uint64_t bytes;
+  /// Outputs: the output holding this one's valid rows, or -1
+  /// (cgc_model_output_rows_from).
+  int64_t rowsFrom = -1;
 };
 
 struct Model {
@@ -166,6 +169,8 @@ struct Model {
       check(outputs ? cgc_model_output_info(model, i, &info) : cgc_model_input_info(model, i, &info));
       out.push_back({info.name, toNumpy(info.dtype),
                      std::vector<int64_t>(info.shape, info.shape + info.rank), info.bytes});
+      if (outputs)
+        check(cgc_model_output_rows_from(model, i, &out.back().rowsFrom));
     }
     return out;
   }
@@ -409,9 +414,7 @@ struct Context {
       releaseWrapped();
       // Data-dependent rows: the run's rows (a view of the bound).
       for (size_t i = 0; i < outputs.size(); ++i) {
-        int64_t from = -1;
-        check(cgc_model_output_rows_from(model->model, i, &from));
-        if (from < 0)
+        if (outputs[i].rowsFrom < 0)
           continue;
         int64_t rows = 0;
         check(cgc_context_output_rows(context, i, &rows));

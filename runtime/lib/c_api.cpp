@@ -460,8 +460,10 @@ cgc_status_t cgc_context_output(cgc_context_t *context, size_t index, cgc_tensor
   });
 }
 
+/// `counted`: the application's tensor bytes (cgc_context_stats_t::
+/// bytes_copied), not the runtime's own reads.
 static void copyData(cgc_context_t *context, bool output, size_t index, void *data, size_t size,
-                     const char *function) {
+                     const char *function, bool counted = true) {
   need(context, function, "context");
   const PlanTensor &t = ioTensor(context->model.get(), output, index, function);
   if (size && !data)
@@ -482,7 +484,8 @@ static void copyData(cgc_context_t *context, bool output, size_t index, void *da
     else
       std::memcpy(tensor->cpu, data, size);
   }
-  context->stats.bytes_copied += size;
+  if (counted)
+    context->stats.bytes_copied += size;
 }
 
 cgc_status_t cgc_context_set_input_data(cgc_context_t *context, size_t index, const void *data,
@@ -512,8 +515,8 @@ cgc_status_t cgc_context_output_rows(cgc_context_t *context, size_t index, int64
       return;
     }
     int64_t rows = 0;
-    copyData(context, true, size_t(t.rowsFrom), &rows, sizeof rows, function);
-    context->stats.bytes_copied -= sizeof rows; // not the application's data
+    copyData(context, true, size_t(t.rowsFrom), &rows, sizeof rows, function,
+             /*counted=*/false);
     if (rows < 0 || rows > bound)
       fail(CGC_STATUS_DATA_LOSS, std::string(function) + ": output '" +
                                      plan.outputs[size_t(t.rowsFrom)].name + "' holds " +
