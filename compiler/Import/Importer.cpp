@@ -434,6 +434,24 @@ static std::string describeONNXType(const onnx::TypeProto &type) {
   return text + "]";
 }
 
+/// Whether `type` differs from the ONNX tensor type `onnx` in element type,
+/// rank or a known dimension; with `boundedRows`, dimension 0 is an upper
+/// bound (data-dependent rows) and not compared.
+static bool differsFromONNXType(const onnx::TypeProto::Tensor &onnx, TensorType type,
+                                bool boundedRows) {
+  if (onnx.elem_type() != 0 && onnx.elem_type() != static_cast<int>(type.getElementKind()))
+    return true;
+  if (!onnx.has_shape())
+    return false;
+  const auto &dims = onnx.shape().dim();
+  if (dims.size() != type.getRank())
+    return true;
+  for (int i = boundedRows ? 1 : 0; i < dims.size(); ++i)
+    if (dims[i].has_dim_value() && dims[i].dim_value() != type.getShape()[i])
+      return true;
+  return false;
+}
+
 Value Importer::getRowCount(Value value) const {
   while (auto identity = value.getDefiningOp<op::IdentityOp>())
     value = identity.getInput();
@@ -448,25 +466,8 @@ LogicalResult Importer::checkAgainstONNXType(NodeContext &ctx, StringRef name,
   auto it = onnxTypes.find(name);
   if (it == onnxTypes.end() || !it->second->has_tensor_type())
     return success();
-  const onnx::TypeProto::Tensor &expected = it->second->tensor_type();
   auto type = cast<TensorType>(value.getType());
-  bool mismatch = false;
-  if (expected.elem_type() != 0 &&
-      expected.elem_type() != static_cast<int>(type.getElementKind()))
-    mismatch = true;
-  if (expected.has_shape()) {
-    const auto &dims = expected.shape().dim();
-    if (dims.size() != type.getRank()) {
-      mismatch = true;
-    } else {
-      // Dimension 0 of data-dependent rows is an upper bound here.
-      for (int i = getRowCount(value) ? 1 : 0; i < dims.size(); ++i)
-        if (dims[i].has_dim_value() &&
-            dims[i].dim_value() != type.getShape()[i])
-          mismatch = true;
-    }
-  }
-  if (!mismatch)
+  if (!differsFromONNXType(it->second->tensor_type(), type, bool(getRowCount(value))))
     return success();
   std::string computed;
   llvm::raw_string_ostream os(computed);
@@ -767,25 +768,11 @@ LogicalResult Importer::bindOutputs() {
     Value rowCount = getRowCount(value);
     if (rowCount)
       rowOutputs.push_back({static_cast<unsigned>(results.size()), rowCount});
-    if (output.type().has_tensor_type()) {
-      const auto &declared = output.type().tensor_type();
-      bool mismatch = declared.elem_type() != 0 &&
-                      declared.elem_type() !=
-                          static_cast<int>(type.getElementKind());
-      if (declared.has_shape()) {
-        const auto &dims = declared.shape().dim();
-        mismatch |= dims.size() != type.getRank();
-        // Dimension 0 of data-dependent rows is an upper bound here.
-        for (int i = rowCount ? 1 : 0; !mismatch && i < dims.size(); ++i)
-          mismatch |= dims[i].has_dim_value() &&
-                      dims[i].dim_value() != type.getShape()[i];
-      }
-      if (mismatch)
-        return emitError(loc)
-               << "graph output '" << output.name() << "' is declared as "
-               << describeONNXType(output.type()) << " but computes to "
-               << Type(type);
-    }
+    if (output.type().has_tensor_type() &&
+        differsFromONNXType(output.type().tensor_type(), type, bool(rowCount)))
+      return emitError(loc) << "graph output '" << output.name() << "' is declared as "
+                            << describeONNXType(output.type()) << " but computes to "
+                            << Type(type);
     results.push_back(value);
   }
   // Data-dependent rows reach graph outputs only (through Identity ops):
