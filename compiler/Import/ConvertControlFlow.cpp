@@ -115,8 +115,13 @@ LogicalResult convertLoop(NodeContext &ctx) {
     }
     for (int64_t i = 0; i < numCarried; ++i)
       carried[i] = (*outputs)[1 + i];
-    for (int64_t i = 0; i < numScan; ++i)
-      scans[i].push_back((*outputs)[1 + numCarried + i]);
+    for (int64_t i = 0; i < numScan; ++i) {
+      Value scan = (*outputs)[1 + numCarried + i];
+      if (getAggregate(scan))
+        return ctx.fail("scan output " + Twine(i) + " of the Loop body is " +
+                        describeValueKind(scan) + "; scan outputs are tensors");
+      scans[i].push_back(scan);
+    }
   }
   ctx.outputs.assign(ctx.getNumOutputs(), Value());
   for (int64_t i = 0; i < numCarried && i < ctx.getNumOutputs(); ++i)

@@ -58,6 +58,7 @@ const ConverterRegistry &getConverters() {
     registerLinearAlgebraConverters(r);
     registerTextConverters(r);
     registerDetectionConverters(r);
+    registerSequenceConverters(r);
     return r;
   }();
   return registry;
@@ -464,7 +465,15 @@ Value Importer::getRowCount(Value value) const {
 LogicalResult Importer::checkAgainstONNXType(NodeContext &ctx, StringRef name,
                                              Value value) {
   auto it = onnxTypes.find(name);
-  if (it == onnxTypes.end() || !it->second->has_tensor_type())
+  if (it == onnxTypes.end())
+    return success();
+  if (getAggregate(value)) {
+    if (!it->second->has_tensor_type())
+      return success();
+    return ctx.fail("output '" + name + "' computes to " + describeValueKind(value) +
+                    " but ONNX shape inference gives " + describeONNXType(*it->second));
+  }
+  if (!it->second->has_tensor_type())
     return success();
   auto type = cast<TensorType>(value.getType());
   if (!differsFromONNXType(it->second->tensor_type(), type, bool(getRowCount(value))))
@@ -499,6 +508,14 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, Scope &scope,
       return emitError(loc) << "input '" << name << "' is not defined";
     inputs.push_back(*value);
   }
+
+  if (!domain.empty() || !takesAggregates(node.op_type()))
+    for (auto [index, value] : llvm::enumerate(inputs))
+      if (value && getAggregate(value))
+        return emitError(loc) << "input '" << node.input(index) << "' is "
+                              << describeValueKind(value) << ", which "
+                              << node.op_type()
+                              << " does not take (it takes tensors)";
 
   const onnx::OpSchema *schema =
       onnx_glue::lookupSchema(node.op_type(), domain, opset);
@@ -748,6 +765,7 @@ LogicalResult Importer::createEntryPoint() {
 LogicalResult Importer::bindOutputs() {
   const onnx::GraphProto &graph = model.graph();
   SmallVector<Value> results;
+  SmallVector<std::string> names;
   // Outputs with data-dependent rows: (result index, its count).
   SmallVector<std::pair<unsigned, Value>> rowOutputs;
   for (const onnx::ValueInfoProto &output : graph.output()) {
@@ -756,24 +774,49 @@ LogicalResult Importer::bindOutputs() {
     if (!found || !*found)
       return emitError(loc) << "graph output '" << output.name()
                             << "' is not computed by the graph";
-    Value value = *found;
-    if (cast<TensorType>(value.getType()).getIsConstant()) {
-      // Results are never `constant`; copy the constant out.
-      OperationState state(loc, op::IdentityOp::getOperationName());
-      state.addOperands(value);
-      state.addTypes(cast<TensorType>(value.getType()).withConstant(false));
-      value = builder.create(state)->getResult(0);
-    }
-    auto type = cast<TensorType>(value.getType());
-    Value rowCount = getRowCount(value);
-    if (rowCount)
-      rowOutputs.push_back({static_cast<unsigned>(results.size()), rowCount});
-    if (output.type().has_tensor_type() &&
-        differsFromONNXType(output.type().tensor_type(), type, bool(rowCount)))
+    // A sequence output is one result per tensor, `y[0]`, `y[1]`, ...; an
+    // optional one is its value (a tensor `y`, or a sequence's tensors), or
+    // no result when it holds none.
+    SmallVector<std::pair<std::string, Value>> pieces;
+    std::optional<Aggregate> aggregate = getAggregate(*found);
+    bool declaredTensor = output.type().has_tensor_type();
+    if (aggregate && declaredTensor)
       return emitError(loc) << "graph output '" << output.name() << "' is declared as "
                             << describeONNXType(output.type()) << " but computes to "
-                            << Type(type);
-    results.push_back(value);
+                            << describeValueKind(*found);
+    if (aggregate && aggregate->kind == Aggregate::Kind::Optional &&
+        !aggregate->items.empty()) {
+      Value held = aggregate->items.front();
+      aggregate = getAggregate(held);
+      if (!aggregate)
+        pieces.push_back({output.name(), held});
+    }
+    if (aggregate && aggregate->kind == Aggregate::Kind::Sequence)
+      for (auto [i, item] : llvm::enumerate(aggregate->items))
+        pieces.push_back({output.name() + "[" + std::to_string(i) + "]", item});
+    if (!getAggregate(*found))
+      pieces.push_back({output.name(), *found});
+    for (auto &[name, piece] : pieces) {
+      Value value = piece;
+      if (cast<TensorType>(value.getType()).getIsConstant()) {
+        // Results are never `constant`; copy the constant out.
+        OperationState state(loc, op::IdentityOp::getOperationName());
+        state.addOperands(value);
+        state.addTypes(cast<TensorType>(value.getType()).withConstant(false));
+        value = builder.create(state)->getResult(0);
+      }
+      auto type = cast<TensorType>(value.getType());
+      Value rowCount = getRowCount(value);
+      if (rowCount)
+        rowOutputs.push_back({static_cast<unsigned>(results.size()), rowCount});
+      if (declaredTensor &&
+          differsFromONNXType(output.type().tensor_type(), type, bool(rowCount)))
+        return emitError(loc) << "graph output '" << output.name() << "' is declared as "
+                              << describeONNXType(output.type()) << " but computes to "
+                              << Type(type);
+      results.push_back(value);
+      names.push_back(name);
+    }
   }
   // Data-dependent rows reach graph outputs only (through Identity ops):
   // anything else would read the rows past the count.
@@ -799,9 +842,7 @@ LogicalResult Importer::bindOutputs() {
     }
   }
   // Each count is an output of its own, after the model's outputs.
-  SmallVector<std::string> names;
-  for (const onnx::ValueInfoProto &output : graph.output())
-    names.push_back(output.name());
+  size_t numModelResults = names.size();
   for (auto [index, count] : rowOutputs) {
     std::string name = names[index] + ".rows";
     while (llvm::is_contained(names, name))
@@ -820,7 +861,7 @@ LogicalResult Importer::bindOutputs() {
     function.setResultAttr(index, "cgc.name", builder.getStringAttr(name));
   for (auto [i, entry] : llvm::enumerate(rowOutputs))
     function.setResultAttr(entry.first, "cgc.rows_from",
-                           builder.getStringAttr(names[graph.output_size() + i]));
+                           builder.getStringAttr(names[numModelResults + i]));
   return success();
 }
 
@@ -929,6 +970,58 @@ NodeContext::NodeContext(Importer &importer, const onnx::NodeProto &node,
 std::string NodeContext::getInputName(unsigned i) const {
   std::string name = schema ? onnx_glue::getInputName(*schema, i) : "";
   return name.empty() ? "#" + std::to_string(i) : name;
+}
+
+FailureOr<SmallVector<Value>> NodeContext::sequenceInput(unsigned i) {
+  std::optional<Aggregate> aggregate =
+      hasInput(i) ? getAggregate(inputs[i]) : std::nullopt;
+  if (!aggregate || aggregate->kind != Aggregate::Kind::Sequence) {
+    (void)fail("input '" + getInputName(i) + "' must be a sequence, got " +
+               (hasInput(i) ? describeValueKind(inputs[i]) : std::string("none")));
+    return failure();
+  }
+  return aggregate->items;
+}
+
+LogicalResult NodeContext::setAggregateOutput(unsigned i, const Aggregate &aggregate) {
+  if (outputs.size() <= i)
+    outputs.resize(i + 1);
+  outputs[i] = importer.createAggregate(aggregate, loc);
+  return success();
+}
+
+std::optional<Aggregate> getAggregate(Value value) {
+  auto cast = value ? value.getDefiningOp<UnrealizedConversionCastOp>() : nullptr;
+  if (!cast)
+    return std::nullopt;
+  auto kind = cast->getAttrOfType<StringAttr>(kAggregateAttr);
+  if (!kind)
+    return std::nullopt;
+  Aggregate aggregate;
+  aggregate.kind = kind.getValue() == "sequence" ? Aggregate::Kind::Sequence
+                                                 : Aggregate::Kind::Optional;
+  llvm::append_range(aggregate.items, cast.getInputs());
+  return aggregate;
+}
+
+std::string describeValueKind(Value value) {
+  std::optional<Aggregate> aggregate = getAggregate(value);
+  if (!aggregate)
+    return "a tensor";
+  if (aggregate->kind == Aggregate::Kind::Sequence)
+    return "a sequence";
+  return aggregate->items.empty() ? "an empty optional" : "an optional";
+}
+
+Value Importer::createAggregate(const Aggregate &aggregate, Location loc) {
+  OperationState state(loc, UnrealizedConversionCastOp::getOperationName());
+  state.addOperands(aggregate.items);
+  state.addTypes(TupleType::get(context, ValueRange(aggregate.items).getTypes()));
+  state.addAttribute(kAggregateAttr,
+                     builder.getStringAttr(aggregate.kind == Aggregate::Kind::Sequence
+                                               ? "sequence"
+                                               : "optional"));
+  return builder.create(state)->getResult(0);
 }
 
 const HostTensor *NodeContext::constantInput(unsigned i) const {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,15 @@ struct ImportOptions {
   /// (`--input-shape '#0=1x3x224x224'`: what a tool that has the input
   /// files but not the model's input names passes).
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Sequence graph inputs (and optional inputs holding a sequence), by
+  /// name: how many tensors they hold (`--input-shape x=sequence(3)`).
+  /// Tensor i is the model input `x[i]`, whose shape is given as any other
+  /// (`--input-shape 'x[0]=2x3'`) where the model's element type leaves it
+  /// open.
+  std::map<std::string, int64_t> sequenceLengths;
+  /// Optional graph inputs that hold no value (`--input-shape x=none`); an
+  /// optional input not named here holds one, bound like any other input.
+  std::set<std::string> absentInputs;
   /// Graph inputs bound to constants, by input name: the path of a file
   /// holding one serialized onnx.TensorProto (`--freeze-input name=x.pb`).
   std::map<std::string, std::string> frozenInputs;
@@ -77,7 +87,9 @@ importONNXBuffer(std::shared_ptr<llvm::MemoryBuffer> bytes, llvm::StringRef name
                  const ImportOptions &options, mlir::MLIRContext &context);
 
 /// Parses `name=D0xD1x...` (a rank-0 shape is written `name=`) into
-/// `options.inputShapes`. Returns an error message, empty on success.
+/// `options.inputShapes`, `name=sequence(N)` into `options.sequenceLengths`
+/// and `name=none` into `options.absentInputs`. Returns an error message,
+/// empty on success.
 std::string parseInputShapeOption(llvm::StringRef text, ImportOptions &options);
 /// Parses `name=PATH` into `options.frozenInputs`.
 std::string parseFreezeInputOption(llvm::StringRef text,

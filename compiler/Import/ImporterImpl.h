@@ -68,6 +68,26 @@ struct Scope {
   }
 };
 
+/// ONNX sequence and optional values. cgc's IR holds tensors only, so these
+/// exist only while importing, as compile-time aggregates of tensor values:
+/// an `unrealized_conversion_cast` marked with kAggregateAttr whose operands
+/// are the items and whose result (a tuple) stands for the aggregate in
+/// scopes. Sequence ops rearrange the items; graph outputs expand them into
+/// tensor results (`y[0]`, `y[1]`, ...); nothing else may read them, and
+/// the casts are gone by the end of the import.
+struct Aggregate {
+  enum class Kind { Sequence, Optional };
+  Kind kind = Kind::Sequence;
+  /// A sequence's tensors in order; an optional's value (a tensor or a
+  /// sequence), or none when it holds no value.
+  llvm::SmallVector<mlir::Value> items;
+};
+inline constexpr llvm::StringLiteral kAggregateAttr = "cgc.onnx_aggregate";
+/// The aggregate `value` stands for, if it is one.
+std::optional<Aggregate> getAggregate(mlir::Value value);
+/// "a sequence", "an optional" or "a tensor", for diagnostics.
+std::string describeValueKind(mlir::Value value);
+
 /// A converter: builds the ops of one ONNX node and sets ctx.outputs.
 using ConverterFn = mlir::LogicalResult (*)(NodeContext &ctx);
 
@@ -95,6 +115,11 @@ void registerTrainingConverters(ConverterRegistry &registry);
 void registerLinearAlgebraConverters(ConverterRegistry &registry);
 void registerTextConverters(ConverterRegistry &registry);
 void registerDetectionConverters(ConverterRegistry &registry);
+void registerSequenceConverters(ConverterRegistry &registry);
+/// Whether ops of `opType` (default domain) take sequence and optional
+/// values (the sequence and optional ops, Identity, If, Loop); every other
+/// op is refused them at the node.
+bool takesAggregates(llvm::StringRef opType);
 
 /// Computes the results of `op` on constant operands (null for an absent
 /// optional operand). Returns failure, without a diagnostic, for ops or
@@ -204,6 +229,9 @@ public:
   inlineSubgraph(const onnx::GraphProto &graph, const Scope &parent,
                  llvm::ArrayRef<mlir::Value> inputs, const OpsetMap &opsets,
                  std::optional<mlir::Location> loc, llvm::StringRef prefix);
+
+  /// A value standing for `aggregate` (see Aggregate).
+  mlir::Value createAggregate(const Aggregate &aggregate, mlir::Location loc);
 
   /// The names of the graph inputs `value` is computed from (for the
   /// --freeze-input hint).
@@ -317,6 +345,12 @@ public:
   bool hasOutput(unsigned i) const {
     return static_cast<int>(i) < node.output_size() && !node.output(i).empty();
   }
+  /// Input `i` as a sequence's tensors; a diagnostic if it is not a
+  /// sequence.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>> sequenceInput(unsigned i);
+  /// Sets output `i` to a new sequence or optional.
+  mlir::LogicalResult setAggregateOutput(unsigned i, const Aggregate &aggregate);
+
   /// The formal name of input `i` in the schema ("X", "shape", ...).
   std::string getInputName(unsigned i) const;
 

@@ -52,6 +52,43 @@ constexpr unsigned kMaxTextNesting = 128;
 /// Notes naming unsupported nodes at their locations, at most (diagnostic
 /// handlers print the first few; the ONNX Runtime EP reads them all).
 constexpr size_t kMaxUnsupportedNotes = 4096;
+/// The most tensors a sequence graph input may hold (each is a model input
+/// of its own).
+constexpr int64_t kMaxSequenceInputLength = 4096;
+
+/// Every name `graph` and its subgraphs define.
+void collectDefinedNames(const onnx::GraphProto &graph, llvm::StringSet<> &names) {
+  for (const onnx::ValueInfoProto &input : graph.input())
+    names.insert(input.name());
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    names.insert(initializer.name());
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &output : node.output())
+      names.insert(output);
+    for (const onnx::AttributeProto &attribute : node.attribute()) {
+      if (attribute.has_g())
+        collectDefinedNames(attribute.g(), names);
+      for (const onnx::GraphProto &subgraph : attribute.graphs())
+        collectDefinedNames(subgraph, names);
+    }
+  }
+}
+
+/// Renames every read of `from` to `to` in `graph`'s nodes, subgraphs
+/// included (ONNX names are unique across nested graphs).
+void renameReads(onnx::GraphProto &graph, const std::string &from, const std::string &to) {
+  for (onnx::NodeProto &node : *graph.mutable_node()) {
+    for (std::string &input : *node.mutable_input())
+      if (input == from)
+        input = to;
+    for (onnx::AttributeProto &attribute : *node.mutable_attribute()) {
+      if (attribute.has_g())
+        renameReads(*attribute.mutable_g(), from, to);
+      for (onnx::GraphProto &subgraph : *attribute.mutable_graphs())
+        renameReads(subgraph, from, to);
+    }
+  }
+}
 
 std::string nodeLabel(const onnx::NodeProto &node) {
   if (!node.name().empty())
@@ -106,6 +143,7 @@ private:
                         llvm::StringSet<> &names);
   LogicalResult checkNodes(const onnx::GraphProto &graph);
   LogicalResult checkAxesBeforeInference();
+  LogicalResult expandAggregateInputs(const llvm::StringSet<> &initializers);
   bool isSupported(const onnx::NodeProto &node, int opset,
                    const onnx::OpSchema *schema);
 
@@ -797,6 +835,8 @@ LogicalResult ModelLoader::bindInputs() {
   llvm::StringSet<> initializers;
   for (const auto &initializer : graph.initializer())
     initializers.insert(initializer.name());
+  if (failed(expandAggregateInputs(initializers)))
+    return failure();
   llvm::StringMap<onnx::ValueInfoProto *> inputs;
   std::string inputList;
   for (onnx::ValueInfoProto &input : *graph.mutable_input()) {
@@ -989,16 +1029,157 @@ LogicalResult ModelLoader::bindInputs() {
                             << suggestion;
   }
 
+  // Sequence and optional outputs become tensor results (see
+  // Importer::bindOutputs); maps and sparse tensors are refused.
   for (const onnx::ValueInfoProto &output : graph.output()) {
-    if (!output.has_type() || output.type().has_tensor_type())
+    if (!output.has_type() || output.type().has_tensor_type() ||
+        output.type().has_sequence_type() || output.type().has_optional_type())
       continue;
     return emitError(valueLoc(output.name()))
-           << "graph output '" << output.name() << "' is "
-           << (output.type().has_sequence_type()   ? "a sequence"
-               : output.type().has_optional_type() ? "an optional"
-                                                   : "not a tensor")
-           << "; cgc supports tensor outputs only";
+           << "graph output '" << output.name()
+           << "' is not a tensor, sequence or optional; cgc does not support it";
   }
+  return success();
+}
+
+/// Sequence and optional graph inputs become tensor inputs and the nodes
+/// that build the value from them, first in the graph: a sequence `x` of N
+/// tensors is read from inputs `x[0]` ... `x[N-1]` by a SequenceConstruct
+/// (SequenceEmpty for none); an optional `x` holding a tensor is read from
+/// the tensor input `x` by an Optional node (its readers are renamed to the
+/// node's output), one holding a sequence from `x[i]` likewise, and one
+/// holding no value is an Optional without input. The importer then sees
+/// only tensor inputs, and the nodes build the aggregates it resolves.
+LogicalResult ModelLoader::expandAggregateInputs(const llvm::StringSet<> &initializers) {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  llvm::StringSet<> aggregateNames;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (!initializers.contains(input.name()) &&
+        (input.type().has_sequence_type() || input.type().has_optional_type()))
+      aggregateNames.insert(input.name());
+  for (const auto &[name, length] : options.sequenceLengths)
+    if (!aggregateNames.contains(name))
+      return error() << "--input-shape " << name << "=sequence(" << length
+                     << ") names '" << name << "', which is not a sequence input of the model";
+  for (const std::string &name : options.absentInputs) {
+    bool optional = llvm::any_of(graph.input(), [&](const onnx::ValueInfoProto &input) {
+      return input.name() == name && input.type().has_optional_type();
+    });
+    if (!optional || initializers.contains(name))
+      return error() << "--input-shape " << name << "=none names '" << name
+                     << "', which is not an optional input of the model";
+  }
+  if (aggregateNames.empty())
+    return success();
+
+  llvm::StringSet<> used;
+  collectDefinedNames(graph, used);
+  auto freshName = [&](const std::string &base) {
+    std::string name = base;
+    for (int i = 1; used.contains(name); ++i)
+      name = base + "_" + std::to_string(i);
+    used.insert(name);
+    return name;
+  };
+
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> prologue;
+  // Tensor inputs x[0], x[1], ... and the node building sequence `result`.
+  auto expandSequence = [&](const std::string &name, const onnx::TypeProto &elementType,
+                            const std::string &result) -> LogicalResult {
+    Location loc = valueLoc(name);
+    if (!elementType.has_tensor_type())
+      return emitError(loc) << "graph input '" << name
+                            << "' is a sequence of non-tensors; cgc's sequences hold tensors";
+    auto length = options.sequenceLengths.find(name);
+    if (length == options.sequenceLengths.end())
+      return emitError(loc) << "graph input '" << name
+                            << "' is a sequence; bind its length with --input-shape " << name
+                            << "=sequence(N) (its tensors are then the inputs '" << name
+                            << "[0]' ... '" << name << "[N-1]')";
+    onnx::NodeProto &node = *prologue.Add();
+    node.set_name(name + "/sequence");
+    node.add_output(result);
+    if (length->second == 0) {
+      node.set_op_type("SequenceEmpty");
+      onnx::AttributeProto &dtype = *node.add_attribute();
+      dtype.set_name("dtype");
+      dtype.set_type(onnx::AttributeProto::INT);
+      dtype.set_i(elementType.tensor_type().elem_type());
+    } else {
+      node.set_op_type("SequenceConstruct");
+    }
+    for (int64_t i = 0; i < length->second; ++i) {
+      std::string element = name + "[" + std::to_string(i) + "]";
+      if (used.contains(element))
+        return emitError(loc) << "sequence input '" << name << "' would read its tensor " << i
+                              << " from input '" << element
+                              << "', but the model already has a value of that name";
+      used.insert(element);
+      onnx::ValueInfoProto &input = *inputs.Add();
+      input.set_name(element);
+      *input.mutable_type() = elementType;
+      node.add_input(element);
+    }
+    return success();
+  };
+  auto addOptional = [&](const std::string &name, const std::string &input,
+                         const onnx::TypeProto &type) {
+    onnx::NodeProto &node = *prologue.Add();
+    node.set_name(name + "/optional");
+    node.set_op_type("Optional");
+    if (!input.empty())
+      node.add_input(input);
+    node.add_output(name);
+    onnx::AttributeProto &attribute = *node.add_attribute();
+    attribute.set_name("type");
+    attribute.set_type(onnx::AttributeProto::TYPE_PROTO);
+    *attribute.mutable_tp() = type;
+  };
+
+  for (onnx::ValueInfoProto &input : *graph.mutable_input()) {
+    const std::string name = input.name();
+    if (!aggregateNames.contains(name)) {
+      *inputs.Add() = std::move(input);
+      continue;
+    }
+    if (input.type().has_sequence_type()) {
+      if (failed(expandSequence(name, input.type().sequence_type().elem_type(), name)))
+        return failure();
+      continue;
+    }
+    const onnx::TypeProto &held = input.type().optional_type().elem_type();
+    if (options.absentInputs.count(name)) {
+      addOptional(name, "", held);
+      continue;
+    }
+    if (held.has_sequence_type()) {
+      std::string sequence = freshName(name + "/sequence");
+      if (failed(expandSequence(name, held.sequence_type().elem_type(), sequence)))
+        return failure();
+      addOptional(name, sequence, held);
+      continue;
+    }
+    if (!held.has_tensor_type())
+      return emitError(valueLoc(name)) << "graph input '" << name
+                                       << "' is an optional of neither a tensor nor a sequence";
+    if (llvm::any_of(graph.output(),
+                     [&](const onnx::ValueInfoProto &output) { return output.name() == name; }))
+      return emitError(valueLoc(name)) << "optional graph input '" << name
+                                       << "' is also a graph output; pass it through a node";
+    // The tensor input keeps the name the application binds; the optional
+    // built from it takes a new one.
+    std::string optional = freshName(name + "/optional");
+    renameReads(graph, name, optional);
+    onnx::ValueInfoProto &tensor = *inputs.Add();
+    tensor.set_name(name);
+    *tensor.mutable_type() = held;
+    addOptional(optional, name, held);
+  }
+  graph.mutable_input()->Swap(&inputs);
+  for (onnx::NodeProto &node : *graph.mutable_node())
+    *prologue.Add() = std::move(node);
+  graph.mutable_node()->Swap(&prologue);
   return success();
 }
 
@@ -1219,6 +1400,24 @@ std::string parseInputShapeOption(StringRef text, ImportOptions &options) {
   std::string error = splitOption(text, "--input-shape", name, value);
   if (!error.empty())
     return error;
+  bool given = options.inputShapes.count(name) || options.sequenceLengths.count(name) ||
+               options.absentInputs.count(name);
+  if (given)
+    return "--input-shape gives input '" + name + "' twice";
+  if (value == "none") {
+    options.absentInputs.insert(name);
+    return "";
+  }
+  if (value.consume_front("sequence(")) {
+    int64_t length = 0;
+    if (!value.consume_back(")") || value.getAsInteger(10, length) || length < 0 ||
+        length > kMaxSequenceInputLength)
+      return "--input-shape " + text.str() +
+             ": a sequence's length is written sequence(N), N in [0, " +
+             std::to_string(kMaxSequenceInputLength) + "]";
+    options.sequenceLengths[name] = length;
+    return "";
+  }
   std::vector<int64_t> shape;
   if (!value.empty()) {
     SmallVector<StringRef> dims;
@@ -1235,8 +1434,6 @@ std::string parseInputShapeOption(StringRef text, ImportOptions &options) {
     return "--input-shape " + text.str() + ": the shape has more than 2^" +
            std::to_string(llvm::Log2_64(kMaxTensorElements)) +
            " elements (cgc's limit)";
-  if (options.inputShapes.count(name))
-    return "--input-shape gives input '" + name + "' twice";
   options.inputShapes[name] = std::move(shape);
   return "";
 }

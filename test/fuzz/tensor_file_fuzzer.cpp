@@ -1,7 +1,9 @@
 //===- tensor_file_fuzzer.cpp - cgc-run's .npy and .pb readers -------------===//
 //
-// readNpy and readTensorProto (cgc-run's inputs and expected outputs) on any
-// bytes, through a memfd so the readers see a real file.
+// readNpy and readTensorProto (cgc-run's inputs and expected outputs), the
+// sequence and optional value reader (SequenceProto, OptionalProto) for each
+// kind, and the reader of a model's input and output kinds, on any bytes,
+// through a memfd so the readers see a real file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string error;
   (void)cgc::run::readNpy(path, tensor, error);
   (void)cgc::run::readTensorProto(path, tensor, error);
+  for (cgc::run::ValueKind kind :
+       {cgc::run::ValueKind::Sequence, cgc::run::ValueKind::Optional,
+        cgc::run::ValueKind::OptionalSequence}) {
+    cgc::run::HostValue value;
+    (void)cgc::run::readValueFile(path, "x", kind, value, error);
+  }
+  (void)cgc::run::storedValueName(path);
+  std::map<std::string, cgc::run::ValueKind> inputs, outputs;
+  (void)cgc::run::readModelValueKinds(path, inputs, outputs, error);
   close(fd);
   return 0;
 }

@@ -369,6 +369,8 @@ struct Wire {
 };
 } // namespace
 
+static bool parseTensorProto(const std::string &file, HostTensor &tensor, std::string &error);
+
 /// Whether bytes that failed to read as a TensorProto look like ONNX's
 /// other value messages, SequenceProto or OptionalProto (the ONNX node tests
 /// keep sequence and optional inputs in .pb files too): a name in field 1
@@ -408,13 +410,21 @@ bool readTensorProto(const std::string &path, HostTensor &tensor, std::string &e
   std::string file;
   if (!readFile(path, file, error))
     return false;
+  if (parseTensorProto(file, tensor, error))
+    return true;
+  if (looksLikeSequenceOrOptional(file))
+    error = path + ": holds a sequence or optional value (an onnx.SequenceProto or "
+                   "OptionalProto), not a tensor: cgc-run reads those for the sequence and "
+                   "optional inputs and outputs of an .onnx model";
+  else
+    error = path + ": not a valid onnx.TensorProto: " + error;
+  return false;
+}
+
+/// Parses a serialized TensorProto; false with the reason in `error`.
+static bool parseTensorProto(const std::string &file, HostTensor &tensor, std::string &error) {
   auto bad = [&](const std::string &why) {
-    if (looksLikeSequenceOrOptional(file))
-      error = path + ": holds a sequence or optional value (an onnx.SequenceProto "
-                     "or OptionalProto), not a tensor: cgc's inputs and outputs "
-                     "are tensors";
-    else
-      error = path + ": not a valid onnx.TensorProto: " + why;
+    error = why;
     return false;
   };
   Wire w{reinterpret_cast<const uint8_t *>(file.data()),
@@ -563,6 +573,211 @@ bool readTensorProto(const std::string &path, HostTensor &tensor, std::string &e
     }
     return true;
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Sequence and optional values, and the model's value kinds
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The fields of one message: (field number, bytes) for length-delimited
+/// ones, (field number, value) for varints. False if malformed.
+struct Fields {
+  std::vector<std::pair<uint32_t, std::string>> messages;
+  std::vector<std::pair<uint32_t, uint64_t>> varints;
+};
+bool readFields(const uint8_t *data, size_t size, Fields &fields) {
+  Wire w{data, data + size};
+  while (w.p < w.end) {
+    uint64_t key = w.varint();
+    if (!w.ok)
+      return false;
+    uint32_t field = uint32_t(key >> 3), wireType = uint32_t(key & 7);
+    if (wireType == 2) {
+      const uint8_t *d;
+      size_t n;
+      if (!w.bytes(d, n))
+        return false;
+      fields.messages.push_back({field, std::string(reinterpret_cast<const char *>(d), n)});
+    } else if (wireType == 0) {
+      fields.varints.push_back({field, w.varint()});
+    } else if (!w.skip(wireType)) {
+      return false;
+    }
+    if (!w.ok)
+      return false;
+  }
+  return true;
+}
+bool readFields(const std::string &bytes, Fields &fields) {
+  return readFields(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(), fields);
+}
+
+/// The kind of a serialized onnx.TypeProto.
+ValueKind typeKind(const std::string &type) {
+  Fields fields;
+  if (!readFields(type, fields))
+    return ValueKind::Other;
+  for (const auto &[field, bytes] : fields.messages) {
+    if (field == 1)
+      return ValueKind::Tensor;
+    if (field == 4)
+      return ValueKind::Sequence;
+    if (field == 9) { // TypeProto.Optional { elem_type = 1 }
+      Fields optional;
+      if (!readFields(bytes, optional))
+        return ValueKind::Other;
+      for (const auto &[inner, held] : optional.messages)
+        if (inner == 1)
+          return typeKind(held) == ValueKind::Sequence ? ValueKind::OptionalSequence
+                                                       : ValueKind::Optional;
+      return ValueKind::Other;
+    }
+  }
+  return ValueKind::Other;
+}
+} // namespace
+
+bool readModelValueKinds(const std::string &path, std::map<std::string, ValueKind> &inputs,
+                         std::map<std::string, ValueKind> &outputs, std::string &error) {
+  std::string model;
+  if (!readFile(path, model, error))
+    return false;
+  Fields top, graph;
+  auto malformed = [&] {
+    error = path + ": not a binary ONNX model (cgc-run reads the kinds of its inputs and "
+                   "outputs from the graph)";
+    return false;
+  };
+  if (!readFields(model, top))
+    return malformed();
+  const std::string *graphBytes = nullptr;
+  for (const auto &[field, bytes] : top.messages)
+    if (field == 7)
+      graphBytes = &bytes;
+  if (!graphBytes || !readFields(*graphBytes, graph))
+    return malformed();
+  for (const auto &[field, bytes] : graph.messages) {
+    if (field != 11 && field != 12)
+      continue;
+    Fields info; // ValueInfoProto { name = 1; type = 2 }
+    if (!readFields(bytes, info))
+      return malformed();
+    std::string name;
+    ValueKind kind = ValueKind::Other;
+    for (const auto &[f, b] : info.messages) {
+      if (f == 1)
+        name = b;
+      else if (f == 2)
+        kind = typeKind(b);
+    }
+    (field == 11 ? inputs : outputs)[name] = kind;
+  }
+  return true;
+}
+
+const char *valueKindName(ValueKind kind) {
+  switch (kind) {
+  case ValueKind::Tensor: return "a tensor";
+  case ValueKind::Sequence: return "a sequence";
+  case ValueKind::Optional: return "an optional tensor";
+  case ValueKind::OptionalSequence: return "an optional sequence";
+  case ValueKind::Other: break;
+  }
+  return "neither a tensor, a sequence nor an optional";
+}
+
+std::string storedValueName(const std::string &path) {
+  std::string bytes, error;
+  Fields fields;
+  if (!readFile(path, bytes, error) || !readFields(bytes, fields))
+    return "";
+  for (const auto &[field, name] : fields.messages)
+    if (field == 1)
+      return std::all_of(name.begin(), name.end(),
+                         [](char c) { return c >= 32 && c < 127; })
+                 ? name
+                 : "";
+  return "";
+}
+
+/// The tensors of a serialized SequenceProto, named `name[i]`.
+static bool parseSequence(const std::string &bytes, const std::string &name, HostValue &value,
+                          std::string &error) {
+  Fields fields;
+  if (!readFields(bytes, fields)) {
+    error = "not a valid onnx.SequenceProto";
+    return false;
+  }
+  for (const auto &[field, number] : fields.varints)
+    if (field == 2 && number != 1) { // SequenceProto.TENSOR
+      error = "a sequence of elem_type " + std::to_string(number) +
+              " (cgc's sequences hold tensors)";
+      return false;
+    }
+  for (const auto &[field, tensorBytes] : fields.messages) {
+    if (field != 3) {
+      if (field != 1) {
+        error = "a sequence holding other than tensors (field " + std::to_string(field) + ")";
+        return false;
+      }
+      continue;
+    }
+    HostTensor tensor;
+    if (!parseTensorProto(tensorBytes, tensor, error)) {
+      error = "tensor " + std::to_string(value.tensors.size()) + ": " + error;
+      return false;
+    }
+    tensor.name = name + "[" + std::to_string(value.tensors.size()) + "]";
+    value.tensors.push_back(std::move(tensor));
+  }
+  value.isSequence = true;
+  return true;
+}
+
+bool readValueFile(const std::string &path, const std::string &name, ValueKind kind,
+                   HostValue &value, std::string &error) {
+  value = HostValue();
+  value.name = name;
+  if (kind == ValueKind::Tensor || kind == ValueKind::Other) {
+    HostTensor tensor;
+    if (!readTensorFile(path, tensor, error))
+      return false;
+    value.tensors.push_back(std::move(tensor));
+    return true;
+  }
+  std::string bytes;
+  if (!readFile(path, bytes, error))
+    return false;
+  auto bad = [&](const std::string &why) {
+    error = path + ": " + name + " is " + valueKindName(kind) + ", but the file holds " + why;
+    return false;
+  };
+  if (kind == ValueKind::Sequence)
+    return parseSequence(bytes, name, value, error) || bad(error);
+  // OptionalProto { name = 1; elem_type = 2; tensor_value = 3; sequence_value = 5 }
+  Fields fields;
+  if (!readFields(bytes, fields))
+    return bad("no valid onnx.OptionalProto");
+  value.isOptional = true;
+  value.present = false;
+  for (const auto &[field, held] : fields.messages) {
+    if (field == 3 && kind == ValueKind::Optional) {
+      HostTensor tensor;
+      if (!parseTensorProto(held, tensor, error))
+        return bad("a tensor that does not read: " + error);
+      tensor.name = name;
+      value.tensors.push_back(std::move(tensor));
+      value.present = true;
+    } else if (field == 5 && kind == ValueKind::OptionalSequence) {
+      if (!parseSequence(held, name, value, error))
+        return bad(error);
+      value.present = true;
+    } else if (field != 1) {
+      return bad("an optional of another kind (field " + std::to_string(field) + ")");
+    }
+  }
+  return true;
 }
 
 //===----------------------------------------------------------------------===//

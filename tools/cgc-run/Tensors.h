@@ -13,6 +13,7 @@
 #include "cgc/dtype.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,30 @@ bool readTensorFile(const std::string &path, HostTensor &tensor, std::string &er
 bool readNpy(const std::string &path, HostTensor &tensor, std::string &error);
 bool readTensorProto(const std::string &path, HostTensor &tensor, std::string &error);
 bool writeNpy(const std::string &path, const HostTensor &tensor, std::string &error);
+
+/// What an ONNX model's graph input or output is.
+enum class ValueKind { Tensor, Sequence, Optional, OptionalSequence, Other };
+const char *valueKindName(ValueKind kind);
+/// The kinds of the graph inputs and outputs of a binary ONNX model file,
+/// by name (read with the wire-format reader: no protobuf library).
+bool readModelValueKinds(const std::string &path, std::map<std::string, ValueKind> &inputs,
+                         std::map<std::string, ValueKind> &outputs, std::string &error);
+
+/// An ONNX value from a .pb file: a tensor, the tensors of a sequence
+/// (named `name[0]`, `name[1]`, ...: the compiled model's inputs and outputs
+/// for it), or an optional holding one of those or nothing.
+struct HostValue {
+  std::string name;
+  bool isSequence = false, isOptional = false, present = true;
+  std::vector<HostTensor> tensors;
+};
+/// Reads `path` as the value `name` of `kind` (a TensorProto or .npy for a
+/// tensor, a SequenceProto, an OptionalProto).
+bool readValueFile(const std::string &path, const std::string &name, ValueKind kind,
+                   HostValue &value, std::string &error);
+/// The name stored in a SequenceProto or OptionalProto file (field 1), or
+/// empty.
+std::string storedValueName(const std::string &path);
 
 /// Random values: floats uniform in [-1, 1), integers in [0, 10), bools.
 void fillRandom(HostTensor &tensor, uint64_t seed);

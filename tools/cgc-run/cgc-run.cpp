@@ -62,6 +62,54 @@ struct Failure {
 };
 [[noreturn]] void fail(int code, std::string message) { throw Failure{code, std::move(message)}; }
 
+/// Reads input and expected-output files: tensors (.npy, TensorProto), and
+/// for an .onnx model's sequence and optional inputs and outputs the
+/// SequenceProto or OptionalProto files the ONNX node tests keep them in.
+/// Which of those a file holds is told by the model's declared kind for the
+/// value's name (their wire formats overlap), read from the model on first
+/// need.
+class ValueReader {
+public:
+  ValueReader(const std::string &model, bool isOnnx) : model(model), isOnnx(isOnnx) {}
+  /// The value in `path` for `name` (empty: the name stored in the file).
+  HostValue read(const std::string &path, std::string name, bool isInput) {
+    HostValue value;
+    HostTensor tensor;
+    std::string error;
+    if (readTensorFile(path, tensor, error)) {
+      value.name = name.empty() ? tensor.name : name;
+      value.tensors.push_back(std::move(tensor));
+      return value;
+    }
+    if (name.empty())
+      name = storedValueName(path);
+    if (!isOnnx || name.empty() || !endsWith(model, ".onnx"))
+      fail(kUsage, error);
+    if (!loaded) {
+      std::string why;
+      if (!readModelValueKinds(model, inputs, outputs, why))
+        fail(kUsage, error + " (" + why + ")");
+      loaded = true;
+    }
+    const auto &kinds = isInput ? inputs : outputs;
+    auto it = kinds.find(name);
+    if (it == kinds.end() || it->second == ValueKind::Tensor)
+      fail(kUsage, error);
+    if (!readValueFile(path, name, it->second, value, error))
+      fail(kUsage, error);
+    return value;
+  }
+
+private:
+  std::string model;
+  bool isOnnx;
+  bool loaded = false;
+  std::map<std::string, ValueKind> inputs, outputs;
+};
+
+/// Whether `value` is a sequence or optional (not one tensor).
+bool isAggregate(const HostValue &value) { return value.isSequence || value.isOptional; }
+
 void check(cgc_status_t status, int code = kFailure, const std::string &context = "") {
   if (!status)
     return;
@@ -181,6 +229,7 @@ int runMain(const Options &o) {
   // driver's patterns first unless --target names the targets).
   std::vector<uint8_t> compiled;
   bool isOnnx = endsWith(o.model, ".onnx") || endsWith(o.model, ".onnxtxt");
+  ValueReader reader(o.model, isOnnx);
   if (isOnnx) {
     cgc::CompileOptions co;
     co.inputShapes = o.inputShapes;
@@ -196,6 +245,16 @@ int runMain(const Options &o) {
       };
       std::vector<std::string> named, unnamed;
       std::vector<std::string> files;
+      // A sequence binds its length and its tensors' shapes; an optional
+      // its tensor's or its sequence's, or that it holds none.
+      auto bindValue = [&](const HostValue &value) {
+        if (value.isOptional && !value.present)
+          named.push_back(value.name + "=none");
+        else if (value.isSequence)
+          named.push_back(value.name + "=sequence(" + std::to_string(value.tensors.size()) + ")");
+        for (const HostTensor &t : value.tensors)
+          named.push_back(t.name + "=" + shapeText(t.shape));
+      };
       for (const std::string &arg : o.inputs) {
         size_t eq = arg.find('=');
         if (eq == std::string::npos || access(arg.c_str(), F_OK) == 0) {
@@ -205,20 +264,22 @@ int runMain(const Options &o) {
         std::string value = arg.substr(eq + 1);
         if (value == "random" || value.compare(0, 7, "random:") == 0)
           continue;
-        HostTensor t;
-        std::string error;
-        if (!readTensorFile(value, t, error))
-          fail(kUsage, error);
-        named.push_back(arg.substr(0, eq) + "=" + shapeText(t.shape));
+        HostValue read = reader.read(value, arg.substr(0, eq), true);
+        if (isAggregate(read))
+          bindValue(read);
+        else
+          named.push_back(arg.substr(0, eq) + "=" + shapeText(read.tensors.front().shape));
       }
       if (!o.inputDir.empty())
         for (const std::string &path : numberedFiles(o.inputDir, "input_"))
           files.push_back(path);
       for (const std::string &path : files) {
-        HostTensor t;
-        std::string error;
-        if (!readTensorFile(path, t, error))
-          fail(kUsage, error);
+        HostValue read = reader.read(path, "", true);
+        if (isAggregate(read)) {
+          bindValue(read);
+          continue;
+        }
+        const HostTensor &t = read.tensors.front();
         if (!t.name.empty())
           named.push_back(t.name + "=" + shapeText(t.shape));
         else
@@ -332,17 +393,19 @@ int runMain(const Options &o) {
       continue;
     }
     std::string name = arg.substr(0, eq), value = arg.substr(eq + 1);
-    size_t index = findInput(name);
     if (value == "random" || value.compare(0, 7, "random:") == 0) {
+      size_t index = findInput(name);
       if (inputs[index])
         fail(kUsage, "input '" + name + "' is given twice");
       continue; // filled below
     }
-    HostTensor t;
-    std::string error;
-    if (!readTensorFile(value, t, error))
-      fail(kUsage, error);
-    place(index, std::move(t), value);
+    HostValue read = reader.read(value, name, true);
+    if (isAggregate(read)) {
+      for (HostTensor &t : read.tensors)
+        place(findInput(t.name), std::move(t), value);
+      continue;
+    }
+    place(findInput(name), std::move(read.tensors.front()), value);
   }
   if (!o.inputDir.empty())
     for (const std::string &path : numberedFiles(o.inputDir, "input_"))
@@ -352,10 +415,13 @@ int runMain(const Options &o) {
   std::vector<HostTensor> unnamed;
   std::vector<std::string> unnamedPaths;
   for (const std::string &path : positional) {
-    HostTensor t;
-    std::string error;
-    if (!readTensorFile(path, t, error))
-      fail(kUsage, error);
+    HostValue read = reader.read(path, "", true);
+    if (isAggregate(read)) {
+      for (HostTensor &t : read.tensors)
+        place(findInput(t.name), std::move(t), path);
+      continue;
+    }
+    HostTensor t = std::move(read.tensors.front());
     size_t index = 0;
     cgc_status_t s = t.name.empty() ? nullptr : cgc_model_find_input(model, t.name.c_str(), &index);
     if (!t.name.empty() && !s) {
@@ -402,22 +468,66 @@ int runMain(const Options &o) {
     if (from >= 0 && size_t(from) < numOutputs)
       isRowCount[size_t(from)] = true;
   }
+  // A sequence or optional expected: its tensors are matched by name
+  // (`y[0]`, ... or `y`), and the model must compute no more of them.
+  std::vector<std::string> structureMismatches;
+  auto hasOutput = [&](const std::string &name) {
+    size_t k = 0;
+    cgc_status_t s = cgc_model_find_output(model, name.c_str(), &k);
+    bool found = s == nullptr;
+    cgc_status_free(s);
+    return found;
+  };
+  auto expectAggregate = [&](HostValue &value, const std::string &path) {
+    for (HostTensor &t : value.tensors) {
+      if (!hasOutput(t.name)) {
+        structureMismatches.push_back("MISMATCH output '" + t.name + "' vs " + path +
+                                      ": the model computes no such output ('" + value.name +
+                                      "' holds fewer tensors than expected)");
+        continue;
+      }
+      size_t k = 0;
+      check(cgc_model_find_output(model, t.name.c_str(), &k));
+      reinterpretBfloat16(t, outputInfo[k].dtype);
+      expected[k] = std::move(t);
+      expectedSource[k] = path;
+    }
+    std::string past = value.name + "[" + std::to_string(value.tensors.size()) + "]";
+    bool tensorHeld = value.isOptional && value.present && !value.isSequence;
+    if ((!tensorHeld && hasOutput(value.name)) || (!tensorHeld && hasOutput(past)) ||
+        (tensorHeld && hasOutput(value.name + "[0]")))
+      structureMismatches.push_back(
+          "MISMATCH output '" + value.name + "' vs " + path + ": expected " +
+          (value.isOptional && !value.present
+               ? std::string("an optional holding no value")
+               : std::to_string(value.tensors.size()) + " tensor(s)") +
+          ", the model computes more");
+  };
   {
     size_t position = 0;
     for (const std::string &arg : expectedPaths) {
-      std::string path = arg;
+      std::string path = arg, givenName;
       std::optional<size_t> index;
       size_t eq = arg.find('=');
       if (eq != std::string::npos && access(arg.c_str(), F_OK) != 0) {
-        size_t k = 0;
-        check(cgc_model_find_output(model, arg.substr(0, eq).c_str(), &k), kUsage);
-        index = k;
+        givenName = arg.substr(0, eq);
         path = arg.substr(eq + 1);
+        if (hasOutput(givenName)) {
+          size_t k = 0;
+          check(cgc_model_find_output(model, givenName.c_str(), &k));
+          index = k;
+        }
       }
-      HostTensor t;
-      std::string error;
-      if (!readTensorFile(path, t, error))
-        fail(kUsage, error);
+      HostValue read = reader.read(path, givenName, false);
+      if (isAggregate(read)) {
+        expectAggregate(read, path);
+        continue;
+      }
+      if (!givenName.empty() && !index) {
+        size_t k = 0;
+        check(cgc_model_find_output(model, givenName.c_str(), &k), kUsage);
+      }
+      HostTensor t = std::move(read.tensors.front());
       if (!index && !t.name.empty()) {
         size_t k = 0;
         cgc_status_t s = cgc_model_find_output(model, t.name.c_str(), &k);
@@ -477,6 +587,10 @@ int runMain(const Options &o) {
 
   // Report.
   int exitCode = kOk;
+  for (const std::string &line : structureMismatches) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    exitCode = kMismatch;
+  }
   std::ostringstream json;
   json << "{\"model\": \"" << o.model << "\", \"outputs\": [";
   for (size_t i = 0; i < numOutputs; ++i) {
