@@ -1,7 +1,8 @@
 //===- ConvertControlFlow.cpp - If, Loop and Scan -------------------------===//
 //
 // Input IR is one static dataflow graph, so control flow is resolved at
-// import time: If takes the branch its (constant) condition picks; Loop is
+// import time: If takes the branch its (constant) condition picks, and on a
+// condition computed at run time runs both and selects; Loop is
 // unrolled while its trip count and condition are known at import time;
 // Scan is unrolled over its static sequence length (before opset 9, once
 // per batch entry). Each copy of a body is
@@ -24,7 +25,72 @@ std::string nodeName(const onnx::NodeProto &node) {
   return node.name().empty() ? node.output(0) : node.name();
 }
 
+/// An If whose condition is computed at run time: both branches are
+/// imported and each output is where(condition, then, else). ONNX branches
+/// have no side effects, so running both and selecting gives If's result;
+/// the select needs the branches' outputs to agree in element type and
+/// shape (a tensor cannot be either of two shapes), and sequence or
+/// optional outputs, resolved at import time, cannot depend on a run-time
+/// value. Both branches' work is done on every run.
+LogicalResult predicateIf(NodeContext &ctx) {
+  Value condition = ctx.input(0);
+  auto type = cast<TensorType>(condition.getType());
+  if (type.getNumElements() != 1)
+    return ctx.fail("the If condition must hold one value, it holds " +
+                    Twine(type.getNumElements()));
+  condition = ctx.cast(ctx.reshape(condition, {}), ElementKind::Bool);
+  if (!condition)
+    return failure();
+  SmallVector<SmallVector<Value>> branches;
+  for (StringRef branchName : {"then_branch", "else_branch"}) {
+    const onnx::GraphProto *branch = ctx.getGraph(branchName);
+    if (!branch)
+      return ctx.fail("If has no " + branchName);
+    FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
+        *branch, ctx.scope, {}, ctx.opsets, ctx.locOverride,
+        nodeName(ctx.node) + "/" + branchName.str());
+    if (failed(outputs))
+      return failure();
+    if (static_cast<int>(outputs->size()) != ctx.getNumOutputs())
+      return ctx.fail(branchName + " has " + Twine(outputs->size()) +
+                      " outputs but If has " + Twine(ctx.getNumOutputs()));
+    branches.push_back(std::move(*outputs));
+  }
+  ctx.outputs.assign(ctx.getNumOutputs(), Value());
+  for (int i = 0; i < ctx.getNumOutputs(); ++i) {
+    Value then = branches[0][i], otherwise = branches[1][i];
+    if (then == otherwise) {
+      ctx.outputs[i] = then;
+      continue;
+    }
+    if (getAggregate(then) || getAggregate(otherwise))
+      return ctx.fail("output #" + Twine(i) + " of an If on a run-time condition is " +
+                      describeValueKind(getAggregate(then) ? then : otherwise) +
+                      "; sequences and optionals are resolved at compile time, so their "
+                      "branch must be (bind the condition with --freeze-input)");
+    auto thenType = cast<TensorType>(then.getType()).withConstant(false);
+    auto elseType = cast<TensorType>(otherwise.getType()).withConstant(false);
+    if (thenType != elseType) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "output #" << i << " of an If on a run-time condition is " << Type(thenType)
+         << " in then_branch but " << Type(elseType)
+         << " in else_branch; cgc runs both branches and selects, which needs one type "
+            "(bind the condition with --freeze-input to import one branch)";
+      return ctx.fail(os.str());
+    }
+    ctx.outputs[i] = ctx.create<op::WhereOp>({condition, then, otherwise});
+    if (!ctx.outputs[i])
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult convertIf(NodeContext &ctx) {
+  if (!ctx.hasInput(0))
+    return ctx.fail("If has no condition");
+  if (!ctx.constantInput(0) && !ctx.importer.isConstant(ctx.input(0)))
+    return predicateIf(ctx);
   FailureOr<double> condition = ctx.requireScalarInput(0);
   if (failed(condition))
     return failure();
