@@ -1304,13 +1304,69 @@ static void spellOutMisreadDefaults(onnx::GraphProto &graph) {
   }
 }
 
+/// libonnx 1.12 counts one STFT frame too many when a window gives the
+/// frame length and frame_step does not divide the signal evenly (8000
+/// samples, a 400-sample window every 160: it infers 49 frames where the
+/// spec's 1 + floor((8000 - 400) / 160), ONNX Runtime and numpy give 48),
+/// every shape it infers after the STFT inherits the count, and a model
+/// declaring the right count fails its inference. The values computed from
+/// an STFT (this function's result) are therefore typed by cgc's own shape
+/// functions only: their declared shapes are hidden from libonnx
+/// (forgetShapes before inference), what it infers for them is dropped
+/// (after), and the graph's outputs are checked against what the model
+/// declared (restoreDeclaredOutputs).
+static llvm::StringSet<> valuesAfterSTFT(const onnx::GraphProto &graph) {
+  llvm::StringSet<> computed;
+  for (const onnx::NodeProto &node : graph.node()) {
+    bool reads = node.op_type() == "STFT" && node.domain().empty();
+    for (const std::string &input : node.input())
+      reads = reads || computed.contains(input);
+    if (reads)
+      for (const std::string &output : node.output())
+        computed.insert(output);
+  }
+  return computed;
+}
+
+/// Drops the value_info entries of `names` and the shapes of the graph
+/// outputs among them (their element types stay).
+static void forgetShapes(onnx::GraphProto &graph, const llvm::StringSet<> &names) {
+  if (names.empty())
+    return;
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+  for (onnx::ValueInfoProto &info : *graph.mutable_value_info())
+    if (!names.contains(info.name()))
+      *kept.Add() = std::move(info);
+  graph.mutable_value_info()->Swap(&kept);
+  for (onnx::ValueInfoProto &output : *graph.mutable_output())
+    if (names.contains(output.name()) && output.type().has_tensor_type())
+      output.mutable_type()->mutable_tensor_type()->clear_shape();
+}
+
+static void restoreDeclaredOutputs(
+    onnx::GraphProto &graph, const llvm::StringSet<> &names,
+    const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> &declared) {
+  for (onnx::ValueInfoProto &output : *graph.mutable_output())
+    if (names.contains(output.name()))
+      for (const onnx::ValueInfoProto &original : declared)
+        if (original.name() == output.name())
+          *output.mutable_type() = original.type();
+}
+
 LogicalResult ModelLoader::inferShapes() {
   if (failed(checkAxesBeforeInference()))
     return failure();
   spellOutMisreadDefaults(*model.mutable_graph());
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> declaredOutputs =
+      model.graph().output();
+  llvm::StringSet<> miscounted = valuesAfterSTFT(model.graph());
+  forgetShapes(*model.mutable_graph(), miscounted);
   std::string message = onnx_glue::inferShapes(model);
-  if (message.empty())
+  if (message.empty()) {
+    forgetShapes(*model.mutable_graph(), miscounted);
+    restoreDeclaredOutputs(*model.mutable_graph(), miscounted, declaredOutputs);
     return success();
+  }
   // libonnx names the node as "(op_type:Add, node name: add): <error>";
   // report at that node when there is one.
   StringRef text = StringRef(message).trim();
