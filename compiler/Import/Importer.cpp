@@ -454,6 +454,9 @@ static bool differsFromONNXType(const onnx::TypeProto::Tensor &onnx, TensorType 
 }
 
 Value Importer::getRowCount(Value value) const {
+  auto propagated = rowCounts.find(value);
+  if (propagated != rowCounts.end())
+    return propagated->second;
   while (auto identity = value.getDefiningOp<op::IdentityOp>())
     value = identity.getInput();
   for (const DataDependentRows &entry : dataDependentRows)
@@ -762,8 +765,120 @@ LogicalResult Importer::createEntryPoint() {
   return success();
 }
 
+/// Whether `op` computes its result row by row from its operands
+/// `rowsOperands`, whose dimension 0 holds a run's rows (the rest, up to the
+/// bound, unspecified): row i of the result then reads only row i of those
+/// operands, its dimension 0 holds the same rows, and the rows past the count
+/// never reach a row before it. Elementwise ops, slices and reductions that
+/// keep dimension 0 whole, a gather of the rows' data along another axis or
+/// of other data at the rows' indices, a concatenation of such along another
+/// axis, a reshape, transpose or expand that keeps dimension 0, a softmax or
+/// arg-reduction along another axis, and a matmul of the rows by a matrix.
+static bool preservesRows(Operation *op, ArrayRef<unsigned> rowsOperands) {
+  if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+      !isa<TensorType>(op->getResult(0).getType()))
+    return false;
+  ArrayRef<int64_t> result = cast<TensorType>(op->getResult(0).getType()).getShape();
+  auto shape = [&](unsigned i) {
+    return cast<TensorType>(op->getOperand(i).getType()).getShape();
+  };
+  if (result.empty())
+    return false;
+  for (unsigned i : rowsOperands)
+    if (shape(i).empty())
+      return false;
+  auto only = [&](unsigned i) { return rowsOperands.size() == 1 && rowsOperands[0] == i; };
+  auto keepsRowsDim = [&](int64_t axis, int64_t rank) {
+    return (axis < 0 ? axis + rank : axis) != 0;
+  };
+  if (op->hasTrait<op::OpTrait::ElementwiseOp>())
+    return llvm::all_of(rowsOperands, [&](unsigned i) { return shape(i).size() == result.size(); });
+  if (auto slice = dyn_cast<op::SliceOp>(op)) {
+    auto starts = slice.getStarts(), ends = slice.getEnds(), steps = slice.getSteps();
+    return !starts.empty() && cast<IntegerAttr>(starts[0]).getInt() == 0 &&
+           cast<IntegerAttr>(steps[0]).getInt() == 1 &&
+           cast<IntegerAttr>(ends[0]).getInt() >= shape(0)[0];
+  }
+  if (auto gather = dyn_cast<op::GatherOp>(op)) {
+    int64_t rank = shape(0).size();
+    if (only(0))
+      return keepsRowsDim(gather.getAxis(), rank);
+    return only(1) && !keepsRowsDim(gather.getAxis(), rank);
+  }
+  if (auto concat = dyn_cast<op::ConcatOp>(op))
+    return rowsOperands.size() == op->getNumOperands() &&
+           keepsRowsDim(concat.getAxis(), result.size());
+  if (isa<op::ReshapeOp, op::ExpandOp>(op))
+    return result[0] == shape(0)[0] &&
+           (isa<op::ReshapeOp>(op) || shape(0).size() == result.size());
+  if (auto transpose = dyn_cast<op::TransposeOp>(op))
+    return cast<IntegerAttr>(transpose.getPerm()[0]).getInt() == 0;
+  if (isa<op::SoftmaxOp, op::LogSoftmaxOp, op::HardmaxOp, op::ArgMaxOp, op::ArgMinOp>(op)) {
+    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    bool keepdims = !op->hasAttr("keepdims") || op->getAttrOfType<BoolAttr>("keepdims").getValue();
+    return keepsRowsDim(axis, shape(0).size()) && (keepdims || shape(0).size() > 1);
+  }
+  if (op->getName().getStringRef().starts_with("cgc_op.reduce_")) {
+    auto axes = op->getAttrOfType<ArrayAttr>("axes");
+    int64_t rank = shape(0).size();
+    return axes && !axes.empty() && llvm::all_of(axes, [&](Attribute axis) {
+             return keepsRowsDim(cast<IntegerAttr>(axis).getInt(), rank);
+           });
+  }
+  if (isa<op::MatMulOp>(op))
+    return only(0) && shape(0).size() == result.size();
+  return false;
+}
+
+LogicalResult Importer::propagateRows() {
+  for (const DataDependentRows &entry : dataDependentRows)
+    rowCounts[entry.rows] = entry.count;
+  if (rowCounts.empty())
+    return success();
+  // The entry block is in program order: each op's operands are settled
+  // before it.
+  for (Operation &op : entryPoint.getBody().front()) {
+    SmallVector<unsigned> rowsOperands;
+    Value count;
+    bool mixed = false;
+    for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
+      auto it = rowCounts.find(operand);
+      if (it == rowCounts.end())
+        continue;
+      rowsOperands.push_back(i);
+      mixed = mixed || (count && count != it->second);
+      count = it->second;
+    }
+    if (rowsOperands.empty())
+      continue;
+    if (!mixed && preservesRows(&op, rowsOperands)) {
+      rowCounts[op.getResult(0)] = count;
+      continue;
+    }
+    const DataDependentRows *origin = &dataDependentRows.front();
+    for (const DataDependentRows &entry : dataDependentRows)
+      if (entry.count == count)
+        origin = &entry;
+    std::optional<ONNXNodeLocInfo> reader = getONNXNodeLocInfo(op.getLoc());
+    std::string by = reader && !reader->node.empty()
+                         ? "node '" + reader->node.str() + "' (" + reader->opType.str() + ")"
+                         : op.getName().getStringRef().str();
+    return emitError(origin->rows.getLoc())
+           << origin->what
+           << " has a data-dependent number of rows, which cgc returns as graph outputs "
+              "and through ops that compute row by row; here "
+           << by
+           << (mixed ? " reads rows of two different counts"
+                     : " would read across its rows (docs/importer.md, \"Data-dependent "
+                       "rows\")");
+  }
+  return success();
+}
+
 LogicalResult Importer::bindOutputs() {
   const onnx::GraphProto &graph = model.graph();
+  if (failed(propagateRows()))
+    return failure();
   SmallVector<Value> results;
   SmallVector<std::string> names;
   // Outputs with data-dependent rows: (result index, its count).
@@ -816,29 +931,6 @@ LogicalResult Importer::bindOutputs() {
                               << Type(type);
       results.push_back(value);
       names.push_back(name);
-    }
-  }
-  // Data-dependent rows reach graph outputs only (through Identity ops):
-  // anything else would read the rows past the count.
-  for (const DataDependentRows &entry : dataDependentRows) {
-    SmallVector<Value> pending{entry.rows};
-    while (!pending.empty()) {
-      Value value = pending.pop_back_val();
-      for (Operation *user : value.getUsers()) {
-        if (auto identity = dyn_cast<op::IdentityOp>(user)) {
-          pending.push_back(identity.getResult());
-          continue;
-        }
-        std::optional<ONNXNodeLocInfo> reader = getONNXNodeLocInfo(user->getLoc());
-        std::string by = reader && !reader->node.empty()
-                             ? "node '" + reader->node.str() + "' (" + reader->opType.str() + ")"
-                             : user->getName().getStringRef().str();
-        return emitError(entry.rows.getLoc())
-               << entry.what
-               << " has a data-dependent number of rows, which cgc returns "
-                  "only as a graph output; here it is read by "
-               << by;
-      }
     }
   }
   // Each count is an output of its own, after the model's outputs.

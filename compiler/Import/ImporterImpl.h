@@ -300,6 +300,11 @@ private:
     std::string what;
   };
   llvm::SmallVector<DataDependentRows> dataDependentRows;
+  /// Every value holding data-dependent rows, with its count: the recorded
+  /// ones and the results of ops computing row by row from them
+  /// (propagateRows).
+  llvm::DenseMap<mlir::Value, mlir::Value> rowCounts;
+  mlir::LogicalResult propagateRows();
 };
 
 /// What a converter sees of one ONNX node.

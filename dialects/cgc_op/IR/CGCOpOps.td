@@ -963,7 +963,9 @@ def CGCOp_NonMaxSuppressionOp : CGCOp_Op<"non_max_suppression"> {
     `selected` lists the kept boxes as rows (b, c, box index), by b, then c,
     then selection order; `count` (int64, rank 0) is how many rows are
     valid. `selected` has B x C x min(max_output_boxes_per_class, N) rows,
-    the most there can be: rows past `count` hold -1. Boxes are
+    the most there can be: rows past `count` hold (0, 0, 0), a valid index
+    triple, so that index arithmetic done row by row after the selection
+    (batch * boxes + box) stays in range on them. Boxes are
     [y1, x1, y2, x2] corners (either order) or, with `center_point_box`,
     [x_center, y_center, width, height]; a box of zero or negative area
     overlaps nothing. The thresholds are rank-0 or one-element tensors read

@@ -5,8 +5,14 @@ select different numbers of boxes and numpy's expected selections:
   nms.onnx:         selected = NonMaxSuppression(boxes, Sigmoid(logits),
                     max 5 per class, iou_threshold (a graph input),
                     score_threshold 0.3)
-  nms_gather.onnx:  the selection read by a Gather (refused: its rows are
-                    data-dependent)
+  nms_post.onnx:    post-processing as torchvision exports it, row by row
+                    on the selection: each selected box and its score
+                    gathered (Gather by the box column, GatherND by the
+                    (batch, class, box) triple), the class cast to float,
+                    concatenated into detections [rows, 6] = (box, score,
+                    class); the rows stay data-dependent
+  nms_gather.onnx:  the selection's row 2 read by a Gather along the rows
+                    (refused: past the count it is not a selected box)
 
 Usage: make_nms.py OUT_DIR
 Writes boxes_<k>.npy, logits_<k>.npy, iou_<k>.npy, selected_<k>.npy.
@@ -67,11 +73,36 @@ def main():
                              ["selected"])]
     selected = helper.make_tensor_value_info("selected", TensorProto.INT64, ["n", 3])
     onnx.save(graph("nms", head, [selected]), os.path.join(out, "nms.onnx"))
-    gathered = head + [helper.make_node("Gather", ["selected", "zero"], ["first"], axis=1)]
+    gathered = head + [helper.make_node("Gather", ["selected", "two"], ["row"], axis=0)]
     model = graph("nms_gather", gathered,
-                  [helper.make_tensor_value_info("first", TensorProto.INT64, ["n"])])
-    model.graph.initializer.append(numpy_helper.from_array(np.array(2, np.int64), "zero"))
+                  [helper.make_tensor_value_info("row", TensorProto.INT64, [3])])
+    model.graph.initializer.append(numpy_helper.from_array(np.array(2, np.int64), "two"))
     onnx.save(model, os.path.join(out, "nms_gather.onnx"))
+    post = head + [
+        helper.make_node("Gather", ["selected", "col_box"], ["box_index"], axis=1),
+        helper.make_node("Gather", ["selected", "col_batch"], ["batch_index"], axis=1),
+        helper.make_node("Gather", ["selected", "col_class"], ["class_index"], axis=1),
+        helper.make_node("Reshape", ["boxes", "flat_boxes_shape"], ["flat_boxes"]),
+        helper.make_node("Mul", ["batch_index", "boxes_per_image"], ["image_offset"]),
+        helper.make_node("Add", ["image_offset", "box_index"], ["flat_index"]),
+        helper.make_node("Gather", ["flat_boxes", "flat_index"], ["picked_boxes"], axis=0),
+        helper.make_node("GatherND", ["scores", "selected"], ["picked_scores"]),
+        helper.make_node("Unsqueeze", ["picked_scores", "axis1"], ["score_column"]),
+        helper.make_node("Cast", ["class_index"], ["class_float"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["class_float", "axis1"], ["class_column"]),
+        helper.make_node("Concat", ["picked_boxes", "score_column", "class_column"],
+                         ["detections"], axis=1),
+    ]
+    model = graph("nms_post", post,
+                  [helper.make_tensor_value_info("detections", TensorProto.FLOAT, ["n", 6])])
+    for name, value in (("col_box", np.array(2, np.int64)), ("col_batch", np.array(0, np.int64)),
+                        ("col_class", np.array(1, np.int64)),
+                        ("flat_boxes_shape", np.array([BATCH * BOXES, 4], np.int64)),
+                        ("boxes_per_image", np.array(BOXES, np.int64)),
+                        ("axis1", np.array([1], np.int64))):
+        model.graph.initializer.append(numpy_helper.from_array(value, name))
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, os.path.join(out, "nms_post.onnx"))
 
     rng = np.random.default_rng(7)
     # Few boxes above the score threshold, many overlapping ones, a mix.
@@ -88,6 +119,10 @@ def main():
         np.save(os.path.join(out, "iou_%d.npy" % k), np.array([threshold], np.float32))
         want = nms(boxes, scores, PER_CLASS, threshold, SCORE)
         np.save(os.path.join(out, "selected_%d.npy" % k), want)
+        detections = np.concatenate(
+            [boxes[want[:, 0], want[:, 2]], scores[want[:, 0], want[:, 1], want[:, 2]][:, None],
+             want[:, 1:2].astype(np.float32)], axis=1).astype(np.float32)
+        np.save(os.path.join(out, "detections_%d.npy" % k), detections)
         print("input set %d: %d boxes selected" % (k, len(want)))
 
 

@@ -5,8 +5,9 @@
 // score (equal scores: the lower box index first); a candidate is kept
 // unless its intersection over union with a kept box exceeds the IoU
 // threshold. The selected rows are written first; the rest of the
-// upper-bound output holds -1, and the count output the number of valid
-// rows.
+// upper-bound output holds (0, 0, 0), a valid index triple (ops computing
+// row by row after the selection gather with them), and the count output
+// the number of valid rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,7 +46,7 @@ public:
     int64_t *selected = static_cast<int64_t *>(args.outputs[0]);
     int64_t *count = static_cast<int64_t *>(args.outputs[1]);
     const int64_t capacity = batch_ * classes_ * perClass_;
-    std::fill(selected, selected + capacity * 3, int64_t(-1));
+    std::fill(selected, selected + capacity * 3, int64_t(0));
     int64_t rows = 0;
     std::vector<Box> corners(static_cast<size_t>(boxes_));
     std::vector<int64_t> order;
