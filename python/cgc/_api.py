@@ -91,9 +91,12 @@ def _device(driver: Optional[str] = None, debug_layer: bool = False,
         return _devices[key]
 
 
-def _shape_options(input_shapes: Optional[Mapping[str, Sequence[int]]]) -> List[str]:
+def _shape_options(input_shapes: Optional[Mapping[str, Any]]) -> List[str]:
     out = []
     for name, shape in (input_shapes or {}).items():
+        if isinstance(shape, str):  # "sequence(N)", "none": a sequence's or optional's binding
+            out.append("%s=%s" % (name, shape))
+            continue
         dims = [int(d) for d in shape]
         if any(d < 0 for d in dims):
             raise ValueError("input_shapes[%r]: dimensions must be non-negative, got %r"
@@ -286,11 +289,15 @@ def create_shared_semaphore(initial: int = 0, *, device: Optional[str] = None) -
 
 
 def _declared_inputs_outputs(source: Any) -> Optional[Tuple[List["TensorInfo"],
-                                                           List["TensorInfo"]]]:
+                                                           List["TensorInfo"],
+                                                           Dict[str, str]]]:
     """The graph inputs (initializers left out) and outputs an ONNX model
-    declares, a dimension that is not a number as None, when some input
-    has one; else None (also when the onnx package is missing or the model
-    does not parse: compiling it then says what is wrong)."""
+    declares, a dimension that is not a number as None, and the kinds of
+    those that are not tensors ("sequence", "optional",
+    "optional_sequence"), when some input has such a dimension or some input
+    or output is not a tensor; else None (also when the onnx package is
+    missing or the model does not parse: compiling it then says what is
+    wrong)."""
     try:
         import onnx
         from onnx import mapping
@@ -309,22 +316,34 @@ def _declared_inputs_outputs(source: Any) -> Optional[Tuple[List["TensorInfo"],
         for value in values:
             if value.name in skip:
                 continue
-            if not value.type.HasField("tensor_type"):
+            kind, type_ = "tensor", value.type
+            if type_.HasField("optional_type"):
+                kind, type_ = "optional", type_.optional_type.elem_type
+            if type_.HasField("sequence_type"):
+                kind = "optional_sequence" if kind == "optional" else "sequence"
+                type_ = type_.sequence_type.elem_type
+            if not type_.HasField("tensor_type"):
                 return None
-            tensor = value.type.tensor_type
+            if kind != "tensor":
+                kinds[value.name] = kind
+            tensor = type_.tensor_type
             dtype = mapping.TENSOR_TYPE_TO_NP_TYPE.get(tensor.elem_type)
-            if dtype is None or not tensor.HasField("shape"):
+            if dtype is None or (kind == "tensor" and not tensor.HasField("shape")):
                 return None
+            # A sequence's or optional's info describes its tensors (any
+            # shape when the model leaves it open).
             shape = tuple(d.dim_value if d.HasField("dim_value") else None
-                          for d in tensor.shape.dim)
+                          for d in tensor.shape.dim) if tensor.HasField("shape") else None
             out.append(TensorInfo(value.name, np.dtype(dtype), shape))
         return out
 
+    kinds: Dict[str, str] = {}
     inputs = infos(model.graph.input, {i.name for i in model.graph.initializer})
     outputs = infos(model.graph.output, set())
-    if inputs is None or outputs is None or all(None not in i.shape for i in inputs):
+    if inputs is None or outputs is None or (
+            not kinds and all(None not in i.shape for i in inputs)):
         return None
-    return inputs, outputs
+    return inputs, outputs, kinds
 
 
 class Session:
@@ -338,6 +357,10 @@ class Session:
     compiled models of the last ``shape_cache`` (default 8) sets are kept,
     the least recently used one closed when a new set comes (only
     :meth:`run` is available in that mode: binding memory needs one shape).
+    A model with sequence or optional inputs or outputs runs in that mode
+    too, compiled per sequence length and presence: a sequence is fed and
+    returned as a list of arrays, an optional holding nothing as None
+    (sequences are resolved at compile time, docs/importer.md).
     ``device`` names the driver, ``threads`` the device's worker threads,
     ``debug_layer`` validates every dispatch, ``driver_options`` is the
     driver's configuration of the device ("name=value,...": the reference
@@ -362,7 +385,7 @@ class Session:
                 if not isinstance(shape_cache, int) or shape_cache < 1:
                     raise ValueError("shape_cache must be a positive integer, got %r"
                                      % (shape_cache,))
-                self._inputs, self._outputs = declared
+                self._inputs, self._outputs, self._kinds = declared
                 self._input_index = {t.name: i for i, t in enumerate(self._inputs)}
                 self._output_index = {t.name: i for i, t in enumerate(self._outputs)}
                 self._per_shape = OrderedDict()
@@ -443,19 +466,69 @@ class Session:
         if missing:
             raise KeyError("missing input %r" % missing[0])
 
-    def _run_per_shape(self, feeds: Mapping[str, Any],
-                       outputs: Optional[Sequence[str]]) -> Dict[str, np.ndarray]:
-        """run() of a model with symbolic dimensions: the session compiled
-        for these input shapes (compiled now if it is new)."""
-        self._check_feeds(feeds)
-        shapes = {i.name: tuple(int(d) for d in np.shape(feeds[i.name])) for i in self._inputs}
-        for info in self._inputs:
-            shape = shapes[info.name]
-            if len(shape) != len(info.shape) or any(
-                    want is not None and want != got for want, got in zip(info.shape, shape)):
+    def _expand_feeds(self, feeds: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        """The compiled model's feeds and the compile-time bindings of
+        ``feeds``: a sequence (a list of arrays) ``x`` becomes the tensors
+        ``x[0]``, ``x[1]``, ... bound as ``x=sequence(N)``, an optional holds
+        its value or None (bound as ``x=none``)."""
+        tensors: Dict[str, Any] = {}
+        shapes: Dict[str, Any] = {}
+
+        def tensor(name: str, info: TensorInfo, value: Any) -> None:
+            shape = tuple(int(d) for d in np.shape(value))
+            if info.shape is not None and (len(shape) != len(info.shape) or any(
+                    want is not None and want != got for want, got in zip(info.shape, shape))):
                 raise ValueError("input %r has shape %s; the model declares %s (None: any)"
-                                 % (info.name, shape, info.shape))
-        key = tuple(shapes[i.name] for i in self._inputs)
+                                 % (name, shape, info.shape))
+            tensors[name], shapes[name] = value, shape
+
+        for info in self._inputs:
+            value, kind = feeds[info.name], self._kinds.get(info.name, "tensor")
+            if kind in ("optional", "optional_sequence") and value is None:
+                shapes[info.name] = "none"
+                continue
+            if kind in ("sequence", "optional_sequence"):
+                if not isinstance(value, (list, tuple)):
+                    raise TypeError("input %r is a sequence: pass a list of arrays" % info.name)
+                shapes[info.name] = "sequence(%d)" % len(value)
+                for i, item in enumerate(value):
+                    tensor("%s[%d]" % (info.name, i), info, item)
+                continue
+            tensor(info.name, info, value)
+        return tensors, shapes
+
+    def _group_outputs(self, results: Mapping[str, np.ndarray],
+                       outputs: Optional[Sequence[str]]) -> Dict[str, Any]:
+        """The declared outputs from the compiled model's: a sequence ``y``
+        gathered from ``y[0]``, ``y[1]``, ... into a list, an optional as its
+        value or None."""
+        grouped: Dict[str, Any] = {}
+        for info in self._outputs:
+            kind = self._kinds.get(info.name, "tensor")
+            if kind in ("sequence", "optional_sequence"):
+                items = []
+                while "%s[%d]" % (info.name, len(items)) in results:
+                    items.append(results["%s[%d]" % (info.name, len(items))])
+                grouped[info.name] = None if (kind == "optional_sequence" and not items and
+                                              info.name not in results) else items
+            else:
+                grouped[info.name] = results.get(info.name)
+        wanted = list(outputs) if outputs is not None else [o.name for o in self._outputs]
+        for name in wanted:
+            if name not in grouped:
+                raise KeyError("unknown output %r; the model's outputs are %s"
+                               % (name, [o.name for o in self._outputs]))
+        return {name: grouped[name] for name in wanted}
+
+    def _run_per_shape(self, feeds: Mapping[str, Any],
+                       outputs: Optional[Sequence[str]]) -> Dict[str, Any]:
+        """run() of a model with symbolic dimensions or sequence and
+        optional values: the session compiled for these input shapes (and
+        sequence lengths, and optionals present or not), compiled now if it
+        is new."""
+        self._check_feeds(feeds)
+        tensors, shapes = self._expand_feeds(feeds)
+        key = tuple(sorted(shapes.items()))
         with self._lock:
             if self._shape_closed:
                 raise ValueError("the session is closed")
@@ -470,7 +543,9 @@ class Session:
                     oldest.close()
             else:
                 self._per_shape.move_to_end(key)
-        return session.run(feeds, outputs)
+        if not self._kinds:
+            return session.run(tensors, outputs)
+        return self._group_outputs(session.run(tensors), outputs)
 
     def _one_shape(self, what: str) -> None:
         if self._per_shape is not None:

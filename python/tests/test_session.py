@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 import pytest
 
 import cgc
@@ -345,3 +346,47 @@ def test_data_dependent_rows_come_back_at_each_runs_size(tmp_path):
         np.testing.assert_array_equal(selected, want)
         sizes.append(len(selected))
     assert sizes == [13, 24, 27]
+
+
+def _sequence_file(path):
+    sequence = onnx.SequenceProto()
+    with open(path, "rb") as f:
+        sequence.ParseFromString(f.read())
+    return [onnx.numpy_helper.to_array(t) for t in sequence.tensor_values]
+
+
+def test_sequences_and_optionals_as_lists_and_none(tmp_path):
+    """Sequence inputs and outputs are lists of arrays, an optional holding
+    nothing is None; the session compiles per sequence length and presence
+    (test/compiler/Import/Inputs/make_sequences.py, numpy's results)."""
+    script = os.path.join(ROOT, "test", "compiler", "Import", "Inputs", "make_sequences.py")
+    subprocess.run([sys.executable, script, str(tmp_path)], check=True)
+    session = cgc.Session(str(tmp_path / "sequence_ops.onnx"))
+    seq = _sequence_file(tmp_path / "sequence_ops_seq.pb")
+    t = np.load(tmp_path / "sequence_ops_t.npy")
+    out = session.run({"seq": seq, "t": t})
+    mapped = _sequence_file(tmp_path / "sequence_ops_mapped.pb")
+    assert isinstance(out["mapped"], list) and len(out["mapped"]) == len(mapped) == 3
+    for got, want in zip(out["mapped"], mapped):
+        assert got.shape == want.shape and normwise(got, want) < 1e-6
+    assert [s.shape for s in out["sums"]] == [(1,)] * 3
+    assert int(out["length"]) == 3
+    assert normwise(out["stacked"], np.load(tmp_path / "sequence_ops_stacked.npy")) < 1e-6
+    # A tensor fewer: another compiled model (its own lengths), the same ops;
+    # t is inserted before the last and the first erased: [t, seq[1]].
+    out = session.run({"seq": seq[:2], "t": t}, outputs=["mapped", "length"])
+    assert set(out) == {"mapped", "length"} and int(out["length"]) == 2
+    assert normwise(out["mapped"][0], np.maximum(t, 0) * 1.5) < 1e-6
+    assert normwise(out["mapped"][1], np.maximum(seq[1], 0) * 1.5) < 1e-6
+    assert len(session._per_shape) == 2
+    with pytest.raises(TypeError, match="input 'seq' is a sequence: pass a list of arrays"):
+        session.run({"seq": t, "t": t})
+
+    optionals = cgc.Session(str(tmp_path / "optionals.onnx"))
+    x = np.random.default_rng(1).standard_normal((2, 3)).astype(np.float32)
+    parts = [np.full((1, 3), float(i), np.float32) for i in range(3)]
+    out = optionals.run({"opt": x, "optseq": parts})
+    assert bool(out["has"]) and normwise(out["plus"], x + 1) < 1e-6
+    assert normwise(out["joined"], np.concatenate(parts)) < 1e-6
+    empty = cgc.Session(str(tmp_path / "optional_empty.onnx"))
+    assert not bool(empty.run({"opt": None})["has"])
