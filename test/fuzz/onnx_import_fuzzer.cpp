@@ -25,6 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
   ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
   cgc::ImportOptions options;
+  // Outputs with data-dependent rows allowed, as cgc-run and Python allow
+  // them: NonMaxSuppression and the ops after it reach the conversion.
+  options.dataDependentRows = true;
   auto bytes = llvm::MemoryBuffer::getMemBuffer(
       StringRef(reinterpret_cast<const char *>(data), size), "fuzz.onnx",
       /*RequiresNullTerminator=*/false);
