@@ -62,6 +62,9 @@ struct ShapeOptions {
     cgc_compile_options_init(&options);
     options.input_shapes = pointers.data();
     options.input_shape_count = pointers.size();
+    // Outputs with data-dependent rows (NonMaxSuppression and what follows
+    // it row by row): Compute gives ONNX Runtime each run's rows.
+    options.data_dependent_rows = true;
   }
   ShapeOptions(const ShapeOptions &) = delete;
   ShapeOptions &operator=(const ShapeOptions &) = delete;
@@ -95,6 +98,9 @@ struct Context {
   cgc_stream_t *stream = nullptr; // the key; the context keeps it alive
   std::mutex busy;
   std::vector<Binding> inputs, outputs;
+  /// An output with data-dependent rows, read whole before its run's rows
+  /// are copied into ONNX Runtime's output.
+  std::vector<uint8_t> rowsBuffer;
   ~Context() {
     for (auto *list : {&inputs, &outputs})
       for (Binding &b : *list)
@@ -139,6 +145,9 @@ struct Loaded {
             (label + ": output '" + name + "'").c_str());
       outputSlot.push_back(int(index));
     }
+    rowsFrom.resize(outs, -1);
+    for (size_t i = 0; i < outs; ++i)
+      check(cgc_model_output_rows_from(this->model.get(), i, &rowsFrom[i]), "output rows");
   }
 
   Context &acquire(cgc_stream_t *stream, std::unique_lock<std::mutex> &lock) {
@@ -163,6 +172,8 @@ struct Loaded {
   ModelPtr model;
   std::vector<cgc_tensor_info_t> inputInfo, outputInfo;
   std::vector<int> inputSlot, outputSlot;
+  /// Per compiled-model output: the output holding its run's rows, or -1.
+  std::vector<int64_t> rowsFrom;
   std::mutex mutex;
   std::vector<std::unique_ptr<Context>> contexts;
 };
@@ -383,6 +394,8 @@ void Partition::compute(OrtKernelContext *kernel) {
   }
   for (size_t j = 0; j < outs; ++j) {
     const cgc_tensor_info_t &info = m.outputInfo[size_t(m.outputSlot[j])];
+    if (m.rowsFrom[size_t(m.outputSlot[j])] >= 0)
+      continue; // its shape is known after the run (below)
     OrtValue *value = nullptr;
     check(ort->KernelContext_GetOutput(kernel, j, info.shape, info.rank, &value),
           "KernelContext_GetOutput");
@@ -399,6 +412,30 @@ void Partition::compute(OrtKernelContext *kernel) {
   counters().runNs += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::steady_clock::now() - start)
                                    .count());
+  // Outputs with data-dependent rows stay in the context's own memory (at
+  // their bound of rows); ONNX Runtime's output is allocated at the run's
+  // rows and receives them (a copy: their size is known only now).
+  for (size_t j = 0; j < outs; ++j) {
+    size_t slot = size_t(m.outputSlot[j]);
+    if (m.rowsFrom[slot] < 0)
+      continue;
+    const cgc_tensor_info_t &info = m.outputInfo[slot];
+    int64_t rows = 0;
+    check(cgc_context_output_rows(c.context, slot, &rows), name.c_str());
+    std::vector<int64_t> shape(info.shape, info.shape + info.rank);
+    size_t rowBytes = shape[0] ? info.bytes / size_t(shape[0]) : 0;
+    shape[0] = rows;
+    OrtValue *value = nullptr;
+    check(ort->KernelContext_GetOutput(kernel, j, shape.data(), shape.size(), &value),
+          "KernelContext_GetOutput");
+    void *data = nullptr;
+    check(ort->GetTensorMutableData(value, &data), "GetTensorMutableData");
+    c.rowsBuffer.resize(info.bytes);
+    check(cgc_context_get_output_data(c.context, slot, c.rowsBuffer.data(), info.bytes),
+          name.c_str());
+    if (rows)
+      std::memcpy(data, c.rowsBuffer.data(), size_t(rows) * rowBytes);
+  }
 }
 
 //===----------------------------------------------------------------------===//
