@@ -62,10 +62,18 @@ LogicalResult ModuleOp::verify() {
     }
   }
 
-  // Every use of a named constant agrees on shape and element type.
+  // Every use of a named constant agrees on shape and element type. Nested
+  // ops are verified after this one: a constant missing its name or its
+  // tensor result (read from untrusted bytecode) is left to its own
+  // verifier, which reports it (the bytecode fuzzer's SEGV reading the name
+  // of a constant that had none).
   llvm::StringMap<ConstantOp> byName;
   WalkResult result = getOperation()->walk([&](ConstantOp constant) {
-    auto [it, inserted] = byName.try_emplace(constant.getName(), constant);
+    auto name = constant->getAttrOfType<StringAttr>(constant.getNameAttrName());
+    if (!name || constant->getNumResults() != 1 ||
+        !isa<TensorLikeType>(constant->getResult(0).getType()))
+      return WalkResult::advance();
+    auto [it, inserted] = byName.try_emplace(name.getValue(), constant);
     if (inserted)
       return WalkResult::advance();
     auto first = cast<TensorLikeType>(it->second.getType());
@@ -73,7 +81,7 @@ LogicalResult ModuleOp::verify() {
     if (sameShapeAndElement(first, current))
       return WalkResult::advance();
     InFlightDiagnostic diag = constant.emitOpError("constant \"");
-    diag << constant.getName() << "\" has type " << constant.getType()
+    diag << name.getValue() << "\" has type " << constant.getType()
          << " but another use of the same name has type "
          << it->second.getType();
     diag.attachNote(it->second.getLoc()) << "other use here";
