@@ -56,6 +56,17 @@ LogicalResult predicateIf(NodeContext &ctx) {
                       " outputs but If has " + Twine(ctx.getNumOutputs()));
     branches.push_back(std::move(*outputs));
   }
+  // Where the branches cannot be selected between, the way out is to bind
+  // the graph inputs the condition is computed from, which imports one
+  // branch: the error says which (as requireConstantInput's does).
+  auto freezeHint = [&] {
+    std::string hint;
+    for (const std::string &name : ctx.importer.getGraphInputsFeeding(ctx.input(0)))
+      hint += " --freeze-input " + name + "=FILE.pb";
+    return hint.empty() ? std::string("; the condition is computed by ops the importer "
+                                      "cannot evaluate")
+                        : "; to import one branch, bind the condition with" + hint;
+  };
   ctx.outputs.assign(ctx.getNumOutputs(), Value());
   for (int i = 0; i < ctx.getNumOutputs(); ++i) {
     Value then = branches[0][i], otherwise = branches[1][i];
@@ -66,8 +77,8 @@ LogicalResult predicateIf(NodeContext &ctx) {
     if (getAggregate(then) || getAggregate(otherwise))
       return ctx.fail("output #" + Twine(i) + " of an If on a run-time condition is " +
                       describeValueKind(getAggregate(then) ? then : otherwise) +
-                      "; sequences and optionals are resolved at compile time, so their "
-                      "branch must be (bind the condition with --freeze-input)");
+                      ": sequences and optionals are resolved at compile time, so their "
+                      "branch must be too" + freezeHint());
     auto thenType = cast<TensorType>(then.getType()).withConstant(false);
     auto elseType = cast<TensorType>(otherwise.getType()).withConstant(false);
     if (thenType != elseType) {
@@ -75,8 +86,8 @@ LogicalResult predicateIf(NodeContext &ctx) {
       llvm::raw_string_ostream os(text);
       os << "output #" << i << " of an If on a run-time condition is " << Type(thenType)
          << " in then_branch but " << Type(elseType)
-         << " in else_branch; cgc runs both branches and selects, which needs one type "
-            "(bind the condition with --freeze-input to import one branch)";
+         << " in else_branch: cgc runs both branches and selects, which needs one type"
+         << freezeHint();
       return ctx.fail(os.str());
     }
     ctx.outputs[i] = ctx.create<op::WhereOp>({condition, then, otherwise});
