@@ -1225,6 +1225,14 @@ LogicalResult ModelLoader::checkAxesBeforeInference() {
       if (scale == ranks.end() || scale->second == 0)
         continue;
     }
+    // libonnx's STFT inference reads the signal's dimensions 1 and 2
+    // unchecked: a rank-1 signal crashed it (the onnx-import fuzzer, seeded
+    // with this session's log-mel model). The spec's signal is [batch,
+    // length, 1 or 2].
+    if (node.op_type() == "STFT" && node.domain().empty() && rank->second != 3)
+      return emitError(nodeLoc(node))
+             << "STFT's signal must be [batch, length, 1 or 2] (rank 3); '" << node.input(0)
+             << "' has rank " << rank->second;
     // libonnx's convolution and pooling inference (convPoolShapeInference)
     // indexes the input's spatial dimensions with these lists unchecked: an
     // attribute of the wrong length or a non-positive stride crashed it
