@@ -21,8 +21,25 @@ namespace {
 /// Iterations beyond which a loop is not unrolled.
 constexpr int64_t kMaxUnrolledIterations = 4096;
 
-std::string nodeName(const onnx::NodeProto &node) {
-  return node.name().empty() ? node.output(0) : node.name();
+/// Imports If's `branchName` (then_branch or else_branch) once more in the
+/// node's scope; its outputs, as many as the If's.
+FailureOr<SmallVector<Value>> importBranch(NodeContext &ctx, StringRef branchName) {
+  const onnx::GraphProto *branch = ctx.getGraph(branchName);
+  if (!branch) {
+    (void)ctx.fail("If has no " + branchName);
+    return failure();
+  }
+  FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
+      *branch, ctx.scope, {}, ctx.opsets, ctx.locOverride,
+      nodeLabel(ctx.node) + "/" + branchName.str());
+  if (failed(outputs))
+    return failure();
+  if (static_cast<int>(outputs->size()) != ctx.getNumOutputs()) {
+    (void)ctx.fail(branchName + " has " + Twine(outputs->size()) + " outputs but If has " +
+                   Twine(ctx.getNumOutputs()));
+    return failure();
+  }
+  return outputs;
 }
 
 /// An If whose condition is computed at run time: both branches are
@@ -43,17 +60,9 @@ LogicalResult predicateIf(NodeContext &ctx) {
     return failure();
   SmallVector<SmallVector<Value>> branches;
   for (StringRef branchName : {"then_branch", "else_branch"}) {
-    const onnx::GraphProto *branch = ctx.getGraph(branchName);
-    if (!branch)
-      return ctx.fail("If has no " + branchName);
-    FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
-        *branch, ctx.scope, {}, ctx.opsets, ctx.locOverride,
-        nodeName(ctx.node) + "/" + branchName.str());
+    FailureOr<SmallVector<Value>> outputs = importBranch(ctx, branchName);
     if (failed(outputs))
       return failure();
-    if (static_cast<int>(outputs->size()) != ctx.getNumOutputs())
-      return ctx.fail(branchName + " has " + Twine(outputs->size()) +
-                      " outputs but If has " + Twine(ctx.getNumOutputs()));
     branches.push_back(std::move(*outputs));
   }
   // Where the branches cannot be selected between, the way out is to bind
@@ -105,18 +114,10 @@ LogicalResult convertIf(NodeContext &ctx) {
   FailureOr<double> condition = ctx.requireScalarInput(0);
   if (failed(condition))
     return failure();
-  StringRef branchName = *condition != 0 ? "then_branch" : "else_branch";
-  const onnx::GraphProto *branch = ctx.getGraph(branchName);
-  if (!branch)
-    return ctx.fail("If has no " + branchName);
-  FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
-      *branch, ctx.scope, {}, ctx.opsets, ctx.locOverride,
-      nodeName(ctx.node) + "/" + branchName.str());
+  FailureOr<SmallVector<Value>> outputs =
+      importBranch(ctx, *condition != 0 ? "then_branch" : "else_branch");
   if (failed(outputs))
     return failure();
-  if (static_cast<int>(outputs->size()) != ctx.getNumOutputs())
-    return ctx.fail(branchName + " has " + Twine(outputs->size()) +
-                    " outputs but If has " + Twine(ctx.getNumOutputs()));
   ctx.outputs = std::move(*outputs);
   return success();
 }
@@ -180,7 +181,7 @@ LogicalResult convertLoop(NodeContext &ctx) {
     llvm::append_range(inputs, carried);
     FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
         *body, ctx.scope, inputs, ctx.opsets, ctx.locOverride,
-        nodeName(ctx.node) + "/iteration" + std::to_string(iteration));
+        nodeLabel(ctx.node) + "/iteration" + std::to_string(iteration));
     if (failed(outputs))
       return failure();
     if (hasCondition) {
@@ -320,7 +321,7 @@ LogicalResult convertScanWithBatch(NodeContext &ctx, const onnx::GraphProto &bod
     SmallVector<SmallVector<Value>> scans;
     if (failed(unrollScan(ctx, body, states, scanInputs, axes, directions, length,
                           numScanOutputs,
-                          nodeName(ctx.node) + "/batch" + std::to_string(b), scans)))
+                          nodeLabel(ctx.node) + "/batch" + std::to_string(b), scans)))
       return failure();
     for (int64_t i = 0; i < numStates; ++i)
       finalStates[i].push_back(states[i]);
@@ -388,7 +389,7 @@ LogicalResult convertScan(NodeContext &ctx) {
   SmallVector<SmallVector<Value>> scans;
   if (failed(unrollScan(ctx, *body, states, scanInputs, inputAxes,
                         inputDirections, length, numScanOutputs,
-                        nodeName(ctx.node), scans)))
+                        nodeLabel(ctx.node), scans)))
     return failure();
 
   ctx.outputs.assign(ctx.getNumOutputs(), Value());

@@ -26,10 +26,6 @@ namespace {
 /// sequence), so the bound keeps a hostile model from building millions.
 constexpr int64_t kMaxSequenceLength = 4096;
 
-std::string nodeName(const onnx::NodeProto &node) {
-  return node.name().empty() ? node.output(0) : node.name();
-}
-
 /// The tensors of a new sequence must share an element type.
 LogicalResult checkElementTypes(NodeContext &ctx, ArrayRef<Value> items) {
   for (Value item : items)
@@ -259,7 +255,7 @@ LogicalResult convertSequenceMap(NodeContext &ctx) {
       inputs.push_back(sequences[i] ? (*sequences[i])[position] : ctx.input(i));
     FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
         *body, ctx.scope, inputs, ctx.opsets, ctx.locOverride,
-        nodeName(ctx.node) + "/position" + std::to_string(position));
+        nodeLabel(ctx.node) + "/position" + std::to_string(position));
     if (failed(outputs))
       return failure();
     for (auto [i, output] : llvm::enumerate(*outputs)) {

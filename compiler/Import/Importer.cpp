@@ -895,7 +895,9 @@ LogicalResult Importer::bindOutputs() {
     SmallVector<std::pair<std::string, Value>> pieces;
     std::optional<Aggregate> aggregate = getAggregate(*found);
     bool declaredTensor = output.type().has_tensor_type();
-    if (aggregate && declaredTensor)
+    if (!aggregate)
+      pieces.push_back({output.name(), *found});
+    else if (declaredTensor)
       return emitError(loc) << "graph output '" << output.name() << "' is declared as "
                             << describeONNXType(output.type()) << " but computes to "
                             << describeValueKind(*found);
@@ -909,8 +911,6 @@ LogicalResult Importer::bindOutputs() {
     if (aggregate && aggregate->kind == Aggregate::Kind::Sequence)
       for (auto [i, item] : llvm::enumerate(aggregate->items))
         pieces.push_back({output.name() + "[" + std::to_string(i) + "]", item});
-    if (!getAggregate(*found))
-      pieces.push_back({output.name(), *found});
     for (auto &[name, piece] : pieces) {
       Value value = piece;
       if (cast<TensorType>(value.getType()).getIsConstant()) {
@@ -1131,7 +1131,7 @@ FailureOr<const HostTensor *> NodeContext::requireConstantInput(unsigned i) {
     return value;
   InFlightDiagnostic diag = emitError();
   diag << "input '" << getInputName(i) << "' of node '"
-       << (node.name().empty() ? node.output(0) : node.name()) << "' ("
+       << nodeLabel(node) << "' ("
        << node.op_type() << ") must be known at compile time";
   if (importer.isConstant(inputs[i])) {
     diag << " but it is a constant of "

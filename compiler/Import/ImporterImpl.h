@@ -128,6 +128,10 @@ mlir::LogicalResult foldOperation(mlir::Operation *op,
                                   llvm::ArrayRef<const HostTensor *> operands,
                                   llvm::SmallVectorImpl<HostTensor> &results);
 
+/// The name diagnostics and the names of imported constants give a node:
+/// its name, else its first named output, else "<unnamed>".
+std::string nodeLabel(const onnx::NodeProto &node);
+
 /// The CGC element type for an ONNX TensorProto.DataType, or null.
 mlir::Type getElementTypeForONNX(mlir::MLIRContext *context, int dataType);
 /// The name of an ONNX TensorProto.DataType ("FLOAT", "STRING", ...).

@@ -36,6 +36,7 @@ namespace {
 
 using import::getElementTypeForONNX;
 using import::getONNXDataTypeName;
+using import::nodeLabel;
 
 /// Constants at most this large keep a copy of their bytes in the protobuf
 /// so that ONNX shape inference can read them (shape operands); larger ones
@@ -90,14 +91,6 @@ void renameReads(onnx::GraphProto &graph, const std::string &from, const std::st
   }
 }
 
-std::string nodeLabel(const onnx::NodeProto &node) {
-  if (!node.name().empty())
-    return node.name();
-  for (const std::string &output : node.output())
-    if (!output.empty())
-      return output;
-  return "<unnamed>";
-}
 
 std::string normalizeDomain(StringRef domain) {
   return domain == "ai.onnx" ? "" : domain.str();
@@ -1282,7 +1275,7 @@ LogicalResult ModelLoader::checkAxesBeforeInference() {
       if (attribute.i() < low || attribute.i() > high)
         return emitError(nodeLoc(node))
                << "attribute 'axis' of node '"
-               << (node.name().empty() ? node.output_size() ? node.output(0) : "" : node.name())
+               << nodeLabel(node)
                << "' (" << node.op_type() << ") is " << attribute.i()
                << ", outside [" << low << ", " << high << "] for input '" << node.input(0)
                << "' of rank " << rank->second;
@@ -1399,6 +1392,15 @@ LogicalResult ModelLoader::inferShapes() {
 }
 
 } // namespace
+
+std::string import::nodeLabel(const onnx::NodeProto &node) {
+  if (!node.name().empty())
+    return node.name();
+  for (const std::string &output : node.output())
+    if (!output.empty())
+      return output;
+  return "<unnamed>";
+}
 
 //===----------------------------------------------------------------------===//
 // Public entry points

@@ -14,6 +14,7 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <string_view>
 
 namespace cgc::run {
 
@@ -581,9 +582,11 @@ static bool parseTensorProto(const std::string &file, HostTensor &tensor, std::s
 
 namespace {
 /// The fields of one message: (field number, bytes) for length-delimited
-/// ones, (field number, value) for varints. False if malformed.
+/// ones, viewing the message's own bytes (a model's initializers are not
+/// copied to find its graph's inputs), and (field number, value) for
+/// varints. False if malformed.
 struct Fields {
-  std::vector<std::pair<uint32_t, std::string>> messages;
+  std::vector<std::pair<uint32_t, std::string_view>> messages;
   std::vector<std::pair<uint32_t, uint64_t>> varints;
 };
 bool readFields(const uint8_t *data, size_t size, Fields &fields) {
@@ -598,7 +601,7 @@ bool readFields(const uint8_t *data, size_t size, Fields &fields) {
       size_t n;
       if (!w.bytes(d, n))
         return false;
-      fields.messages.push_back({field, std::string(reinterpret_cast<const char *>(d), n)});
+      fields.messages.push_back({field, std::string_view(reinterpret_cast<const char *>(d), n)});
     } else if (wireType == 0) {
       fields.varints.push_back({field, w.varint()});
     } else if (!w.skip(wireType)) {
@@ -609,12 +612,12 @@ bool readFields(const uint8_t *data, size_t size, Fields &fields) {
   }
   return true;
 }
-bool readFields(const std::string &bytes, Fields &fields) {
+bool readFields(std::string_view bytes, Fields &fields) {
   return readFields(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(), fields);
 }
 
 /// The kind of a serialized onnx.TypeProto.
-ValueKind typeKind(const std::string &type) {
+ValueKind typeKind(std::string_view type) {
   Fields fields;
   if (!readFields(type, fields))
     return ValueKind::Other;
@@ -651,7 +654,7 @@ bool readModelValueKinds(const std::string &path, std::map<std::string, ValueKin
   };
   if (!readFields(model, top))
     return malformed();
-  const std::string *graphBytes = nullptr;
+  const std::string_view *graphBytes = nullptr;
   for (const auto &[field, bytes] : top.messages)
     if (field == 7)
       graphBytes = &bytes;
@@ -696,13 +699,13 @@ std::string storedValueName(const std::string &path) {
     if (field == 1)
       return std::all_of(name.begin(), name.end(),
                          [](char c) { return c >= 32 && c < 127; })
-                 ? name
+                 ? std::string(name)
                  : "";
   return "";
 }
 
 /// The tensors of a serialized SequenceProto, named `name[i]`.
-static bool parseSequence(const std::string &bytes, const std::string &name, HostValue &value,
+static bool parseSequence(std::string_view bytes, const std::string &name, HostValue &value,
                           std::string &error) {
   Fields fields;
   if (!readFields(bytes, fields)) {
@@ -724,7 +727,7 @@ static bool parseSequence(const std::string &bytes, const std::string &name, Hos
       continue;
     }
     HostTensor tensor;
-    if (!parseTensorProto(tensorBytes, tensor, error)) {
+    if (!parseTensorProto(std::string(tensorBytes), tensor, error)) {
       error = "tensor " + std::to_string(value.tensors.size()) + ": " + error;
       return false;
     }
@@ -764,7 +767,7 @@ bool readValueFile(const std::string &path, const std::string &name, ValueKind k
   for (const auto &[field, held] : fields.messages) {
     if (field == 3 && kind == ValueKind::Optional) {
       HostTensor tensor;
-      if (!parseTensorProto(held, tensor, error))
+      if (!parseTensorProto(std::string(held), tensor, error))
         return bad("a tensor that does not read: " + error);
       tensor.name = name;
       value.tensors.push_back(std::move(tensor));
