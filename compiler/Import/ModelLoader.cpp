@@ -1218,14 +1218,6 @@ LogicalResult ModelLoader::checkAxesBeforeInference() {
       if (scale == ranks.end() || scale->second == 0)
         continue;
     }
-    // libonnx's STFT inference reads the signal's dimensions 1 and 2
-    // unchecked: a rank-1 signal crashed it (the onnx-import fuzzer, seeded
-    // with this session's log-mel model). The spec's signal is [batch,
-    // length, 1 or 2].
-    if (node.op_type() == "STFT" && node.domain().empty() && rank->second != 3)
-      return emitError(nodeLoc(node))
-             << "STFT's signal must be [batch, length, 1 or 2] (rank 3); '" << node.input(0)
-             << "' has rank " << rank->second;
     // libonnx's convolution and pooling inference (convPoolShapeInference)
     // indexes the input's spatial dimensions with these lists unchecked: an
     // attribute of the wrong length or a non-positive stride crashed it
@@ -1284,27 +1276,6 @@ LogicalResult ModelLoader::checkAxesBeforeInference() {
   return success();
 }
 
-/// Writes out schema defaults that libonnx's shape inference reads with
-/// another default: its STFT inference takes a missing `onesided` as 0
-/// where the schema's default is 1 (the output then has frame_length bins
-/// instead of frame_length / 2 + 1, and inference refuses the model's own
-/// declared shape). Only main-graph nodes: inference stops there first.
-static void spellOutMisreadDefaults(onnx::GraphProto &graph) {
-  for (onnx::NodeProto &node : *graph.mutable_node()) {
-    if (node.op_type() != "STFT" || !node.domain().empty())
-      continue;
-    bool present = llvm::any_of(node.attribute(), [](const onnx::AttributeProto &a) {
-      return a.name() == "onesided";
-    });
-    if (present)
-      continue;
-    onnx::AttributeProto *attr = node.add_attribute();
-    attr->set_name("onesided");
-    attr->set_type(onnx::AttributeProto::INT);
-    attr->set_i(1);
-  }
-}
-
 /// libonnx 1.12 counts one STFT frame too many when a window gives the
 /// frame length and frame_step does not divide the signal evenly (8000
 /// samples, a 400-sample window every 160: it infers 49 frames where the
@@ -1344,6 +1315,49 @@ static void forgetShapes(onnx::GraphProto &graph, const llvm::StringSet<> &names
       output.mutable_type()->mutable_tensor_type()->clear_shape();
 }
 
+/// libonnx's STFT inference reads the signal's dimensions 1 and 2
+/// unchecked: a rank-1 signal crashed it (the onnx-import fuzzer, seeded
+/// with the log-mel model), whether the model declared the rank or an
+/// upstream op produced it. Since cgc types everything an STFT computes
+/// itself (valuesAfterSTFT), libonnx never sees an STFT: for the length of
+/// its inference every STFT node, in every graph, subgraph and function,
+/// carries an op type without a schema, which libonnx skips, and gets its
+/// own back afterwards (cgc's converter then checks the signal's rank).
+class HiddenFromInference {
+public:
+  explicit HiddenFromInference(onnx::ModelProto &model) {
+    for (onnx::FunctionProto &function : *model.mutable_functions())
+      hide(*function.mutable_node());
+    hide(*model.mutable_graph()->mutable_node());
+  }
+  ~HiddenFromInference() {
+    for (onnx::NodeProto *node : hidden)
+      node->set_op_type("STFT");
+  }
+  HiddenFromInference(const HiddenFromInference &) = delete;
+  HiddenFromInference &operator=(const HiddenFromInference &) = delete;
+
+private:
+  static constexpr const char *kHiddenType = "cgc.STFT.typed_by_cgc";
+
+  void hide(google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes) {
+    for (onnx::NodeProto &node : nodes) {
+      for (onnx::AttributeProto &attribute : *node.mutable_attribute()) {
+        if (attribute.has_g())
+          hide(*attribute.mutable_g()->mutable_node());
+        for (onnx::GraphProto &graph : *attribute.mutable_graphs())
+          hide(*graph.mutable_node());
+      }
+      if (node.op_type() == "STFT" && node.domain().empty()) {
+        node.set_op_type(kHiddenType);
+        hidden.push_back(&node);
+      }
+    }
+  }
+
+  std::vector<onnx::NodeProto *> hidden;
+};
+
 static void restoreDeclaredOutputs(
     onnx::GraphProto &graph, const llvm::StringSet<> &names,
     const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> &declared) {
@@ -1357,12 +1371,15 @@ static void restoreDeclaredOutputs(
 LogicalResult ModelLoader::inferShapes() {
   if (failed(checkAxesBeforeInference()))
     return failure();
-  spellOutMisreadDefaults(*model.mutable_graph());
   google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> declaredOutputs =
       model.graph().output();
   llvm::StringSet<> miscounted = valuesAfterSTFT(model.graph());
   forgetShapes(*model.mutable_graph(), miscounted);
-  std::string message = onnx_glue::inferShapes(model);
+  std::string message;
+  {
+    HiddenFromInference hidden(model);
+    message = onnx_glue::inferShapes(model);
+  }
   if (message.empty()) {
     forgetShapes(*model.mutable_graph(), miscounted);
     restoreDeclaredOutputs(*model.mutable_graph(), miscounted, declaredOutputs);
