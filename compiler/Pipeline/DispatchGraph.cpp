@@ -195,17 +195,13 @@ FailureOr<DispatchGraph> buildDispatchGraph(EntryPointOp entry, bool inPlace) {
 }
 
 CallGraph buildCallGraph(const DispatchGraph &dispatch,
-                         ArrayRef<int32_t> partitionOrder,
-                         bool wholeDispatchBoundaries) {
+                         ArrayRef<int32_t> partitionOrder) {
   CallGraph result;
   planning::Graph &graph = result.graph;
   graph.tensors = dispatch.graph.tensors;
   for (int32_t partition : partitionOrder) {
     const SmallVector<CallOp> &calls = dispatch.calls[partition];
     const planning::Node &whole = dispatch.graph.nodes[partition];
-    llvm::SmallPtrSet<Operation *, 8> mine;
-    for (CallOp call : calls)
-      mine.insert(call);
     size_t first = graph.nodes.size();
     for (auto [index, constCall] : llvm::enumerate(calls)) {
       CallOp call = constCall;
@@ -218,18 +214,8 @@ CallGraph buildCallGraph(const DispatchGraph &dispatch,
         if (!llvm::is_contained(node.inputs, id))
           node.inputs.push_back(id);
       }
-      for (Value value : call->getResults()) {
-        int32_t id = dispatch.tensorOf.lookup(value);
-        // A value read outside the partition (or returned) is written at
-        // the start of the dispatch, as far as its bytes are concerned.
-        bool boundary = llvm::any_of(value.getUsers(), [&](Operation *user) {
-          return !mine.contains(user);
-        });
-        if (wholeDispatchBoundaries && boundary && index != 0)
-          graph.nodes[first].outputs.push_back(id);
-        else
-          node.outputs.push_back(id);
-      }
+      for (Value value : call->getResults())
+        node.outputs.push_back(dispatch.tensorOf.lookup(value));
       graph.nodes.push_back(std::move(node));
       result.partitionOf.push_back(partition);
     }
@@ -239,11 +225,6 @@ CallGraph buildCallGraph(const DispatchGraph &dispatch,
     else
       for (size_t n = first; n < graph.nodes.size(); ++n)
         graph.nodes[n].inPlaceOf.assign(graph.nodes[n].outputs.size(), -1);
-    // Values from outside the partition are read until its end.
-    if (wholeDispatchBoundaries)
-      for (int32_t id : whole.inputs)
-        if (!llvm::is_contained(graph.nodes.back().inputs, id))
-          graph.nodes.back().inputs.push_back(id);
   }
   result.order.resize(graph.nodes.size());
   for (size_t n = 0; n < graph.nodes.size(); ++n)

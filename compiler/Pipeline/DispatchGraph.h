@@ -45,16 +45,15 @@ mlir::FailureOr<DispatchGraph> buildDispatchGraph(EntryPointOp entry,
 /// partition, in block order (the order the partition invokes them). Tensor
 /// ids are those of `dispatch.graph`; the nodes are in execution order.
 ///
-/// With `wholeDispatchBoundaries`, a value that crosses a partition's
-/// boundary (read from outside it, or written by it and read outside it or
-/// returned) is live for the partition's whole dispatch: its bytes are the
-/// dispatch's bind points, which the driver may touch at any time during the
-/// dispatch (the spec leaves synchronization inside an MLIR program to the
-/// driver). Values only the partition reads and writes (`cgc.internal` bind
-/// points) live from the call that writes them to the last call that reads
-/// them, so the partition reuses memory inside its dispatch. Without it,
-/// every value lives exactly from its call to its last reader: the op-level
-/// view whose peak of live bytes is the lower bound the tools print.
+/// Every value lives exactly from the call that writes it to the last call
+/// that reads it, values that cross a partition's boundary too: the peak of
+/// live bytes over this order is the op-level lower bound the tools print,
+/// and min-memory plans place the intermediates on this graph. Two bind
+/// points of one dispatch may then share bytes (a value only the
+/// partition's first call reads, one its last call writes); a driver whose
+/// order of work inside the dispatch differs orders those accesses itself
+/// (the spec leaves synchronization inside an MLIR program to the driver;
+/// the reference driver's CompiledProgram::layoutFor).
 struct CallGraph {
   planning::Graph graph;
   std::vector<int32_t> order; // 0..n-1: the nodes are in execution order
@@ -62,8 +61,7 @@ struct CallGraph {
   std::vector<int32_t> partitionOf;
 };
 CallGraph buildCallGraph(const DispatchGraph &dispatch,
-                         llvm::ArrayRef<int32_t> partitionOrder,
-                         bool wholeDispatchBoundaries);
+                         llvm::ArrayRef<int32_t> partitionOrder);
 
 /// Parses the `schedule` option.
 mlir::FailureOr<planning::ScheduleMode> parseScheduleMode(llvm::StringRef name);

@@ -110,17 +110,14 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     std::optional<CallGraph> calls;
     uint64_t opLowerBound = 0;
     if (*mode == planning::ScheduleMode::MinMemory) {
-      calls = buildCallGraph(*dispatch, order, /*wholeDispatchBoundaries=*/true);
+      // Every value lives exactly from its call to its last reader, the
+      // values that cross a partition's boundary too: the driver orders its
+      // accesses to bind points that share bytes (the spec leaves the
+      // synchronization inside an MLIR program to it).
+      calls = buildCallGraph(*dispatch, order);
       plan = planning::planMemory(calls->graph, calls->order, options);
       planned = &calls->graph;
-      // The op-level lower bound: the peak of live bytes when every value
-      // lives exactly from its call to its last reader.
-      CallGraph opLevel =
-          buildCallGraph(*dispatch, order, /*wholeDispatchBoundaries=*/false);
-      planning::MemoryPlanOptions peakOnly = options;
-      peakOnly.searchBudget = 0;
-      opLowerBound =
-          planning::planMemory(opLevel.graph, opLevel.order, peakOnly).lowerBound;
+      opLowerBound = plan.lowerBound;
     }
     if (plan.footprint > kMaxTensorBytes) {
       entry.emitOpError("the scratch buffer would need ")

@@ -2,6 +2,7 @@
 
 #include "program.h"
 #include "planning/kernel_program_queries.h"
+#include "elementwise.h"
 #include "input_scale.h"
 #include "pages.h"
 
@@ -9,9 +10,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
 #include <tuple>
 
 #ifndef CGC_REF_HAVE_KERNELS
@@ -531,16 +534,30 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
     blocks[t].last = -1;
   }
   std::vector<bool> bindingTouched(kp.bindings.size(), false);
-  for (size_t s = 0; s < p.steps_.size(); ++s)
-    forEachOperand(p.steps_[s], [&](const KernelOperand &o) {
+  p.bindingAccess_.assign(kp.bindings.size(), {});
+  for (BindingAccess &a : p.bindingAccess_)
+    a.first = int64_t(p.steps_.size());
+  for (size_t s = 0; s < p.steps_.size(); ++s) {
+    const Step &step = p.steps_[s];
+    for (const auto &in : step.inputs)
+      if (in && in->storage == KernelOperand::Storage::Binding)
+        p.bindingAccess_[in->index].reads = true;
+    for (const auto &out : step.outputs)
+      if (out.storage == KernelOperand::Storage::Binding)
+        p.bindingAccess_[out.index].writes = true;
+    forEachOperand(step, [&](const KernelOperand &o) {
       if (o.storage == KernelOperand::Storage::Binding) {
         bindingTouched[o.index] = true;
+        BindingAccess &a = p.bindingAccess_[o.index];
+        a.first = std::min(a.first, int64_t(s));
+        a.last = std::max(a.last, int64_t(s));
         return;
       }
       planning::TemporaryBlock &b = blocks[o.index];
       b.first = std::min(b.first, int64_t(s));
       b.last = std::max(b.last, int64_t(s));
     });
+  }
   // Without binding addresses (they come with each run), every temporary
   // in per-run memory: the plan of a run whose bound ranges cannot hold the
   // temporaries that live in bindings (layoutFor).
@@ -665,35 +682,131 @@ size_t RunMemory::heldBlocks() const {
   return blocks_;
 }
 
+/// True if the step's kernels are all elementwise: each element of the
+/// result is computed from the elements at its own position, so the result
+/// may overwrite an input of the same layout (the compiler's in-place
+/// offer for an elementwise partition).
+static bool elementwiseStep(const CompiledProgram::Step &step, const KernelProgram &program) {
+  for (size_t k : step.kernels)
+    if (!isElementwiseOp(program.kernels[k].op))
+      return false;
+  return !step.kernels.empty();
+}
+
 std::shared_ptr<const CompiledProgram::Layout>
-CompiledProgram::layoutFor(const std::vector<uint8_t *> &bindings) const {
+CompiledProgram::layoutFor(const std::vector<uint8_t *> &bindings,
+                           bool keepTemporariesInBindings) const {
   {
     std::lock_guard<std::mutex> lock(layoutMutex_);
     for (auto it = layouts_.rbegin(); it != layouts_.rend(); ++it)
-      if ((*it)->key == bindings)
+      if ((*it)->key == bindings && (*it)->temporariesInBindings == keepTemporariesInBindings)
         return *it;
   }
   auto layout = std::make_shared<Layout>();
   layout->key = bindings;
+  layout->temporariesInBindings = keepTemporariesInBindings;
+  const int64_t lastStep = int64_t(steps_.size()) - 1;
+
+  // The bound ranges the steps access, with the steps that access them.
+  // The compiler places a partition's values by its order of invocations,
+  // so two bind points of one dispatch may share bytes: a value read only
+  // by the first invocation and one written by the last. This program's
+  // steps may access them in another order (a fusion writes a result at
+  // its anchor's step, a rewrite reads an input at a later op's): where two
+  // bind points share bytes, at least one writes them, and the steps access
+  // both at a common step or interleaved, one of them is shadowed -- its
+  // steps use a copy in per-run memory, filled from the binding before the
+  // first step and written back after the last -- unless the two are an
+  // elementwise step's in-place operands.
+  struct Bound {
+    uint32_t binding;
+    uintptr_t begin, end;
+    int64_t first, last;
+    bool writes;
+  };
+  std::vector<Bound> bound;
+  for (uint32_t b : touchedBindings_) {
+    uintptr_t at = reinterpret_cast<uintptr_t>(bindings[b]);
+    const BindingAccess &access = bindingAccess_[b];
+    if (program_.bindings[b].bytes && at)
+      bound.push_back({b, at, at + program_.bindings[b].bytes, access.first, access.last,
+                       access.writes});
+  }
+  auto inPlace = [&](const Bound &x, const Bound &y) {
+    if (x.begin != y.begin || x.end != y.end)
+      return false;
+    int64_t at = x.last == y.first ? x.last : y.last == x.first ? y.last : -1;
+    return at >= 0 && x.first <= at && y.first <= at &&
+           elementwiseStep(steps_[size_t(at)], program_);
+  };
+  std::vector<int32_t> shadowOf(program_.bindings.size(), -1);
+  auto shadow = [&](const Bound &victim) {
+    const KernelProgram::Binding &binding = program_.bindings[victim.binding];
+    shadowOf[victim.binding] = int32_t(layout->shadows.size());
+    Shadow s;
+    s.binding = victim.binding;
+    s.bytes = binding.bytes;
+    // An internal bind point's value is the partition's alone: nothing to
+    // carry in or out.
+    s.copyIn = !binding.internal;
+    s.copyOut = !binding.internal && victim.writes;
+    layout->shadows.push_back(s);
+  };
+  for (size_t i = 0; i < bound.size(); ++i)
+    for (size_t j = i + 1; j < bound.size(); ++j) {
+      const Bound &x = bound[i], &y = bound[j];
+      if (shadowOf[x.binding] >= 0 || shadowOf[y.binding] >= 0)
+        continue;
+      if (!(x.begin < y.end && y.begin < x.end) || !(x.writes || y.writes) ||
+          !(x.first <= y.last && y.first <= x.last) || inPlace(x, y))
+        continue;
+      // The copy costs least for an internal value, then for the smaller.
+      bool xInternal = program_.bindings[x.binding].internal;
+      bool yInternal = program_.bindings[y.binding].internal;
+      bool pickX = xInternal != yInternal ? xInternal : x.end - x.begin < y.end - y.begin;
+      shadow(pickX ? x : y);
+    }
+  // Shadowed bind points are accessed before the first step (the copy in)
+  // and after the last (the copy out). Two copies out over common bytes
+  // would leave one value where the compiler placed two live ones.
+  for (size_t i = 0; i < layout->shadows.size(); ++i)
+    for (size_t j = i + 1; j < layout->shadows.size(); ++j) {
+      const Shadow &x = layout->shadows[i], &y = layout->shadows[j];
+      uintptr_t xa = reinterpret_cast<uintptr_t>(bindings[x.binding]);
+      uintptr_t ya = reinterpret_cast<uintptr_t>(bindings[y.binding]);
+      if (x.copyOut && y.copyOut && xa < ya + y.bytes && ya < xa + x.bytes)
+        throw std::invalid_argument(
+            "bind points '" + program_.bindings[x.binding].name + "' and '" +
+            program_.bindings[y.binding].name +
+            "' are bound to common bytes and the dispatch writes both");
+    }
+
   // Address ranges and step intervals of what stays where it is bound: the
-  // bindings the steps access (for the whole run), then, by first step,
-  // each temporary whose binding has room for it at a free time.
+  // bindings at the steps that access them (a shadowed one before the first
+  // step and after the last), then, by first step, each temporary whose
+  // binding has room for it at a free time.
   struct Held {
     uintptr_t begin, end;
     int64_t first, last;
   };
   std::vector<Held> held;
-  const int64_t lastStep = int64_t(steps_.size()) - 1;
-  for (uint32_t b : touchedBindings_) {
-    uintptr_t at = reinterpret_cast<uintptr_t>(bindings[b]);
-    if (program_.bindings[b].bytes && at)
-      held.push_back({at, at + program_.bindings[b].bytes, 0, lastStep});
+  for (const Bound &b : bound) {
+    int32_t s = shadowOf[b.binding];
+    if (s < 0) {
+      held.push_back({b.begin, b.end, b.first, b.last});
+      continue;
+    }
+    if (layout->shadows[size_t(s)].copyIn)
+      held.push_back({b.begin, b.end, -1, -1});
+    if (layout->shadows[size_t(s)].copyOut)
+      held.push_back({b.begin, b.end, lastStep + 1, lastStep + 1});
   }
   std::vector<size_t> candidates;
-  for (size_t t = 0; t < blocks_.size(); ++t)
-    if (program_.temporaries[t].binding >= 0 && blocks_[t].bytes > 0 &&
-        blocks_[t].first <= blocks_[t].last)
-      candidates.push_back(t);
+  if (keepTemporariesInBindings)
+    for (size_t t = 0; t < blocks_.size(); ++t)
+      if (program_.temporaries[t].binding >= 0 && blocks_[t].bytes > 0 &&
+          blocks_[t].first <= blocks_[t].last)
+        candidates.push_back(t);
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](size_t a, size_t b) { return blocks_[a].first < blocks_[b].first; });
   std::vector<planning::TemporaryBlock> blocks = blocks_;
@@ -715,11 +828,24 @@ CompiledProgram::layoutFor(const std::vector<uint8_t *> &bindings) const {
     inBinding[t] = true;
     blocks[t].bytes = 0; // takes no per-run memory
   }
+  // The shadows live in per-run memory for the whole run.
+  for (const Shadow &s : layout->shadows) {
+    planning::TemporaryBlock block;
+    block.bytes = s.bytes;
+    block.alignment = 64;
+    block.first = 0;
+    block.last = std::max<int64_t>(lastStep, 0);
+    blocks.push_back(block);
+    layout->shadowedBytes += s.bytes;
+  }
   planning::TemporaryPlan plan = planning::planTemporaries(blocks);
-  layout->offsets = plan.offsets;
-  for (size_t t = 0; t < blocks.size(); ++t)
+  layout->offsets.assign(plan.offsets.begin(), plan.offsets.begin() + ptrdiff_t(blocks_.size()));
+  for (size_t t = 0; t < blocks_.size(); ++t)
     if (inBinding[t])
       layout->offsets[t] = kInBinding;
+  for (size_t s = 0; s < layout->shadows.size(); ++s)
+    layout->shadows[s].offset = plan.offsets[blocks_.size() + s];
+  layout->shadowOf = std::move(shadowOf);
   layout->perRunBytes = plan.bytes;
 
   std::lock_guard<std::mutex> lock(layoutMutex_);
@@ -733,9 +859,12 @@ void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &po
   // Choices a kernel makes on its first run (preparing its weights) read
   // the program's configuration too.
   ConfigScope scope(config_);
+  // Bind points of one dispatch may share bytes (the compiler places them
+  // by its invocation order): the layout orders their accesses.
   std::shared_ptr<const Layout> layout;
-  if (memoryStats_.boundTemporaries && config_.boundTemporaries)
-    layout = layoutFor(bindings);
+  const bool temporariesInBindings = memoryStats_.boundTemporaries && config_.boundTemporaries;
+  if (touchedBindings_.size() > 1 || temporariesInBindings)
+    layout = layoutFor(bindings, temporariesInBindings);
   const uint64_t perRunBytes = layout ? layout->perRunBytes : scratchBytes_;
   const std::vector<uint64_t> &offsets = layout ? layout->offsets : temporaryOffsets_;
   RunMemory::Block block;
@@ -747,14 +876,22 @@ void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &po
     ~Release() { memory.release(block); }
   } release{*memory_, block};
   uint8_t *scratch = block.data;
+  const Shadow *shadows = layout ? layout->shadows.data() : nullptr;
   auto address = [&](const KernelOperand &o) -> uint8_t * {
-    if (o.storage == KernelOperand::Storage::Binding)
+    if (o.storage == KernelOperand::Storage::Binding) {
+      if (shadows && layout->shadowOf[o.index] >= 0)
+        return scratch + shadows[layout->shadowOf[o.index]].offset + o.offset;
       return bindings[o.index] + o.offset;
+    }
     uint64_t at = offsets[o.index];
     if (at == kInBinding)
       return bindings[size_t(program_.temporaries[o.index].binding)] + o.offset;
     return scratch + at + o.offset;
   };
+  if (layout)
+    for (const Shadow &s : layout->shadows)
+      if (s.copyIn)
+        std::memcpy(scratch + s.offset, bindings[s.binding], s.bytes);
   std::vector<const void *> inputs;
   std::vector<void *> outputs;
   for (size_t s = 0; s < steps_.size(); ++s) {
@@ -784,6 +921,10 @@ void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &po
     else
       profile_[s].ns.fetch_add(uint64_t(ns), std::memory_order_relaxed);
   }
+  if (layout)
+    for (const Shadow &s : layout->shadows)
+      if (s.copyOut)
+        std::memcpy(bindings[s.binding], scratch + s.offset, s.bytes);
 }
 
 CompiledProgram::~CompiledProgram() {
@@ -836,6 +977,21 @@ void CompiledProgram::printProfile() const {
          << " MiB); per-run memory " << formatFixed(double(last->perRunBytes) / 1048576.0, 2)
          << " MiB";
     os << "\n";
+  }
+  {
+    std::shared_ptr<const Layout> last;
+    {
+      std::lock_guard<std::mutex> lock(layoutMutex_);
+      if (!layouts_.empty())
+        last = layouts_.back();
+    }
+    if (last && !last->shadows.empty()) {
+      os << "  bind points that share bytes with another this program's steps access out of the "
+            "compiler's order, run on a copy in per-run memory: ";
+      for (size_t i = 0; i < last->shadows.size(); ++i)
+        os << (i ? ", " : "") << "'" << program_.bindings[last->shadows[i].binding].name << "'";
+      os << " (" << formatFixed(double(last->shadowedBytes) / 1048576.0, 2) << " MiB)\n";
+    }
   }
   for (size_t s : order) {
     const Step &step = steps_[s];

@@ -135,17 +135,40 @@ public:
   /// fusions can lengthen a value's life past the compiler's view of it, an
   /// accumulation in place for one): then it moves to per-run memory
   /// ("evicted"), planned with the temporaries that have no binding.
+  ///
+  /// Bind points of one dispatch may also share bytes: the compiler places
+  /// a partition's values by its order of invocations, a value read only by
+  /// the first one where the last one writes another. Where this program's
+  /// steps would access two such bind points in another order (or at one
+  /// step, other than an elementwise step's in-place operands), one of them
+  /// is shadowed: its steps use a copy in per-run memory, filled from the
+  /// binding before the first step and written back after the last.
+  struct Shadow {
+    uint32_t binding = 0;
+    uint64_t bytes = 0;
+    uint64_t offset = 0;  // in per-run memory
+    bool copyIn = false;  // not internal: carries a value in
+    bool copyOut = false; // not internal and written: carries one out
+  };
   struct Layout {
     std::vector<uint8_t *> key;     // the binding addresses it is for
+    bool temporariesInBindings = false;
     std::vector<uint64_t> offsets;  // per temporary; kInBinding: in its binding
     uint64_t perRunBytes = 0;       // per-run memory a run takes
     size_t evicted = 0;             // temporaries moved out of their binding
     uint64_t evictedBytes = 0;
+    std::vector<Shadow> shadows;
+    std::vector<int32_t> shadowOf;  // per binding: its shadow, or -1
+    uint64_t shadowedBytes = 0;
   };
   static constexpr uint64_t kInBinding = UINT64_MAX;
   /// The layout for `bindings` (computed once per set of addresses; the
-  /// last few are kept).
-  std::shared_ptr<const Layout> layoutFor(const std::vector<uint8_t *> &bindings) const;
+  /// last few are kept): the shadows it needs and, with
+  /// `keepTemporariesInBindings`, the temporaries that stay in their
+  /// binding. Throws std::invalid_argument when two bind points the
+  /// dispatch writes are bound to common bytes.
+  std::shared_ptr<const Layout> layoutFor(const std::vector<uint8_t *> &bindings,
+                                          bool keepTemporariesInBindings = true) const;
   /// Where temporary `index` lies in a run's memory.
   uint64_t temporaryOffset(uint32_t index) const { return temporaryOffsets_[index]; }
 
@@ -171,8 +194,14 @@ private:
   /// Every temporary's size and lifetime over the steps (planning::planTemporaries'
   /// input), for the layouts of temporaries that live in bindings.
   std::vector<planning::TemporaryBlock> blocks_;
-  /// Bindings the steps access directly: their bytes are live for the run.
+  /// Bindings the steps access directly, and per binding the steps that
+  /// access it (first > last: none) and whether they read or write it.
   std::vector<uint32_t> touchedBindings_;
+  struct BindingAccess {
+    int64_t first = 0, last = -1;
+    bool reads = false, writes = false;
+  };
+  std::vector<BindingAccess> bindingAccess_;
   mutable std::mutex layoutMutex_;
   mutable std::vector<std::shared_ptr<const Layout>> layouts_; // most recent last
   MemoryStats memoryStats_;
