@@ -2,6 +2,7 @@
 
 import gc
 import os
+import re
 import subprocess
 import sys
 import time
@@ -284,6 +285,11 @@ def test_driver_options_choose_the_kernels(tmp_path):
     fast_text, plain_text = fast.read_text(), plain.read_text()
     assert "configuration: profile=" in fast_text
     assert "configuration: winograd=0,winograd-gemm=0,separable-resize=0,profile=" in plain_text
+    # Each step's line names its kernel, then the implementations the
+    # selection passed over and why: the configuration's is among them.
+    assert "packed-GEMM Winograd: off (winograd-gemm=0)" in plain_text
+    fast_text, plain_text = (re.sub(r" \(passed over [^\n]*\)", "", t)
+                             for t in (fast_text, plain_text))
     assert "separable taps" in fast_text and "separable taps" not in plain_text
     assert "Winograd" in fast_text and "Winograd" not in plain_text
 

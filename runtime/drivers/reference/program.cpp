@@ -1003,6 +1003,7 @@ void CompiledProgram::printProfile() const {
        << "%  " << formatFixed(double(ns) / 1e3 / steady, 1) << " us  ("
        << formatFixed(double(profile_[s].firstNs.load()) / 1e3, 1) << ")  step " << s << " ["
        << ops << "] " << step.kernel->describe()
+       << (step.kernel->passedOver.empty() ? "" : " (passed over " + step.kernel->passedOver + ")")
        << (step.declined.empty() ? "" : " (did not fuse " + step.declined + ")") << "\n";
   }
   std::string text = os.str();

@@ -1615,43 +1615,205 @@ bool hasNegativeStrides(const KernelDesc &desc) {
   return false;
 }
 
-std::unique_ptr<Kernel> makeConv(const KernelDesc &desc, const KernelOptions &options) {
-  ConvGeom g = parseConv(desc);
-  const KernelOperand &x = *desc.inputs[0], &w = *desc.inputs[1], &out = desc.outputs[0];
-  bool empty = numElements(out.shape) == 0 || numElements(x.shape) == 0 || g.kernelSize() == 0;
-  // Small planes (7x7, 14x14) are per-plane overhead on NCHW; oneDNN's
-  // channel-blocked kernel is faster there despite its reorders (measured).
-  bool largePlanes = numElements(g.out) >= kDwMinPlane;
-  if (depthwiseApplies(g, desc, out) && largePlanes)
-    return std::make_unique<DepthwiseKernel>(g, Epilogue(), desc.inputs.size(), "");
-  if (!empty && directDepthwise(g, desc, out))
-    return makeChannelsLastDepthwise(depthwiseGeometry(g), desc, {}, constantParams(g, options),
-                                     geomText(g));
-  if (!empty && pointwiseChannelsLast(g, x, out)) {
-    std::string unused;
-    if (auto kernel = makePointwiseConvolution(desc, {}, options, geomText(g), unused))
-      return kernel;
+/// One convolution to choose a kernel for: `anchor` alone (`epilogue`
+/// empty) or with the elementwise chain after it fused.
+struct ConvCase {
+  const KernelDesc &anchor;
+  const std::vector<KernelDesc> &epilogue;
+  const KernelOptions &options;
+  ConvGeom g;
+  /// The chain's final result (the anchor's own result when alone).
+  const KernelOperand &out;
+  bool empty;
+  /// The chain keeps the convolution's shape.
+  bool sameShape;
+  /// Small planes (7x7, 14x14) are per-plane overhead on NCHW; oneDNN's
+  /// channel-blocked kernel is faster there despite its reorders (measured).
+  bool largePlanes;
+  /// The chain has a oneDNN post-op form (trivially, when alone); else why not.
+  bool postOk;
+  onednn::PostOps post;
+  std::string postReason;
+
+  ConvCase(const KernelDesc &anchor, const std::vector<KernelDesc> &epilogue,
+           const KernelOptions &options)
+      : anchor(anchor), epilogue(epilogue), options(options), g(parseConv(anchor)),
+        out(epilogue.empty() ? anchor.outputs[0] : epilogue.back().outputs.at(0)) {
+    const KernelOperand &x = *anchor.inputs[0];
+    empty = numElements(anchor.outputs[0].shape) == 0 || numElements(x.shape) == 0 ||
+            g.kernelSize() == 0;
+    sameShape = out.shape == anchor.outputs[0].shape;
+    largePlanes = numElements(g.out) >= kDwMinPlane;
+    postOk = epilogue.empty() ||
+             onednn::buildPostOps(epilogue, anchor.outputs[0].shape, x.dtype, post, postReason);
   }
-  if (!empty) {
-    std::string unused;
-    if (auto kernel = makeSubsampledPointwise(g, desc, {}, options, unused))
-      return kernel;
-  }
-  if (stemConvolution(g, desc, out))
-    return makeStemConvolution(stemGeometry(g), desc, {}, constantParams(g, options),
-                               geomText(g));
-  if (WinogradGeometry wg; !empty && winogradGemm(g, desc, out, wg))
-    return makeWinogradConvolution(wg, desc, {}, options.isConstant(1), geomText(g));
-  if (dnnlType(x.dtype) && !empty && !hasNegativeStrides(desc)) {
-    try {
-      return makeDnnlConv(g, x, w, out, options.isConstant(1), onednn::PostOps(), 0,
-                          desc.inputs.size(), nullptr);
-    } catch (const dnnl::error &) {
-      // No oneDNN implementation (e.g. a negative effective end padding of
-      // conv_transpose): the generic path.
+  bool fused() const { return !epilogue.empty(); }
+  const KernelOperand &x() const { return *anchor.inputs[0]; }
+  const KernelOperand &w() const { return *anchor.inputs[1]; }
+  size_t extraEnd() const { return anchor.inputs.size() + chainExtraOperands(epilogue); }
+};
+
+/// A convolution kernel the driver may choose: whether it takes a case
+/// (empty, or why not) and how to create it (null with a reason, or a
+/// DescError / dnnl::error, when it cannot after all).
+struct ConvImplementation {
+  const char *name;
+  std::string (*applies)(const ConvCase &);
+  std::unique_ptr<Kernel> (*create)(const ConvCase &, std::string &reason);
+};
+
+std::string unless(bool ok, const char *why) { return ok ? std::string() : std::string(why); }
+
+/// The implementations in order of preference, for a convolution alone and
+/// with a chain alike: the first that takes a case and creates a kernel
+/// runs it (selectConvolution).
+const ConvImplementation kConvImplementations[] = {
+    {"direct depthwise (channels-last)",
+     // Its unrolled shapes by choice; any other shape it runs too when the
+     // chain has no oneDNN post-op form.
+     [](const ConvCase &c) {
+       if (!activeConfig().channelsLastDepthwise)
+         return std::string("off (channels-last-depthwise=0)");
+       if (c.empty || !c.sameShape)
+         return std::string("empty, or a chain that changes the shape");
+       if (!channelsLastDepthwise(c.g, c.anchor, c.out))
+         return std::string("not a channels-last 2-D depthwise convolution it runs");
+       return unless(channelsLastDepthwiseFaster(c.g) || !c.postOk,
+                     "oneDNN is faster at this shape");
+     },
+     [](const ConvCase &c, std::string &) {
+       return makeChannelsLastDepthwise(depthwiseGeometry(c.g), c.anchor, c.epilogue,
+                                        constantParams(c.g, c.options), geomText(c.g));
+     }},
+    {"direct depthwise (NCHW)",
+     [](const ConvCase &c) {
+       if (!depthwiseApplies(c.g, c.anchor, c.out) || !c.sameShape)
+         return std::string("not a contiguous float32 2-D depthwise convolution");
+       return unless(c.largePlanes || !c.postOk, "planes too small (oneDNN is faster)");
+     },
+     [](const ConvCase &c, std::string &) -> std::unique_ptr<Kernel> {
+       Epilogue chain = c.fused() ? Epilogue(c.anchor.outputs[0].shape, c.x().dtype, c.epilogue)
+                                  : Epilogue();
+       return std::make_unique<DepthwiseKernel>(c.g, std::move(chain), c.anchor.inputs.size(),
+                                                chainSummary(c.epilogue));
+     }},
+    {"packed GEMM pointwise",
+     [](const ConvCase &c) {
+       return unless(!c.empty && pointwiseChannelsLast(c.g, c.x(), c.anchor.outputs[0]),
+                     "not a channels-last 1x1 convolution");
+     },
+     [](const ConvCase &c, std::string &reason) {
+       return makePointwiseConvolution(c.anchor, c.epilogue, c.options, geomText(c.g), reason);
+     }},
+    {"subsampled pointwise",
+     [](const ConvCase &c) {
+       if (!activeConfig().subsampledPointwise)
+         return std::string("off (subsampled-pointwise=0)");
+       return unless(!c.empty, "empty");
+     },
+     [](const ConvCase &c, std::string &reason) {
+       std::unique_ptr<Kernel> kernel =
+           makeSubsampledPointwise(c.g, c.anchor, c.epilogue, c.options, reason);
+       if (!kernel && reason.empty())
+         reason = "not a strided channels-last 1x1 convolution without padding";
+       return kernel;
+     }},
+    {"direct stem",
+     [](const ConvCase &c) {
+       if (!activeConfig().stemConvolution)
+         return std::string("off (stem-convolution=0)");
+       return unless(c.sameShape && stemConvolution(c.g, c.anchor, c.out),
+                     "not a 2-D convolution of a few input channels");
+     },
+     [](const ConvCase &c, std::string &) {
+       return makeStemConvolution(stemGeometry(c.g), c.anchor, c.epilogue,
+                                  constantParams(c.g, c.options), geomText(c.g));
+     }},
+    {"packed-GEMM Winograd",
+     [](const ConvCase &c) {
+       if (activeConfig().winogradGemm == 0)
+         return std::string("off (winograd-gemm=0)");
+       WinogradGeometry wg;
+       return unless(!c.empty && winogradGemm(c.g, c.anchor, c.out, wg),
+                     "not a large channels-last 3x3 stride-1 float32 convolution");
+     },
+     [](const ConvCase &c, std::string &) {
+       WinogradGeometry wg;
+       winogradGemm(c.g, c.anchor, c.out, wg);
+       return makeWinogradConvolution(wg, c.anchor, c.epilogue, c.options.isConstant(1),
+                                      geomText(c.g));
+     }},
+    {"oneDNN with the chain after it",
+     // No oneDNN post-op form (an erf_gelu): the chain runs as our epilogue
+     // after oneDNN's convolution, on the result in its layout.
+     [](const ConvCase &c) {
+       if (!c.fused() || c.postOk)
+         return std::string("no chain, or one oneDNN takes as post-ops");
+       return unless(c.sameShape && (c.out.isContiguous() || channelsLast(c.out)),
+                     c.postReason.c_str());
+     },
+     [](const ConvCase &c, std::string &) {
+       // The chain as an epilogue at all (its reason otherwise).
+       Epilogue probe(c.anchor.outputs[0].shape, c.x().dtype, c.epilogue);
+       return makeDnnlConv(c.g, c.x(), c.w(), c.out, c.options.isConstant(1), onednn::PostOps(),
+                           c.anchor.inputs.size(), c.extraEnd(), &c.epilogue);
+     }},
+    {"oneDNN",
+     [](const ConvCase &c) {
+       if (!c.postOk)
+         return c.postReason;
+       return unless(dnnlType(c.x().dtype) && !c.empty && !hasNegativeStrides(c.anchor),
+                     "not float32/bfloat16, empty, or negative strides");
+     },
+     [](const ConvCase &c, std::string &) {
+       if (!c.fused())
+         return makeDnnlConv(c.g, c.x(), c.w(), c.out, c.options.isConstant(1), onednn::PostOps(),
+                             0, c.anchor.inputs.size(), nullptr);
+       return makeDnnlConv(c.g, c.x(), c.w(), c.out, c.options.isConstant(1), c.post,
+                           c.anchor.inputs.size(), c.extraEnd(), &c.epilogue);
+     }},
+    {"generic",
+     [](const ConvCase &c) { return unless(!c.fused(), "takes no chain"); },
+     [](const ConvCase &c, std::string &) {
+       return makeDenseAdapted(c.anchor,
+                               [&](const KernelDesc &) { return makeGeneric(c.g, c.x().dtype); });
+     }},
+};
+
+/// The first implementation of kConvImplementations that takes `c` and
+/// creates a kernel; the kernel records the ones passed over and why (the
+/// profile prints them). Null when none does, with every reason.
+std::unique_ptr<Kernel> selectConvolution(const ConvCase &c, std::string &reason) {
+  std::string passed;
+  for (const ConvImplementation &implementation : kConvImplementations) {
+    std::string why = implementation.applies(c);
+    if (why.empty()) {
+      try {
+        if (std::unique_ptr<Kernel> kernel = implementation.create(c, why)) {
+          kernel->passedOver = std::move(passed);
+          return kernel;
+        }
+        if (why.empty())
+          why = "no kernel";
+      } catch (const DescError &e) {
+        why = e.message;
+      } catch (const dnnl::error &e) {
+        why = cat("no oneDNN implementation (", e.what(), ")");
+      }
     }
+    passed += cat(passed.empty() ? "" : "; ", implementation.name, ": ", why);
   }
-  return makeDenseAdapted(desc, [&](const KernelDesc &) { return makeGeneric(g, x.dtype); });
+  reason = cat(c.anchor.op, ": no convolution kernel takes it (", passed, ")");
+  return nullptr;
+}
+
+std::unique_ptr<Kernel> makeConv(const KernelDesc &desc, const KernelOptions &options) {
+  static const std::vector<KernelDesc> kAlone;
+  std::string reason;
+  std::unique_ptr<Kernel> kernel = selectConvolution(ConvCase(desc, kAlone, options), reason);
+  if (!kernel)
+    fail(reason);
+  return kernel;
 }
 
 } // namespace
@@ -1659,8 +1821,8 @@ std::unique_ptr<Kernel> makeConv(const KernelDesc &desc, const KernelOptions &op
 std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
                                                const std::vector<KernelDesc> &epilogue,
                                                const KernelOptions &options, std::string &reason) {
-  ConvGeom g = parseConv(anchor);
-  const KernelOperand &x = *anchor.inputs[0], &w = *anchor.inputs[1];
+  // What keeps any kernel from fusing this convolution.
+  const KernelOperand &x = *anchor.inputs[0];
   if (!dnnlType(x.dtype)) {
     reason = cat(anchor.op, ": only float32/bfloat16 convolutions fuse, got ", dtypeName(x.dtype));
     return nullptr;
@@ -1673,97 +1835,7 @@ std::unique_ptr<Kernel> createFusedConvolution(const KernelDesc &anchor,
     reason = cat(anchor.op, ": empty tensors do not fuse");
     return nullptr;
   }
-  const KernelOperand &out = epilogue.back().outputs.at(0);
-  onednn::PostOps post;
-  std::string postReason;
-  bool postOk = onednn::buildPostOps(epilogue, anchor.outputs[0].shape, x.dtype, post, postReason);
-  bool largePlanes = numElements(g.out) >= kDwMinPlane;
-  if (out.shape == anchor.outputs[0].shape && channelsLastDepthwise(g, anchor, out) &&
-      (channelsLastDepthwiseFaster(g) || !postOk)) {
-    // Any elementwise chain that keeps the shape and dtype, applied to each
-    // band of output rows while it is in cache.
-    try {
-      return makeChannelsLastDepthwise(depthwiseGeometry(g), anchor, epilogue,
-                                       constantParams(g, options), geomText(g));
-    } catch (const DescError &e) {
-      reason = e.message;
-      return nullptr;
-    }
-  }
-  if (depthwiseApplies(g, anchor, out) && out.shape == anchor.outputs[0].shape &&
-      (largePlanes || !postOk)) {
-    // Any elementwise chain that keeps the shape and dtype, applied to
-    // planes while they are in cache.
-    const std::string summary = chainSummary(epilogue);
-    try {
-      Epilogue chain(anchor.outputs[0].shape, x.dtype, epilogue);
-      return std::make_unique<DepthwiseKernel>(g, std::move(chain), anchor.inputs.size(), summary);
-    } catch (const DescError &e) {
-      reason = e.message;
-      return nullptr;
-    }
-  }
-  if (pointwiseChannelsLast(g, x, anchor.outputs[0])) {
-    std::string unused;
-    if (auto kernel = makePointwiseConvolution(anchor, epilogue, options, geomText(g), unused))
-      return kernel;
-  }
-  {
-    std::string unused;
-    if (auto kernel = makeSubsampledPointwise(g, anchor, epilogue, options, unused))
-      return kernel;
-  }
-  if (out.shape == anchor.outputs[0].shape && stemConvolution(g, anchor, out)) {
-    // Any elementwise chain that keeps the shape and dtype, applied to each
-    // output row while it is in cache.
-    try {
-      return makeStemConvolution(stemGeometry(g), anchor, epilogue, constantParams(g, options),
-                                 geomText(g));
-    } catch (const DescError &e) {
-      reason = e.message;
-      return nullptr;
-    }
-  }
-  if (WinogradGeometry wg; winogradGemm(g, anchor, out, wg)) {
-    // Any elementwise chain that keeps the shape and dtype: a leading clamp
-    // before the store, the rest on each band of output rows in cache.
-    try {
-      return makeWinogradConvolution(wg, anchor, epilogue, options.isConstant(1), geomText(g));
-    } catch (const DescError &e) {
-      reason = e.message;
-      return nullptr;
-    }
-  }
-  if (!postOk) {
-    // No oneDNN post-op form (an erf_gelu): the chain runs as our epilogue
-    // after oneDNN's convolution, on the result in its layout.
-    if (out.shape != anchor.outputs[0].shape || (!out.isContiguous() && !channelsLast(out))) {
-      reason = postReason;
-      return nullptr;
-    }
-    try {
-      // The chain as an epilogue at all (its reason otherwise).
-      Epilogue probe(anchor.outputs[0].shape, x.dtype, epilogue);
-      return makeDnnlConv(g, x, w, out, options.isConstant(1), onednn::PostOps(),
-                          anchor.inputs.size(), anchor.inputs.size() + chainExtraOperands(epilogue),
-                          &epilogue);
-    } catch (const DescError &e) {
-      reason = e.message;
-      return nullptr;
-    } catch (const dnnl::error &e) {
-      reason = cat(anchor.op, ": oneDNN has no implementation of this convolution (", e.what(),
-                   ")");
-      return nullptr;
-    }
-  }
-  try {
-    return makeDnnlConv(g, x, w, out, options.isConstant(1), post, anchor.inputs.size(),
-                        anchor.inputs.size() + chainExtraOperands(epilogue), &epilogue);
-  } catch (const dnnl::error &e) {
-    reason = cat(anchor.op, ": oneDNN has no implementation of this fused convolution (",
-                 e.what(), ")");
-    return nullptr;
-  }
+  return selectConvolution(ConvCase(anchor, epilogue, options), reason);
 }
 
 std::unique_ptr<Kernel> createFusedDepthwiseBlock(const DepthwiseBlock &block,

@@ -60,6 +60,10 @@ public:
   /// copying it into the result first. The executor may then place the two
   /// in one temporary (program.cpp). -1: none.
   virtual int inPlaceInput() const { return -1; }
+  /// The implementations the selection preferred to this one and why each
+  /// did not take the op ("Winograd: not a 3x3 ...; ..."), for profiles;
+  /// empty when it was the first choice or the op has one kernel.
+  std::string passedOver;
 };
 
 /// Facts about a kernel's operands that the KernelDesc does not carry.
