@@ -170,3 +170,49 @@ TEST(BindPointAliasing, AnInternalBindPointIsCopiedNeitherInNorOut) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(BindPointAliasing, TwoWrittenBindPointsOnCommonBytesAreAnError) {
+  if (!reference::haveKernelLibrary())
+    GTEST_SKIP() << "the kernel library has no kernels in this build";
+  // x read at steps 0 to 2; y1 = relu(x . w) written at step 0 (fused), y2
+  // = neg(x) at step 1; x, y1 and y2 bound to one address. Both outputs
+  // need a shadow, and both would be written back over the same bytes.
+  constexpr int64_t n = 16;
+  KernelProgram p;
+  test::addF32Binding(p, "x", kM * kK, false);
+  test::addF32Binding(p, "w", kK * n, true);
+  test::addF32Binding(p, "y1", kM * n, false);
+  test::addF32Binding(p, "y2", kM * kK, false);
+  test::addF32Binding(p, "y3", kM * kK, false);
+  p.temporaries.push_back({uint64_t(kM * n * 4), 64});
+  p.kernels.push_back(layer("cgc_op.matmul",
+                            {f32(S::Binding, 0, {kM, kK}), f32(S::Binding, 1, {kK, n})},
+                            f32(S::Temporary, 0, {kM, n})));
+  p.kernels.push_back(
+      layer("cgc_op.relu", {f32(S::Temporary, 0, {kM, n})}, f32(S::Binding, 2, {kM, n})));
+  p.kernels.push_back(
+      layer("cgc_op.neg", {f32(S::Binding, 0, {kM, kK})}, f32(S::Binding, 3, {kM, kK})));
+  p.kernels.push_back(
+      layer("cgc_op.relu", {f32(S::Binding, 0, {kM, kK})}, f32(S::Binding, 4, {kM, kK})));
+  auto compiled = compile(p);
+  ASSERT_TRUE(compiled);
+  ASSERT_EQ(compiled->steps().size(), 3u);
+  alignas(64) static float shared[kM * kK];
+  std::vector<float> w = test::randomFloats(size_t(kK * n), 7), y3(size_t(kM * kK));
+  uint8_t *at = reinterpret_cast<uint8_t *>(shared);
+  std::vector<uint8_t *> bindings = {at, reinterpret_cast<uint8_t *>(w.data()), at, at,
+                                     reinterpret_cast<uint8_t *>(y3.data())};
+  try {
+    compiled->layoutFor(bindings, false);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_STREQ(e.what(), "bind points 'y1' and 'y2' are bound to common bytes and the "
+                           "dispatch writes both");
+  }
+  ref::ThreadPool pool(1);
+  EXPECT_THROW(compiled->run(bindings, pool), std::invalid_argument);
+}
+
+} // namespace
