@@ -347,13 +347,37 @@ std::vector<PackItem> placementItems(const Graph &graph, const Liveness &live,
 MemoryPlan planMemory(const Graph &graph, const std::vector<int32_t> &order,
                       const MemoryPlanOptions &options) {
   uint64_t alignment = std::max<uint64_t>(options.alignment, 1);
+  PackOptions packOptions;
+  packOptions.searchBudget = options.searchBudget;
   Liveness live = analyze(graph, order, alignment, options.allowInPlace,
                           options.mode);
   std::vector<int32_t> itemOf;
   std::vector<PackItem> items = placementItems(graph, live, alignment, itemOf);
-  PackOptions packOptions;
-  packOptions.searchBudget = options.searchBudget;
   PackResult packed = packIntervals(items, packOptions);
+  // An output in place of its input fixes two values to one offset, which
+  // can keep the packer from the bound (Swin-T: its residual stream in
+  // place, 9.19 MiB against 8.04 without). Where the placement misses the
+  // bound, the plan without in-place pairs is tried too, and the smaller
+  // footprint is kept (the bound reported is the lower of the two: both
+  // are bounds, with and without the pairs).
+  bool anyInPlace = std::any_of(live.inPlaceOf.begin(), live.inPlaceOf.end(),
+                                [](int32_t a) { return a >= 0; });
+  if (anyInPlace && packed.footprint > packed.lowerBound) {
+    Liveness apart = analyze(graph, order, alignment, /*allowInPlace=*/false,
+                             options.mode);
+    std::vector<int32_t> apartItemOf;
+    std::vector<PackItem> apartItems =
+        placementItems(graph, apart, alignment, apartItemOf);
+    PackResult apartPacked = packIntervals(apartItems, packOptions);
+    uint64_t bound = std::min(packed.lowerBound, apartPacked.lowerBound);
+    if (apartPacked.footprint < packed.footprint) {
+      live = std::move(apart);
+      itemOf = std::move(apartItemOf);
+      packed = std::move(apartPacked);
+      packed.optimal = packed.footprint == bound;
+    }
+    packed.lowerBound = bound;
+  }
 
   MemoryPlan plan;
   size_t T = graph.tensors.size();
