@@ -17,11 +17,11 @@ bool readElsewhere(const KernelProgram &program, const KernelOperand &value, siz
 }
 
 bool takesAnyEpilogue(const std::string &op) {
-  return op == "cgc_op.convolution" || op == "cgc_op.matmul" || op == "cgc_op.gemm";
+  return opKindOf(op) == OpKind::Convolution || opKindOf(op) == OpKind::MatMul || opKindOf(op) == OpKind::Gemm;
 }
 
 bool isFusionAnchor(const std::string &op) {
-  return takesAnyEpilogue(op) || op == "cgc_op.batch_norm";
+  return takesAnyEpilogue(op) || opKindOf(op) == OpKind::BatchNorm;
 }
 
 std::vector<size_t> epilogueChain(const KernelProgram &program, size_t anchor) {

@@ -195,7 +195,7 @@ public:
       if (written)
         continue;
       KernelDesc copy;
-      copy.op = "cgc_op.identity";
+      copy.op = opName(OpKind::Identity);
       copy.inputs.push_back(where.lookup(value));
       copy.outputs.push_back(outputs[slot]);
       program.kernels.push_back(std::move(copy));

@@ -64,7 +64,7 @@ bool hasNegativeStride(const KernelOperand &o) {
 /// other layer.
 std::optional<std::vector<Piece>> copyPieces(const KernelDesc &k, size_t o = 0) {
   if (o >= k.outputs.size() || k.inputs.empty() ||
-      (k.outputs.size() != 1 && k.op != "cgc_op.split"))
+      (k.outputs.size() != 1 && k.kind() != OpKind::Split))
     return std::nullopt;
   const KernelOperand &out = k.outputs[o];
   const size_t rank = out.shape.size();
@@ -75,7 +75,7 @@ std::optional<std::vector<Piece>> copyPieces(const KernelDesc &k, size_t o = 0) 
     return std::nullopt;
   const int64_t elem = int64_t(cgc_dtype_size(out.dtype));
   const std::vector<int64_t> origin(rank, 0);
-  if (k.op == "cgc_op.transpose" && k.inputs.size() == 1) {
+  if (k.kind() == OpKind::Transpose && k.inputs.size() == 1) {
     const KernelOperand &in = *k.inputs[0];
     std::vector<int64_t> perm = k.getInts("perm"), shape(rank), strides(rank);
     std::vector<int64_t> inStrides = in.effectiveStrides();
@@ -93,7 +93,7 @@ std::optional<std::vector<Piece>> copyPieces(const KernelDesc &k, size_t o = 0) 
       return std::nullopt;
     return std::vector<Piece>{{origin, view(in, shape, strides, int64_t(in.offset))}};
   }
-  if (k.op == "cgc_op.slice" && k.inputs.size() == 1) {
+  if (k.kind() == OpKind::Slice && k.inputs.size() == 1) {
     const KernelOperand &in = *k.inputs[0];
     std::vector<int64_t> starts = k.getInts("starts"), ends = k.getInts("ends"),
                          steps = k.getInts("steps"), shape(rank), strides(rank);
@@ -112,7 +112,7 @@ std::optional<std::vector<Piece>> copyPieces(const KernelDesc &k, size_t o = 0) 
       return std::nullopt;
     return std::vector<Piece>{{origin, view(in, shape, strides, offset)}};
   }
-  if (k.op == "cgc_op.split" && k.inputs.size() == 1) {
+  if (k.kind() == OpKind::Split && k.inputs.size() == 1) {
     const KernelOperand &in = *k.inputs[0];
     const int64_t axis = k.getInt("axis", -1);
     const std::vector<int64_t> sizes = k.getInts("sizes");
@@ -130,7 +130,7 @@ std::optional<std::vector<Piece>> copyPieces(const KernelDesc &k, size_t o = 0) 
         {origin, view(in, shape, strides,
                       int64_t(in.offset) + start * strides[size_t(axis)] * elem)}};
   }
-  if (k.op == "cgc_op.concat") {
+  if (k.kind() == OpKind::Concat) {
     const int64_t axis = k.getInt("axis", -1);
     if (axis < 0 || axis >= int64_t(rank))
       return std::nullopt;
@@ -328,7 +328,7 @@ std::optional<std::vector<Piece>> compose(const KernelOperand &dst, const Kernel
 /// A slice that copies all of `src` to `dst` (same shape).
 KernelDesc copyLayer(const KernelOperand &dst, const KernelOperand &src) {
   KernelDesc k;
-  k.op = "cgc_op.slice";
+  k.op = opName(OpKind::Slice);
   k.inputs = {src};
   k.outputs = {dst};
   k.setAttr("starts", AttrValue::ofInts(std::vector<int64_t>(src.shape.size(), 0)));
@@ -359,8 +359,8 @@ bool foldInto(KernelProgram &program, size_t w) {
   std::vector<std::vector<KernelDesc>> replacements;
   for (size_t r : readers) {
     const KernelDesc &reader = program.kernels[r];
-    if (r <= w || (reader.op != "cgc_op.slice" && reader.op != "cgc_op.transpose" &&
-                   reader.op != "cgc_op.split") ||
+    if (r <= w || (reader.kind() != OpKind::Slice && reader.kind() != OpKind::Transpose &&
+                   reader.kind() != OpKind::Split) ||
         !overlaps(*reader.inputs[0], written))
       return false;
     // Each output of the reader (a split has several) is one move.

@@ -73,7 +73,7 @@ unsigned swapCommutativeOperands(KernelProgram &program) {
     KernelDesc &k = program.kernels[j];
     // Exactly commutative, NaNs included (max/min are not in every
     // implementation).
-    if ((k.op != "cgc_op.add" && k.op != "cgc_op.mul") ||
+    if ((k.kind() != OpKind::Add && k.kind() != OpKind::Mul) ||
         k.inputs.size() != 2 || !k.inputs[0] || !k.inputs[1] ||
         k.outputs.size() != 1)
       continue;
@@ -96,9 +96,9 @@ unsigned swapCommutativeOperands(KernelProgram &program) {
 //===----------------------------------------------------------------------===//
 
 /// `k`'s two inputs as (running, other) when one of them is `running`.
-bool splitBinary(const KernelDesc &k, const char *op, const KernelOperand &running,
+bool splitBinary(const KernelDesc &k, OpKind op, const KernelOperand &running,
                  const KernelOperand *&other, bool commutative) {
-  if (k.op != op || k.inputs.size() != 2 || !k.inputs[0] || !k.inputs[1] ||
+  if (k.kind() != op || k.inputs.size() != 2 || !k.inputs[0] || !k.inputs[1] ||
       k.outputs.size() != 1)
     return false;
   if (*k.inputs[0] == running) {
@@ -130,8 +130,8 @@ unsigned foldErfGelu(KernelProgram &program) {
   unsigned folded = 0;
   for (size_t i = 0; i < program.kernels.size(); ++i) {
     const KernelDesc &first = program.kernels[i];
-    bool multiply = first.op == "cgc_op.mul";
-    if ((first.op != "cgc_op.div" && !multiply) || first.inputs.size() != 2 ||
+    bool multiply = first.kind() == OpKind::Mul;
+    if ((first.kind() != OpKind::Div && !multiply) || first.inputs.size() != 2 ||
         !first.inputs[0] || !first.inputs[1] || first.outputs.size() != 1)
       continue;
     const KernelOperand x = *first.inputs[0], k1 = *first.inputs[1];
@@ -159,7 +159,7 @@ unsigned foldErfGelu(KernelProgram &program) {
     if (!only(d, i, je))
       continue;
     const KernelDesc &erf = program.kernels[je];
-    if (erf.op != "cgc_op.erf" || erf.inputs.size() != 1 || !erf.inputs[0] ||
+    if (erf.kind() != OpKind::Erf || erf.inputs.size() != 1 || !erf.inputs[0] ||
         !(*erf.inputs[0] == d) || erf.outputs.size() != 1)
       continue;
     const KernelOperand e = erf.outputs[0];
@@ -167,19 +167,19 @@ unsigned foldErfGelu(KernelProgram &program) {
       continue;
     const KernelOperand *k2 = nullptr, *xp = nullptr, *k3 = nullptr;
     const KernelDesc &add = program.kernels[ja];
-    if (!splitBinary(add, "cgc_op.add", e, k2, true) || !isScalar(*k2, f32))
+    if (!splitBinary(add, OpKind::Add, e, k2, true) || !isScalar(*k2, f32))
       continue;
     const KernelOperand a = add.outputs[0];
     if (a.shape != x.shape || a.dtype != f32 || !only(a, ja, jp))
       continue;
     const KernelDesc &mulX = program.kernels[jp];
-    if (!splitBinary(mulX, "cgc_op.mul", a, xp, true) || !(*xp == x))
+    if (!splitBinary(mulX, OpKind::Mul, a, xp, true) || !(*xp == x))
       continue;
     const KernelOperand p = mulX.outputs[0];
     if (p.shape != x.shape || p.dtype != f32 || !only(p, jp, jy))
       continue;
     const KernelDesc &last = program.kernels[jy];
-    if (!splitBinary(last, "cgc_op.mul", p, k3, true) || !isScalar(*k3, f32))
+    if (!splitBinary(last, OpKind::Mul, p, k3, true) || !isScalar(*k3, f32))
       continue;
     const KernelOperand y = last.outputs[0];
     if (y.shape != x.shape || y.dtype != f32 || overlaps(y, x) || overlaps(y, k1) ||
@@ -201,7 +201,7 @@ unsigned foldErfGelu(KernelProgram &program) {
     if (!clear)
       continue;
     KernelDesc gelu;
-    gelu.op = "cgc_op.erf_gelu";
+    gelu.op = opName(OpKind::ErfGelu);
     gelu.inputs = {x, k1, *k2, *k3};
     gelu.outputs = {y};
     if (multiply)
@@ -229,7 +229,7 @@ KernelOperand reshaped(const KernelOperand &o, const std::vector<int64_t> &shape
 }
 
 bool isPlainReshape(const KernelDesc &k) {
-  return k.op == "cgc_op.reshape" && !k.inputs.empty() && k.inputs[0] &&
+  return k.kind() == OpKind::Reshape && !k.inputs.empty() && k.inputs[0] &&
          k.outputs.size() == 1 && k.inputs[0]->isContiguous() &&
          k.outputs[0].isContiguous() && k.inputs[0]->dtype == k.outputs[0].dtype &&
          k.inputs[0]->byteSpan() == k.outputs[0].byteSpan();
@@ -327,7 +327,7 @@ unsigned foldResultTransposes(KernelProgram &program) {
   for (size_t t = 0; t < program.kernels.size();) {
     const KernelDesc &transpose = program.kernels[t];
     bool done = false;
-    if (transpose.op == "cgc_op.transpose" && transpose.inputs.size() == 1 &&
+    if (transpose.kind() == OpKind::Transpose && transpose.inputs.size() == 1 &&
         transpose.inputs[0] && transpose.outputs.size() == 1) {
       const KernelOperand x = *transpose.inputs[0], y = transpose.outputs[0];
       std::vector<int64_t> perm = transpose.getInts("perm");
@@ -338,7 +338,7 @@ unsigned foldResultTransposes(KernelProgram &program) {
           y.shape.size() == rank && !overlaps(x, y) && writers.size() == 1 &&
           writers[0] < t && readers.size() == 1 && readers[0] == t) {
         KernelDesc &m = program.kernels[writers[0]];
-        bool ok = (m.op == "cgc_op.matmul" || m.op == "cgc_op.gemm") && m.outputs.size() == 1 &&
+        bool ok = (m.kind() == OpKind::MatMul || m.kind() == OpKind::Gemm) && m.outputs.size() == 1 &&
                   m.outputs[0] == x;
         for (size_t d = 0; d < rank && ok; ++d)
           ok = y.shape[d] == x.shape[size_t(perm[d])];
@@ -394,7 +394,7 @@ unsigned foldTransposes(KernelProgram &program) {
   unsigned folded = 0;
   for (size_t t = 0; t < program.kernels.size(); ++t) {
     const KernelDesc &transpose = program.kernels[t];
-    if (transpose.op != "cgc_op.transpose" || transpose.inputs.size() != 1 ||
+    if (transpose.kind() != OpKind::Transpose || transpose.inputs.size() != 1 ||
         !transpose.inputs[0] || transpose.outputs.size() != 1)
       continue;
     const KernelOperand &source = *transpose.inputs[0];
@@ -438,8 +438,8 @@ unsigned foldTransposes(KernelProgram &program) {
           ok &= !overlaps(out, result);
     }
     if (!ok || readers != 1 || reader <= t || slot > 1 ||
-        (program.kernels[reader].op != "cgc_op.matmul" &&
-         program.kernels[reader].op != "cgc_op.gemm"))
+        (program.kernels[reader].kind() != OpKind::MatMul &&
+         program.kernels[reader].kind() != OpKind::Gemm))
       continue;
     // The source must still hold its bytes when the product reads them.
     for (size_t k = t + 1; k <= reader && ok; ++k)
@@ -471,7 +471,7 @@ unsigned foldSwish(KernelProgram &program) {
   unsigned folded = 0;
   for (size_t j = 0; j < program.kernels.size(); ++j) {
     const KernelDesc &sig = program.kernels[j];
-    if (sig.op != "cgc_op.sigmoid" || sig.inputs.size() != 1 || !sig.inputs[0] ||
+    if (sig.kind() != OpKind::Sigmoid || sig.inputs.size() != 1 || !sig.inputs[0] ||
         sig.outputs.size() != 1)
       continue;
     const KernelOperand &x = *sig.inputs[0], &s = sig.outputs[0];
@@ -489,7 +489,7 @@ unsigned foldSwish(KernelProgram &program) {
     if (readers != 1)
       continue;
     const KernelDesc &mul = program.kernels[reader];
-    if (mul.op != "cgc_op.mul" || mul.inputs.size() != 2 || !mul.inputs[0] || !mul.inputs[1] ||
+    if (mul.kind() != OpKind::Mul || mul.inputs.size() != 2 || !mul.inputs[0] || !mul.inputs[1] ||
         mul.outputs.size() != 1)
       continue;
     bool sFirst = *mul.inputs[0] == s && *mul.inputs[1] == x;
@@ -505,7 +505,7 @@ unsigned foldSwish(KernelProgram &program) {
     if (!clear)
       continue;
     KernelDesc swish;
-    swish.op = "cgc_op.swish";
+    swish.op = opName(OpKind::Swish);
     swish.inputs = {x};
     swish.outputs = {u};
     program.kernels[j] = std::move(swish);
@@ -564,25 +564,25 @@ unsigned dropUnusedTemporaries(KernelProgram &program) {
 
 /// Kernels that read and write operands of any layout at full speed (their
 /// loops follow the strides, or oneDNN takes the layout as it is).
-bool layoutAgnostic(const std::string &op) {
-  static const char *const ops[] = {
-      "cgc_op.convolution", "cgc_op.max_pool",  "cgc_op.avg_pool",
-      "cgc_op.global_avg_pool", "cgc_op.global_max_pool", "cgc_op.batch_norm",
-      "cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu",
-      "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.swish", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish",
-      "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs",
-      "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal",
-      "cgc_op.identity", "cgc_op.erf", "cgc_op.add", "cgc_op.sub", "cgc_op.mul",
-      "cgc_op.div", "cgc_op.max", "cgc_op.min", "cgc_op.prelu",
+bool layoutAgnostic(OpKind op) {
+  static const OpKind ops[] = {
+      OpKind::Convolution, OpKind::MaxPool,  OpKind::AvgPool,
+      OpKind::GlobalAvgPool, OpKind::GlobalMaxPool, OpKind::BatchNorm,
+      OpKind::Relu, OpKind::LeakyRelu, OpKind::Elu, OpKind::Selu, OpKind::Celu,
+      OpKind::Tanh, OpKind::Sigmoid, OpKind::Swish, OpKind::Gelu, OpKind::Clip, OpKind::HardSwish,
+      OpKind::HardSigmoid, OpKind::Exp, OpKind::Log, OpKind::Sqrt, OpKind::Abs,
+      OpKind::Neg, OpKind::Softplus, OpKind::Mish, OpKind::Round, OpKind::Reciprocal,
+      OpKind::Identity, OpKind::Erf, OpKind::Add, OpKind::Sub, OpKind::Mul,
+      OpKind::Div, OpKind::Max, OpKind::Min, OpKind::PRelu,
       // A strided copy per input into its slice of the result: DenseNet's,
       // Inception's and SqueezeNet's channel concats, whose inputs and
       // result then stay channels-last around their convolutions.
-      "cgc_op.concat",
+      OpKind::Concat,
       // Copies through both operands' strides (Inception's pad before each
       // average pool; ShuffleNet's channel shuffle and split).
-      "cgc_op.pad", "cgc_op.slice", "cgc_op.split", "cgc_op.transpose",
+      OpKind::Pad, OpKind::Slice, OpKind::Split, OpKind::Transpose,
       // Tabled taps over any strides (resize.cpp).
-      "cgc_op.resize"};
+      OpKind::Resize};
   return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
@@ -690,8 +690,8 @@ unsigned relayoutChannelsLast(KernelProgram &program, bool splitChannels,
     return spatial > 1;
   };
   for (KernelDesc &k : program.kernels) {
-    bool agnostic = layoutAgnostic(k.op);
-    bool conv = k.op == "cgc_op.convolution";
+    bool agnostic = layoutAgnostic(k.kind());
+    bool conv = k.kind() == OpKind::Convolution;
     auto visit = [&](KernelOperand &o, bool convActivation) {
       Node &n = node(o);
       n.operands.push_back(&o);
@@ -710,7 +710,7 @@ unsigned relayoutChannelsLast(KernelProgram &program, bool splitChannels,
     // layout alone. A slice or transpose copies between any two layouts,
     // as a convolution reads and writes them: ShuffleNet's split halves
     // feed channels-last convolutions from a shuffled tensor.)
-    const bool copy = k.op == "cgc_op.slice" || k.op == "cgc_op.transpose";
+    const bool copy = k.kind() == OpKind::Slice || k.kind() == OpKind::Transpose;
     if (conv || copy || k.outputs.size() != 1 || !activationLike(k.outputs[0], k.outputs[0]))
       continue;
     for (const auto &in : k.inputs)
@@ -766,7 +766,7 @@ unsigned relayoutChannelsLast(KernelProgram &program, bool splitChannels,
 /// side and 2, 4 or 8 elements apart on the other runs as an interleave:
 /// not counted.)
 static bool isPermutingCopy(const KernelDesc &k) {
-  if ((k.op != "cgc_op.slice" && k.op != "cgc_op.transpose") || k.inputs.size() != 1 ||
+  if ((k.kind() != OpKind::Slice && k.kind() != OpKind::Transpose) || k.inputs.size() != 1 ||
       !k.inputs[0] || k.outputs.size() != 1)
     return false;
   const KernelOperand &in = *k.inputs[0], &out = k.outputs[0];
@@ -774,7 +774,7 @@ static bool isPermutingCopy(const KernelDesc &k) {
   if (in.shape.size() != rank)
     return false;
   std::vector<int64_t> src = in.effectiveStrides(), dst = out.effectiveStrides();
-  if (k.op == "cgc_op.transpose") {
+  if (k.kind() == OpKind::Transpose) {
     std::vector<int64_t> perm = k.getInts("perm");
     if (!isPermutation(perm, rank))
       return false;

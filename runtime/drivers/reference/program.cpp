@@ -222,9 +222,9 @@ static std::vector<std::optional<KernelOperand>> blockInputs(const DepthwiseBloc
 static void mergePools(std::vector<CompiledProgram::Step> &steps, const KernelProgram &kp) {
   for (size_t s = 0; s + 1 < steps.size(); ++s) {
     CompiledProgram::Step &a = steps[s], &b = steps[s + 1];
-    if (b.kernels.size() != 1 || kp.kernels[b.kernels[0]].op != "cgc_op.global_avg_pool" ||
+    if (b.kernels.size() != 1 || kp.kernels[b.kernels[0]].kind() != OpKind::GlobalAvgPool ||
         a.outputs.size() != 1 || b.inputs.size() != 1 || !b.inputs[0] ||
-        !(*b.inputs[0] == a.outputs[0]) || kp.kernels[a.kernels[0]].op != "cgc_op.convolution")
+        !(*b.inputs[0] == a.outputs[0]) || kp.kernels[a.kernels[0]].kind() != OpKind::Convolution)
       continue;
     const KernelDesc &anchor = kp.kernels[a.kernels[0]];
     const KernelDesc &pool = kp.kernels[b.kernels[0]];
@@ -235,7 +235,7 @@ static void mergePools(std::vector<CompiledProgram::Step> &steps, const KernelPr
     const KernelDesc *dw = nullptr;
     for (size_t i = 1; i < a.kernels.size(); ++i) {
       const KernelDesc &op = kp.kernels[a.kernels[i]];
-      if (!dw && op.op == "cgc_op.convolution")
+      if (!dw && op.kind() == OpKind::Convolution)
         dw = &op;
       else
         (dw ? second : chain).push_back(op);
@@ -274,8 +274,8 @@ static bool foldableInputScale(const KernelProgram &kp, size_t k, KernelOperand 
   if (k + 1 >= kp.kernels.size())
     return false;
   const KernelDesc &mul = kp.kernels[k], &conv = kp.kernels[k + 1];
-  if (mul.op != "cgc_op.mul" || mul.inputs.size() != 2 || !mul.inputs[0] || !mul.inputs[1] ||
-      mul.outputs.size() != 1 || conv.op != "cgc_op.convolution" || conv.inputs.size() < 2 ||
+  if (mul.kind() != OpKind::Mul || mul.inputs.size() != 2 || !mul.inputs[0] || !mul.inputs[1] ||
+      mul.outputs.size() != 1 || conv.kind() != OpKind::Convolution || conv.inputs.size() < 2 ||
       !conv.inputs[0] || !conv.inputs[1] || conv.getInt("groups", 1) != 1)
     return false;
   const KernelOperand &t = mul.outputs[0], &w = *conv.inputs[1];
@@ -374,7 +374,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
   auto chainToConv = [&](const KernelDesc &desc, size_t a) {
     std::vector<KernelDesc> chain = chainAfter(desc, a);
     chain.erase(std::find_if(chain.begin(), chain.end(),
-                             [](const KernelDesc &op) { return op.op == "cgc_op.convolution"; }),
+                             [](const KernelDesc &op) { return op.kind() == OpKind::Convolution; }),
                 chain.end());
     return chain;
   };
@@ -389,7 +389,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
     if (j >= kp.kernels.size())
       return false;
     const KernelDesc &conv = kp.kernels[j];
-    if (conv.op != "cgc_op.convolution" || conv.outputs.size() != 1 || conv.inputs.empty() ||
+    if (conv.kind() != OpKind::Convolution || conv.outputs.size() != 1 || conv.inputs.empty() ||
         !conv.inputs[0] || !(*conv.inputs[0] == value) ||
         value.storage != KernelOperand::Storage::Temporary || readElsewhere(kp, value, j))
       return false;
@@ -419,7 +419,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
   // result only a 1x1 convolution reads, as one step with that projection
   // and its chain when the kernel library fuses them.
   auto depthwiseProjectStep = [&](const KernelDesc &depthwise, size_t d) {
-    if (depthwise.op != "cgc_op.convolution" || depthwise.outputs.size() != 1 ||
+    if (depthwise.kind() != OpKind::Convolution || depthwise.outputs.size() != 1 ||
         depthwise.getInt("groups", 1) == 1)
       return false;
     DepthwiseBlock block;
@@ -433,13 +433,13 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
   // when the kernel library fuses them (a 1x1 expansion or a CNN's stem
   // into a depthwise convolution: createDepthwiseBlock).
   auto expandDepthwiseStep = [&](const KernelDesc &expand, size_t e) {
-    if (expand.op != "cgc_op.convolution" || expand.outputs.size() != 1)
+    if (expand.kind() != OpKind::Convolution || expand.outputs.size() != 1)
       return false;
     std::vector<KernelDesc> first = chainAfter(expand, e);
     // chainAfter stops at shape changes only: a stride-1 depthwise
     // convolution keeps the shape.
     auto conv = std::find_if(first.begin(), first.end(), [](const KernelDesc &op) {
-      return op.op == "cgc_op.convolution";
+      return op.kind() == OpKind::Convolution;
     });
     const size_t d = e + 1 + size_t(conv - first.begin());
     first.erase(conv, first.end());
@@ -447,7 +447,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       return false;
     const KernelDesc &depthwise = kp.kernels[d];
     const KernelOperand &mid = first.empty() ? expand.outputs[0] : first.back().outputs[0];
-    if (depthwise.op != "cgc_op.convolution" || depthwise.outputs.size() != 1 ||
+    if (depthwise.kind() != OpKind::Convolution || depthwise.outputs.size() != 1 ||
         depthwise.inputs.empty() || !depthwise.inputs[0] || !(*depthwise.inputs[0] == mid) ||
         mid.storage != KernelOperand::Storage::Temporary || readElsewhere(kp, mid, d))
       return false;
@@ -688,7 +688,7 @@ size_t RunMemory::heldBlocks() const {
 /// offer for an elementwise partition).
 static bool elementwiseStep(const CompiledProgram::Step &step, const KernelProgram &program) {
   for (size_t k : step.kernels)
-    if (!isElementwiseOp(program.kernels[k].op))
+    if (!isElementwiseOp(program.kernels[k].kind()))
       return false;
   return !step.kernels.empty();
 }

@@ -19,6 +19,7 @@
 #define CGC_KERNEL_PROGRAM_H
 
 #include "cgc/dtype.h"
+#include "cgc/op_kind.h"
 
 #include <cstdint>
 #include <optional>
@@ -72,6 +73,8 @@ struct KernelOperand {
 
 struct KernelDesc {
   std::string op; // "cgc_op.relu"
+  /// The op as an enum (OpKind::Unknown for a name cgc does not know).
+  OpKind kind() const { return opKindOf(op); }
   std::vector<std::pair<std::string, AttrValue>> attrs; // sorted by name
   std::vector<std::optional<KernelOperand>> inputs;
   std::vector<KernelOperand> outputs;

@@ -211,7 +211,7 @@ std::unique_ptr<Kernel> makeBatchedPackedProduct(const BatchedGeometry &g,
   // A softmax over the last axis may end the chain.
   std::vector<KernelDesc> elementwise = chain;
   bool softmax = false;
-  if (!elementwise.empty() && elementwise.back().op == "cgc_op.softmax") {
+  if (!elementwise.empty() && elementwise.back().kind() == OpKind::Softmax) {
     const KernelDesc &s = elementwise.back();
     int64_t axis = DescReader(s).getInt("axis");
     if (axis < 0)

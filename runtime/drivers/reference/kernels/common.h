@@ -383,7 +383,7 @@ protected:
 using Factory = std::unique_ptr<Kernel> (*)(const KernelDesc &desc, const KernelOptions &options);
 
 struct OpEntry {
-  const char *name;
+  OpKind op;
   Factory factory;
   /// The factory handles strided (non-contiguous) operands itself.
   bool strided = true;

@@ -41,7 +41,7 @@ namespace conv {
 ConvGeom parseConv(const KernelDesc &desc) {
   DescReader r(desc);
   ConvGeom g;
-  g.transpose = desc.op == "cgc_op.conv_transpose";
+  g.transpose = desc.kind() == OpKind::ConvTranspose;
   r.expectInputs(2, 3);
   r.expectOutputs(1, 1);
   const KernelOperand &x = r.input(0, "input"), &w = r.input(1, "weight");
@@ -616,7 +616,7 @@ std::unique_ptr<Kernel> createFusedDepthwiseBlock(const DepthwiseBlock &block,
   }
   const KernelDesc &depthwise = *block.depthwise;
   for (const KernelDesc *conv : {block.expand, block.depthwise, block.project})
-    if (conv && conv->op != "cgc_op.convolution") {
+    if (conv && conv->kind() != OpKind::Convolution) {
       reason = cat(conv->op, ": a depthwise block is made of convolutions");
       return nullptr;
     }
@@ -690,7 +690,7 @@ std::unique_ptr<Kernel> createFusedDepthwisePool(const KernelDesc &anchor,
     reason = "CGC_REFERENCE_DEPTHWISE_POOL=0";
     return nullptr;
   }
-  if (anchor.op != "cgc_op.convolution") {
+  if (anchor.kind() != OpKind::Convolution) {
     reason = cat(anchor.op, ": not a convolution");
     return nullptr;
   }
@@ -706,8 +706,8 @@ std::unique_ptr<Kernel> createFusedDepthwisePool(const KernelDesc &anchor,
 }
 
 void registerConvolutionOps(std::vector<OpEntry> &ops) {
-  ops.push_back({"cgc_op.convolution", makeConv, true});
-  ops.push_back({"cgc_op.conv_transpose", makeConv, true});
+  ops.push_back({OpKind::Convolution, makeConv, true});
+  ops.push_back({OpKind::ConvTranspose, makeConv, true});
 }
 
 } // namespace cgc::ref

@@ -232,7 +232,7 @@ public:
       std::string impl = piece(wholePiece()).pd.impl_info_str();
       bool logistic = false;
       for (const KernelDesc &e : *chain)
-        logistic = logistic || e.op == "cgc_op.swish" || e.op == "cgc_op.sigmoid";
+        logistic = logistic || e.kind() == OpKind::Swish || e.kind() == OpKind::Sigmoid;
       // - a chain with no post-op form at all (an erf_gelu: MaxViT's
       //   convolutions before each GELU), which came with no post-ops.
       if ((impl.find("gemm") != std::string::npos && out.isContiguous()) || logistic ||

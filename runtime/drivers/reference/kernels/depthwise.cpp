@@ -710,7 +710,7 @@ std::unique_ptr<DepthwiseRows> makeChannelsLastDepthwiseRows(const DepthwiseGeom
 }
 
 std::string wholePoolMismatch(const KernelDesc &pool, const KernelOperand &result) {
-  if (pool.op != "cgc_op.global_avg_pool" || pool.inputs.size() != 1 || !pool.inputs[0] ||
+  if (pool.kind() != OpKind::GlobalAvgPool || pool.inputs.size() != 1 || !pool.inputs[0] ||
       !(*pool.inputs[0] == result) || pool.outputs.size() != 1 || result.shape.size() != 4 ||
       pool.outputs[0].dtype != CGC_DTYPE_FLOAT32 ||
       pool.outputs[0].shape != std::vector<int64_t>{result.shape[0], result.shape[1], 1, 1})

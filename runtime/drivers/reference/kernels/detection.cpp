@@ -161,7 +161,7 @@ std::unique_ptr<Kernel> makeNonMaxSuppression(const KernelDesc &desc, const Kern
 } // namespace
 
 void registerDetectionOps(std::vector<OpEntry> &ops) {
-  ops.push_back({"cgc_op.non_max_suppression", makeNonMaxSuppression, false});
+  ops.push_back({OpKind::NonMaxSuppression, makeNonMaxSuppression, false});
 }
 
 } // namespace cgc::ref

@@ -682,52 +682,52 @@ void buildClip(ElementwiseOp &e, cgc_dtype_t dtype, const DescReader &r) {
   });
 }
 
-const std::unordered_map<std::string_view, UnarySpec> &unaryOps() {
+const std::unordered_map<OpKind, UnarySpec> &unaryOps() {
   using D = DTypeClass;
-  static const std::unordered_map<std::string_view, UnarySpec> table = {
-      {"cgc_op.relu", {D::Signed, Result::Same, false, buildSimpleUnary<Relu, D::Signed>}},
-      {"cgc_op.sigmoid", {D::Float, Result::Same, true, buildSimpleUnary<Sigmoid, D::Float>}},
-      {"cgc_op.swish", {D::Float, Result::Same, true, buildSimpleUnary<Swish, D::Float>}},
-      {"cgc_op.tanh", {D::Float, Result::Same, true, buildSimpleUnary<Tanh, D::Float>}},
-      {"cgc_op.erf", {D::Float, Result::Same, true, buildSimpleUnary<Erf, D::Float>}},
-      {"cgc_op.exp", {D::Float, Result::Same, true, buildSimpleUnary<Exp, D::Float>}},
-      {"cgc_op.log", {D::Float, Result::Same, true, buildSimpleUnary<Log, D::Float>}},
-      {"cgc_op.sqrt", {D::Float, Result::Same, false, buildSimpleUnary<Sqrt, D::Float>}},
-      {"cgc_op.reciprocal", {D::Float, Result::Same, false, buildSimpleUnary<Reciprocal, D::Float>}},
-      {"cgc_op.neg", {D::Signed, Result::Same, false, buildSimpleUnary<Neg, D::Signed>}},
-      {"cgc_op.abs", {D::Numeric, Result::Same, false, buildSimpleUnary<Abs, D::Numeric>}},
-      {"cgc_op.sign", {D::Numeric, Result::Same, false, buildSimpleUnary<Sign, D::Numeric>}},
-      {"cgc_op.floor", {D::Float, Result::Same, false, buildSimpleUnary<Floor, D::Float>}},
-      {"cgc_op.ceil", {D::Float, Result::Same, false, buildSimpleUnary<Ceil, D::Float>}},
-      {"cgc_op.round", {D::Float, Result::Same, false, buildSimpleUnary<Round, D::Float>}},
-      {"cgc_op.sin", {D::Float, Result::Same, true, buildSimpleUnary<Sin, D::Float>}},
-      {"cgc_op.cos", {D::Float, Result::Same, true, buildSimpleUnary<Cos, D::Float>}},
-      {"cgc_op.tan", {D::Float, Result::Same, true, buildSimpleUnary<Tan, D::Float>}},
-      {"cgc_op.asin", {D::Float, Result::Same, true, buildSimpleUnary<Asin, D::Float>}},
-      {"cgc_op.acos", {D::Float, Result::Same, true, buildSimpleUnary<Acos, D::Float>}},
-      {"cgc_op.atan", {D::Float, Result::Same, true, buildSimpleUnary<Atan, D::Float>}},
-      {"cgc_op.sinh", {D::Float, Result::Same, true, buildSimpleUnary<Sinh, D::Float>}},
-      {"cgc_op.cosh", {D::Float, Result::Same, true, buildSimpleUnary<Cosh, D::Float>}},
-      {"cgc_op.asinh", {D::Float, Result::Same, true, buildSimpleUnary<Asinh, D::Float>}},
-      {"cgc_op.acosh", {D::Float, Result::Same, true, buildSimpleUnary<Acosh, D::Float>}},
-      {"cgc_op.atanh", {D::Float, Result::Same, true, buildSimpleUnary<Atanh, D::Float>}},
-      {"cgc_op.softplus", {D::Float, Result::Same, true, buildSimpleUnary<Softplus, D::Float>}},
-      {"cgc_op.softsign", {D::Float, Result::Same, false, buildSimpleUnary<Softsign, D::Float>}},
-      {"cgc_op.hard_swish", {D::Float, Result::Same, false, buildSimpleUnary<HardSwish, D::Float>}},
-      {"cgc_op.mish", {D::Float, Result::Same, true, buildSimpleUnary<Mish, D::Float>}},
-      {"cgc_op.isnan", {D::Float, Result::Bool, false, buildIsNaN}},
-      {"cgc_op.not", {D::Bool, Result::Same, false, buildNot}},
-      {"cgc_op.identity", {D::Any, Result::Same, false, buildSimpleUnary<Identity, D::Any>}},
-      {"cgc_op.gelu", {D::Float, Result::Same, true, buildGelu}},
-      {"cgc_op.leaky_relu", {D::Float, Result::Same, false, buildLeakyRelu}},
-      {"cgc_op.elu", {D::Float, Result::Same, true, buildElu}},
-      {"cgc_op.selu", {D::Float, Result::Same, true, buildSelu}},
-      {"cgc_op.celu", {D::Float, Result::Same, true, buildCelu}},
-      {"cgc_op.hard_sigmoid", {D::Float, Result::Same, false, buildHardSigmoid}},
-      {"cgc_op.thresholded_relu", {D::Float, Result::Same, false, buildThresholdedRelu}},
-      {"cgc_op.shrink", {D::Float, Result::Same, false, buildShrink}},
-      {"cgc_op.clip", {D::Numeric, Result::Same, false, buildClip}},
-      {"cgc_op.isinf", {D::Float, Result::Bool, false, buildIsInf}},
+  static const std::unordered_map<OpKind, UnarySpec> table = {
+      {OpKind::Relu, {D::Signed, Result::Same, false, buildSimpleUnary<Relu, D::Signed>}},
+      {OpKind::Sigmoid, {D::Float, Result::Same, true, buildSimpleUnary<Sigmoid, D::Float>}},
+      {OpKind::Swish, {D::Float, Result::Same, true, buildSimpleUnary<Swish, D::Float>}},
+      {OpKind::Tanh, {D::Float, Result::Same, true, buildSimpleUnary<Tanh, D::Float>}},
+      {OpKind::Erf, {D::Float, Result::Same, true, buildSimpleUnary<Erf, D::Float>}},
+      {OpKind::Exp, {D::Float, Result::Same, true, buildSimpleUnary<Exp, D::Float>}},
+      {OpKind::Log, {D::Float, Result::Same, true, buildSimpleUnary<Log, D::Float>}},
+      {OpKind::Sqrt, {D::Float, Result::Same, false, buildSimpleUnary<Sqrt, D::Float>}},
+      {OpKind::Reciprocal, {D::Float, Result::Same, false, buildSimpleUnary<Reciprocal, D::Float>}},
+      {OpKind::Neg, {D::Signed, Result::Same, false, buildSimpleUnary<Neg, D::Signed>}},
+      {OpKind::Abs, {D::Numeric, Result::Same, false, buildSimpleUnary<Abs, D::Numeric>}},
+      {OpKind::Sign, {D::Numeric, Result::Same, false, buildSimpleUnary<Sign, D::Numeric>}},
+      {OpKind::Floor, {D::Float, Result::Same, false, buildSimpleUnary<Floor, D::Float>}},
+      {OpKind::Ceil, {D::Float, Result::Same, false, buildSimpleUnary<Ceil, D::Float>}},
+      {OpKind::Round, {D::Float, Result::Same, false, buildSimpleUnary<Round, D::Float>}},
+      {OpKind::Sin, {D::Float, Result::Same, true, buildSimpleUnary<Sin, D::Float>}},
+      {OpKind::Cos, {D::Float, Result::Same, true, buildSimpleUnary<Cos, D::Float>}},
+      {OpKind::Tan, {D::Float, Result::Same, true, buildSimpleUnary<Tan, D::Float>}},
+      {OpKind::Asin, {D::Float, Result::Same, true, buildSimpleUnary<Asin, D::Float>}},
+      {OpKind::Acos, {D::Float, Result::Same, true, buildSimpleUnary<Acos, D::Float>}},
+      {OpKind::Atan, {D::Float, Result::Same, true, buildSimpleUnary<Atan, D::Float>}},
+      {OpKind::Sinh, {D::Float, Result::Same, true, buildSimpleUnary<Sinh, D::Float>}},
+      {OpKind::Cosh, {D::Float, Result::Same, true, buildSimpleUnary<Cosh, D::Float>}},
+      {OpKind::Asinh, {D::Float, Result::Same, true, buildSimpleUnary<Asinh, D::Float>}},
+      {OpKind::Acosh, {D::Float, Result::Same, true, buildSimpleUnary<Acosh, D::Float>}},
+      {OpKind::Atanh, {D::Float, Result::Same, true, buildSimpleUnary<Atanh, D::Float>}},
+      {OpKind::Softplus, {D::Float, Result::Same, true, buildSimpleUnary<Softplus, D::Float>}},
+      {OpKind::Softsign, {D::Float, Result::Same, false, buildSimpleUnary<Softsign, D::Float>}},
+      {OpKind::HardSwish, {D::Float, Result::Same, false, buildSimpleUnary<HardSwish, D::Float>}},
+      {OpKind::Mish, {D::Float, Result::Same, true, buildSimpleUnary<Mish, D::Float>}},
+      {OpKind::IsNaN, {D::Float, Result::Bool, false, buildIsNaN}},
+      {OpKind::Not, {D::Bool, Result::Same, false, buildNot}},
+      {OpKind::Identity, {D::Any, Result::Same, false, buildSimpleUnary<Identity, D::Any>}},
+      {OpKind::Gelu, {D::Float, Result::Same, true, buildGelu}},
+      {OpKind::LeakyRelu, {D::Float, Result::Same, false, buildLeakyRelu}},
+      {OpKind::Elu, {D::Float, Result::Same, true, buildElu}},
+      {OpKind::Selu, {D::Float, Result::Same, true, buildSelu}},
+      {OpKind::Celu, {D::Float, Result::Same, true, buildCelu}},
+      {OpKind::HardSigmoid, {D::Float, Result::Same, false, buildHardSigmoid}},
+      {OpKind::ThresholdedRelu, {D::Float, Result::Same, false, buildThresholdedRelu}},
+      {OpKind::Shrink, {D::Float, Result::Same, false, buildShrink}},
+      {OpKind::Clip, {D::Numeric, Result::Same, false, buildClip}},
+      {OpKind::IsInf, {D::Float, Result::Bool, false, buildIsInf}},
   };
   return table;
 }
@@ -778,27 +778,27 @@ void buildBitShift(ElementwiseOp &e, cgc_dtype_t dtype, const DescReader &r) {
   });
 }
 
-const std::unordered_map<std::string_view, BinarySpec> &binaryOps() {
+const std::unordered_map<OpKind, BinarySpec> &binaryOps() {
   using D = DTypeClass;
-  static const std::unordered_map<std::string_view, BinarySpec> table = {
-      {"cgc_op.add", {D::Numeric, Result::Same, buildSimpleBinary<Add, D::Numeric, Result::Same>}},
-      {"cgc_op.sub", {D::Numeric, Result::Same, buildSimpleBinary<Sub, D::Numeric, Result::Same>}},
-      {"cgc_op.mul", {D::Numeric, Result::Same, buildSimpleBinary<Mul, D::Numeric, Result::Same>}},
-      {"cgc_op.div", {D::Numeric, Result::Same, buildSimpleBinary<Div, D::Numeric, Result::Same>}},
-      {"cgc_op.max", {D::Numeric, Result::Same, buildSimpleBinary<Max, D::Numeric, Result::Same>}},
-      {"cgc_op.min", {D::Numeric, Result::Same, buildSimpleBinary<Min, D::Numeric, Result::Same>}},
-      {"cgc_op.equal", {D::Any, Result::Bool, buildSimpleBinary<Equal, D::Any, Result::Bool>}},
-      {"cgc_op.less", {D::Numeric, Result::Bool, buildSimpleBinary<Less, D::Numeric, Result::Bool>}},
-      {"cgc_op.less_or_equal",
+  static const std::unordered_map<OpKind, BinarySpec> table = {
+      {OpKind::Add, {D::Numeric, Result::Same, buildSimpleBinary<Add, D::Numeric, Result::Same>}},
+      {OpKind::Sub, {D::Numeric, Result::Same, buildSimpleBinary<Sub, D::Numeric, Result::Same>}},
+      {OpKind::Mul, {D::Numeric, Result::Same, buildSimpleBinary<Mul, D::Numeric, Result::Same>}},
+      {OpKind::Div, {D::Numeric, Result::Same, buildSimpleBinary<Div, D::Numeric, Result::Same>}},
+      {OpKind::Max, {D::Numeric, Result::Same, buildSimpleBinary<Max, D::Numeric, Result::Same>}},
+      {OpKind::Min, {D::Numeric, Result::Same, buildSimpleBinary<Min, D::Numeric, Result::Same>}},
+      {OpKind::Equal, {D::Any, Result::Bool, buildSimpleBinary<Equal, D::Any, Result::Bool>}},
+      {OpKind::Less, {D::Numeric, Result::Bool, buildSimpleBinary<Less, D::Numeric, Result::Bool>}},
+      {OpKind::LessOrEqual,
        {D::Numeric, Result::Bool, buildSimpleBinary<LessOrEqual, D::Numeric, Result::Bool>}},
-      {"cgc_op.greater", {D::Numeric, Result::Bool, buildSimpleBinary<Greater, D::Numeric, Result::Bool>}},
-      {"cgc_op.greater_or_equal",
+      {OpKind::Greater, {D::Numeric, Result::Bool, buildSimpleBinary<Greater, D::Numeric, Result::Bool>}},
+      {OpKind::GreaterOrEqual,
        {D::Numeric, Result::Bool, buildSimpleBinary<GreaterOrEqual, D::Numeric, Result::Bool>}},
-      {"cgc_op.and", {D::Bool, Result::Same, buildSimpleBinary<And, D::Bool, Result::Same>}},
-      {"cgc_op.or", {D::Bool, Result::Same, buildSimpleBinary<Or, D::Bool, Result::Same>}},
-      {"cgc_op.xor", {D::Bool, Result::Same, buildSimpleBinary<Xor, D::Bool, Result::Same>}},
-      {"cgc_op.mod", {D::Numeric, Result::Same, buildMod}},
-      {"cgc_op.bit_shift", {D::Integer, Result::Same, buildBitShift}},
+      {OpKind::And, {D::Bool, Result::Same, buildSimpleBinary<And, D::Bool, Result::Same>}},
+      {OpKind::Or, {D::Bool, Result::Same, buildSimpleBinary<Or, D::Bool, Result::Same>}},
+      {OpKind::Xor, {D::Bool, Result::Same, buildSimpleBinary<Xor, D::Bool, Result::Same>}},
+      {OpKind::Mod, {D::Numeric, Result::Same, buildMod}},
+      {OpKind::BitShift, {D::Integer, Result::Same, buildBitShift}},
   };
   return table;
 }
@@ -862,16 +862,16 @@ void buildWhere(ElementwiseOp &e, cgc_dtype_t dtype) {
 
 } // namespace
 
-bool isElementwiseOp(std::string_view op) {
-  return unaryOps().count(op) || binaryOps().count(op) || op == "cgc_op.cast" ||
-         op == "cgc_op.pow" || op == "cgc_op.prelu" || op == "cgc_op.where";
+bool isElementwiseOp(OpKind op) {
+  return unaryOps().count(op) || binaryOps().count(op) || op == OpKind::Cast ||
+         op == OpKind::Pow || op == OpKind::PRelu || op == OpKind::Where;
 }
 
 ElementwiseOp makeElementwiseOp(const KernelDesc &desc) {
   DescReader r(desc);
   checkOperands(desc);
   ElementwiseOp e;
-  if (auto it = unaryOps().find(desc.op); it != unaryOps().end()) {
+  if (auto it = unaryOps().find(desc.kind()); it != unaryOps().end()) {
     const UnarySpec &spec = it->second;
     r.expectInputs(1, 1);
     const KernelOperand &in = r.input(0, "input");
@@ -881,7 +881,7 @@ ElementwiseOp makeElementwiseOp(const KernelDesc &desc) {
     e.outDType = spec.result == Result::Bool ? CGC_DTYPE_BOOL : in.dtype;
     e.outShape = in.shape;
     e.grain = spec.expensive ? 4096 : 32768;
-  } else if (auto it = binaryOps().find(desc.op); it != binaryOps().end()) {
+  } else if (auto it = binaryOps().find(desc.kind()); it != binaryOps().end()) {
     const BinarySpec &spec = it->second;
     r.expectInputs(2, 2);
     const KernelOperand &a = r.input(0, "lhs"), &b = r.input(1, "rhs");
@@ -891,7 +891,7 @@ ElementwiseOp makeElementwiseOp(const KernelDesc &desc) {
     e.inDTypes = {a.dtype, b.dtype};
     e.outDType = spec.result == Result::Bool ? CGC_DTYPE_BOOL : a.dtype;
     e.outShape = broadcastOrFail(r, a.shape, b.shape);
-  } else if (desc.op == "cgc_op.cast") {
+  } else if (desc.kind() == OpKind::Cast) {
     r.expectInputs(1, 1);
     const KernelOperand &in = r.input(0, "input");
     cgc_dtype_t to = r.getDType("to");
@@ -899,7 +899,7 @@ ElementwiseOp makeElementwiseOp(const KernelDesc &desc) {
     e.inDTypes = {in.dtype};
     e.outDType = to;
     e.outShape = in.shape;
-  } else if (desc.op == "cgc_op.pow") {
+  } else if (desc.kind() == OpKind::Pow) {
     r.expectInputs(2, 2);
     const KernelOperand &a = r.input(0, "base"), &b = r.input(1, "exponent");
     r.expectDType(a, "base", DTypeClass::Numeric);
@@ -909,7 +909,7 @@ ElementwiseOp makeElementwiseOp(const KernelDesc &desc) {
     e.outDType = a.dtype;
     e.outShape = broadcastOrFail(r, a.shape, b.shape);
     e.grain = 4096;
-  } else if (desc.op == "cgc_op.prelu") {
+  } else if (desc.kind() == OpKind::PRelu) {
     r.expectInputs(2, 2);
     const KernelOperand &x = r.input(0, "input"), &slope = r.input(1, "slope");
     r.expectDType(x, "input", DTypeClass::Signed);
@@ -922,7 +922,7 @@ ElementwiseOp makeElementwiseOp(const KernelDesc &desc) {
     e.inDTypes = {x.dtype, slope.dtype};
     e.outDType = x.dtype;
     e.outShape = x.shape;
-  } else if (desc.op == "cgc_op.where") {
+  } else if (desc.kind() == OpKind::Where) {
     r.expectInputs(3, 3);
     const KernelOperand &c = r.input(0, "condition"), &x = r.input(1, "x"), &y = r.input(2, "y");
     r.expectDType(c, "condition", DTypeClass::Bool);
@@ -1022,7 +1022,7 @@ Epilogue::Epilogue(const std::vector<int64_t> &shape, cgc_dtype_t dtype,
   const std::vector<int64_t> posShape = permute(shape), strides = permute(valueStrides);
   size_t elem = cgc_dtype_size(dtype);
   for (const KernelDesc &desc : chain) {
-    if (desc.op == "cgc_op.erf_gelu") {
+    if (desc.kind() == OpKind::ErfGelu) {
       // The value, then k1..k3 (one float each) as extra operands.
       Step step;
       step.erfGelu = true;
@@ -1037,7 +1037,7 @@ Epilogue::Epilogue(const std::vector<int64_t> &shape, cgc_dtype_t dtype,
       steps_.push_back(std::move(step));
       continue;
     }
-    if (!isElementwiseOp(desc.op))
+    if (!isElementwiseOp(desc.kind()))
       fail(cat(desc.op, " is not an elementwise op"));
     if (desc.inputs.empty() || !desc.inputs[0])
       fail(cat(desc.op, ": the epilogue's running value must be input 0"));
@@ -1104,21 +1104,21 @@ void Epilogue::apply(char *data, const void *const *extra, int64_t begin, int64_
 }
 
 void registerElementwiseOps(std::vector<OpEntry> &ops) {
-  for (const auto &[name, spec] : unaryOps())
-    ops.push_back({name.data(), makeElementwiseKernel});
-  for (const auto &[name, spec] : binaryOps())
-    ops.push_back({name.data(), makeElementwiseKernel});
-  for (const char *name : {"cgc_op.cast", "cgc_op.pow", "cgc_op.prelu", "cgc_op.where"})
-    ops.push_back({name, makeElementwiseKernel});
+  for (const auto &[op, spec] : unaryOps())
+    ops.push_back({op, makeElementwiseKernel});
+  for (const auto &[op, spec] : binaryOps())
+    ops.push_back({op, makeElementwiseKernel});
+  for (OpKind op : {OpKind::Cast, OpKind::Pow, OpKind::PRelu, OpKind::Where})
+    ops.push_back({op, makeElementwiseKernel});
 }
 
 LeadingClamp leadingClamp(const std::vector<KernelDesc> &chain, const std::vector<int64_t> &shape) {
   LeadingClamp c;
   if (chain.empty() || chain[0].inputs.size() != 1)
     return c;
-  if (chain[0].op == "cgc_op.relu") {
+  if (chain[0].kind() == OpKind::Relu) {
     c.lo = 0.0f, c.zero = 0.0f;
-  } else if (chain[0].op == "cgc_op.clip") {
+  } else if (chain[0].kind() == OpKind::Clip) {
     DescReader r(chain[0]);
     std::optional<double> lo = r.getOptionalFloat("min"), hi = r.getOptionalFloat("max");
     c.lo = lo ? float(*lo) : -std::numeric_limits<float>::infinity();

@@ -29,7 +29,7 @@ struct ElementwiseOp {
 };
 
 /// True for ops makeElementwiseOp compiles.
-bool isElementwiseOp(std::string_view op);
+bool isElementwiseOp(OpKind op);
 
 /// Checks `desc` (arity, dtypes, attributes, broadcast shapes, output type)
 /// and compiles its row function. Throws DescError.

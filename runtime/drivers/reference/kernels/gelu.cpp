@@ -110,7 +110,7 @@ bool checkErfGelu(const KernelDesc &desc) {
 
 void registerGeluOps(std::vector<OpEntry> &ops) {
   // Contiguous operands; strided ones are packed by the registry.
-  ops.push_back({"cgc_op.erf_gelu", makeErfGelu, false});
+  ops.push_back({OpKind::ErfGelu, makeErfGelu, false});
 }
 
 } // namespace cgc::ref

@@ -10,8 +10,8 @@
 namespace cgc::ref {
 namespace {
 
-const std::map<std::string, OpEntry, std::less<>> &registry() {
-  static const std::map<std::string, OpEntry, std::less<>> table = [] {
+const std::map<OpKind, OpEntry> &registry() {
+  static const std::map<OpKind, OpEntry> table = [] {
     std::vector<OpEntry> ops;
     registerElementwiseOps(ops);
     registerReductionOps(ops);
@@ -24,9 +24,9 @@ const std::map<std::string, OpEntry, std::less<>> &registry() {
     registerScatterOps(ops);
     registerDetectionOps(ops);
     registerGeluOps(ops);
-    std::map<std::string, OpEntry, std::less<>> map;
+    std::map<OpKind, OpEntry> map;
     for (const OpEntry &entry : ops)
-      map.emplace(entry.name, entry);
+      map.emplace(entry.op, entry);
     return map;
   }();
   return table;
@@ -130,7 +130,7 @@ std::unique_ptr<Kernel> makeDenseAdapted(
 namespace {
 
 std::unique_ptr<Kernel> createChecked(const KernelDesc &desc, const KernelOptions &options) {
-  auto it = registry().find(desc.op);
+  auto it = registry().find(desc.kind());
   if (it == registry().end())
     fail(cat(desc.op.empty() ? "<empty op name>" : desc.op,
              ": no kernel for this op in the reference kernel library"));
@@ -200,11 +200,11 @@ std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
     return nullptr;
   }
   return fusedGuarded(anchor, {&anchor}, {&epilogue}, reason, [&]() -> std::unique_ptr<Kernel> {
-    if (anchor.op == "cgc_op.convolution")
+    if (anchor.kind() == OpKind::Convolution)
       return createFusedConvolution(anchor, epilogue, options, reason);
-    if (anchor.op == "cgc_op.matmul" || anchor.op == "cgc_op.gemm")
+    if (anchor.kind() == OpKind::MatMul || anchor.kind() == OpKind::Gemm)
       return createFusedMatMul(anchor, epilogue, options, reason);
-    if (anchor.op == "cgc_op.batch_norm")
+    if (anchor.kind() == OpKind::BatchNorm)
       return createFusedBatchNorm(anchor, epilogue, reason);
     reason = anchor.op + " is not a fusion anchor (convolution, matmul, gemm, batch_norm)";
     return nullptr;
@@ -249,12 +249,13 @@ std::unique_ptr<Kernel> createDepthwisePool(const KernelDesc &anchor,
   });
 }
 
-bool hasKernel(std::string_view op) { return registry().count(op) != 0; }
+bool hasKernel(std::string_view op) { return registry().count(opKindOf(op)) != 0; }
 
 std::vector<std::string> supportedOps() {
   std::vector<std::string> names;
-  for (const auto &[name, entry] : registry())
-    names.push_back(name);
+  for (const auto &[op, entry] : registry())
+    names.emplace_back(opName(op));
+  std::sort(names.begin(), names.end());
   return names;
 }
 

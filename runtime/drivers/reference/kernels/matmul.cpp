@@ -733,7 +733,7 @@ struct Parsed {
 Parsed parse(const KernelDesc &desc) {
   DescReader r(desc);
   Parsed p;
-  p.gemm = desc.op == "cgc_op.gemm";
+  p.gemm = desc.kind() == OpKind::Gemm;
   r.expectInputs(2, p.gemm ? 3 : 2);
   r.expectOutputs(1, 1);
   const KernelOperand &a = r.input(0, "a"), &b = r.input(1, "b");
@@ -899,11 +899,11 @@ std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
   std::vector<KernelDesc> chain = epilogue;
   std::optional<bool> erfGelu;
   const bool geluInGemm = activeConfig().gemmGelu;
-  if (chain.back().op == "cgc_op.erf_gelu" && !geluInGemm) {
+  if (chain.back().kind() == OpKind::ErfGelu && !geluInGemm) {
     reason = "cgc_op.erf_gelu: the configuration says gemm-gelu=0";
     return nullptr;
   }
-  if (chain.back().op == "cgc_op.erf_gelu") {
+  if (chain.back().kind() == OpKind::ErfGelu) {
     const KernelDesc &gelu = chain.back();
     const bool multiply = checkErfGelu(gelu); // throws DescError with the reason
     if (p.dtype != CGC_DTYPE_FLOAT32 || gelu.inputs[0]->shape != anchor.outputs[0].shape) {
@@ -967,8 +967,8 @@ std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
 }
 
 void registerMatMulOps(std::vector<OpEntry> &ops) {
-  ops.push_back({"cgc_op.matmul", makeMatMul, true});
-  ops.push_back({"cgc_op.gemm", makeMatMul, true});
+  ops.push_back({OpKind::MatMul, makeMatMul, true});
+  ops.push_back({OpKind::Gemm, makeMatMul, true});
 }
 
 } // namespace cgc::ref

@@ -339,7 +339,7 @@ std::unique_ptr<Kernel> makeDepthSpace(const KernelDesc &desc, const KernelOptio
   r.expectInputs(1, 1);
   r.expectOutputs(1, 1);
   const KernelOperand &in = r.input(0, "input");
-  bool toSpace = desc.op == "cgc_op.depth_to_space";
+  bool toSpace = desc.kind() == OpKind::DepthToSpace;
   int64_t b = r.getInt("blocksize");
   if (in.shape.size() != 4)
     r.error("input must be N x C x H x W");
@@ -570,7 +570,7 @@ public:
         int64_t k = index < 0 ? index + axisLen_ : index;
         char *o = out + outOff * int64_t(elem_);
         if (k < 0 || k >= axisLen_)
-          throwIndexOutOfRange("cgc_op.gather", index, j, idxShape_, axis_, axisLen_);
+          throwIndexOutOfRange(opName(OpKind::Gather), index, j, idxShape_, axis_, axisLen_);
         const char *src = data + (inOff + k * dataStrides_[size_t(axis_)]) * int64_t(elem_);
         postCopy_.runRange(o, src, 0, postCount_);
       }
@@ -652,7 +652,7 @@ public:
         int64_t k = index < 0 ? index + len : index;
         char *o = out + oOff * int64_t(elem_);
         if (k < 0 || k >= len)
-          throwIndexOutOfRange("cgc_op.gather_elements", index, t, shape_, int64_t(axis_), len);
+          throwIndexOutOfRange(opName(OpKind::GatherElements), index, t, shape_, int64_t(axis_), len);
 
         std::memcpy(o, data + (dOff + k * dataStrides_[axis_]) * int64_t(elem_), elem_);
       }
@@ -690,18 +690,18 @@ std::unique_ptr<Kernel> makeGatherElements(const KernelDesc &desc, const KernelO
 } // namespace
 
 void registerMovementOps(std::vector<OpEntry> &ops) {
-  ops.push_back({"cgc_op.reshape", makeReshape, true});
-  ops.push_back({"cgc_op.transpose", makeTranspose, true});
-  ops.push_back({"cgc_op.concat", makeConcat, true});
-  ops.push_back({"cgc_op.split", makeSplit, true});
-  ops.push_back({"cgc_op.slice", makeSlice, true});
-  ops.push_back({"cgc_op.expand", makeExpand, true});
-  ops.push_back({"cgc_op.tile", makeTile, true});
-  ops.push_back({"cgc_op.depth_to_space", makeDepthSpace, true});
-  ops.push_back({"cgc_op.space_to_depth", makeDepthSpace, true});
-  ops.push_back({"cgc_op.pad", makePad, true});
-  ops.push_back({"cgc_op.gather", makeGather, true});
-  ops.push_back({"cgc_op.gather_elements", makeGatherElements, true});
+  ops.push_back({OpKind::Reshape, makeReshape, true});
+  ops.push_back({OpKind::Transpose, makeTranspose, true});
+  ops.push_back({OpKind::Concat, makeConcat, true});
+  ops.push_back({OpKind::Split, makeSplit, true});
+  ops.push_back({OpKind::Slice, makeSlice, true});
+  ops.push_back({OpKind::Expand, makeExpand, true});
+  ops.push_back({OpKind::Tile, makeTile, true});
+  ops.push_back({OpKind::DepthToSpace, makeDepthSpace, true});
+  ops.push_back({OpKind::SpaceToDepth, makeDepthSpace, true});
+  ops.push_back({OpKind::Pad, makePad, true});
+  ops.push_back({OpKind::Gather, makeGather, true});
+  ops.push_back({OpKind::GatherElements, makeGatherElements, true});
 }
 
 } // namespace cgc::ref

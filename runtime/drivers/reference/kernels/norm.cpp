@@ -498,10 +498,10 @@ std::unique_ptr<Kernel> createFusedBatchNorm(const KernelDesc &anchor,
 }
 
 void registerNormalizationOps(std::vector<OpEntry> &ops) {
-  ops.push_back({"cgc_op.batch_norm", makeBatchNorm, true});
-  ops.push_back({"cgc_op.layer_norm", makeLayerNorm, false});
-  ops.push_back({"cgc_op.instance_norm", makeInstanceNorm, false});
-  ops.push_back({"cgc_op.lrn", makeLrn, false});
+  ops.push_back({OpKind::BatchNorm, makeBatchNorm, true});
+  ops.push_back({OpKind::LayerNorm, makeLayerNorm, false});
+  ops.push_back({OpKind::InstanceNorm, makeInstanceNorm, false});
+  ops.push_back({OpKind::LRN, makeLrn, false});
 }
 
 } // namespace cgc::ref

@@ -148,17 +148,17 @@ bool buildPostOps(const std::vector<KernelDesc> &chain, const std::vector<int64_
       return false;
     }
     size_t expectedInputs = 1;
-    if (name == "cgc_op.relu") {
+    if (opKindOf(name) == OpKind::Relu) {
       eltwise({{A::eltwise_relu, 0.f, 0.f}}, "relu");
-    } else if (name == "cgc_op.leaky_relu") {
+    } else if (opKindOf(name) == OpKind::LeakyRelu) {
       eltwise({{A::eltwise_relu, float(r.getFloat("alpha", 0.01)), 0.f}}, "leaky_relu");
-    } else if (name == "cgc_op.elu") {
+    } else if (opKindOf(name) == OpKind::Elu) {
       eltwise({{A::eltwise_elu, float(r.getFloat("alpha", 1.0)), 0.f}}, "elu");
-    } else if (name == "cgc_op.selu") {
+    } else if (opKindOf(name) == OpKind::Selu) {
       float alpha = float(r.getFloat("alpha", 1.67326319217681884765625));
       float gamma = float(r.getFloat("gamma", 1.05070102214813232421875));
       eltwise({{A::eltwise_elu, alpha, 0.f}, {A::eltwise_linear, gamma, 0.f}}, "selu");
-    } else if (name == "cgc_op.celu") {
+    } else if (opKindOf(name) == OpKind::Celu) {
       float alpha = float(r.getFloat("alpha", 1.0));
       if (alpha == 0) {
         reason = "celu with alpha 0";
@@ -168,46 +168,46 @@ bool buildPostOps(const std::vector<KernelDesc> &chain, const std::vector<int64_
                {A::eltwise_elu, 1.0f, 0.f},
                {A::eltwise_linear, alpha, 0.f}},
               "celu");
-    } else if (name == "cgc_op.tanh") {
+    } else if (opKindOf(name) == OpKind::Tanh) {
       eltwise({{A::eltwise_tanh, 0.f, 0.f}}, "tanh");
-    } else if (name == "cgc_op.sigmoid") {
+    } else if (opKindOf(name) == OpKind::Sigmoid) {
       eltwise({{A::eltwise_logistic, 0.f, 0.f}}, "sigmoid");
-    } else if (name == "cgc_op.swish") {
+    } else if (opKindOf(name) == OpKind::Swish) {
       eltwise({{A::eltwise_swish, 1.f, 0.f}}, "swish");
-    } else if (name == "cgc_op.gelu") {
+    } else if (opKindOf(name) == OpKind::Gelu) {
       bool tanhApprox = r.getString("approximate", "none", {"none", "tanh"}) == "tanh";
       eltwise({{tanhApprox ? A::eltwise_gelu_tanh : A::eltwise_gelu_erf, 0.f, 0.f}}, "gelu");
-    } else if (name == "cgc_op.clip") {
+    } else if (opKindOf(name) == OpKind::Clip) {
       std::optional<double> lo = r.getOptionalFloat("min"), hi = r.getOptionalFloat("max");
       eltwise({{A::eltwise_clip_v2, lo ? float(*lo) : -FLT_MAX, hi ? float(*hi) : FLT_MAX}}, "clip");
-    } else if (name == "cgc_op.hard_swish") {
+    } else if (opKindOf(name) == OpKind::HardSwish) {
       eltwise({{A::eltwise_hardswish, 0.f, 0.f}}, "hard_swish");
-    } else if (name == "cgc_op.hard_sigmoid") {
+    } else if (opKindOf(name) == OpKind::HardSigmoid) {
       eltwise({{A::eltwise_linear, float(r.getFloat("alpha", 0.2)), float(r.getFloat("beta", 0.5))},
                {A::eltwise_clip_v2, 0.f, 1.f}},
               "hard_sigmoid");
-    } else if (name == "cgc_op.exp") {
+    } else if (opKindOf(name) == OpKind::Exp) {
       eltwise({{A::eltwise_exp, 0.f, 0.f}}, "exp");
-    } else if (name == "cgc_op.log") {
+    } else if (opKindOf(name) == OpKind::Log) {
       eltwise({{A::eltwise_log, 0.f, 0.f}}, "log");
-    } else if (name == "cgc_op.sqrt") {
+    } else if (opKindOf(name) == OpKind::Sqrt) {
       eltwise({{A::eltwise_sqrt, 0.f, 0.f}}, "sqrt");
-    } else if (name == "cgc_op.abs") {
+    } else if (opKindOf(name) == OpKind::Abs) {
       eltwise({{A::eltwise_abs, 0.f, 0.f}}, "abs");
-    } else if (name == "cgc_op.neg") {
+    } else if (opKindOf(name) == OpKind::Neg) {
       eltwise({{A::eltwise_linear, -1.f, 0.f}}, "neg");
-    } else if (name == "cgc_op.softplus") {
+    } else if (opKindOf(name) == OpKind::Softplus) {
       eltwise({{A::eltwise_soft_relu, 0.f, 0.f}}, "softplus");
-    } else if (name == "cgc_op.mish") {
+    } else if (opKindOf(name) == OpKind::Mish) {
       eltwise({{A::eltwise_mish, 0.f, 0.f}}, "mish");
-    } else if (name == "cgc_op.round") {
+    } else if (opKindOf(name) == OpKind::Round) {
       eltwise({{A::eltwise_round, 0.f, 0.f}}, "round");
-    } else if (name == "cgc_op.reciprocal") {
+    } else if (opKindOf(name) == OpKind::Reciprocal) {
       eltwise({{A::eltwise_pow, 1.f, -1.f}}, "reciprocal");
-    } else if (name == "cgc_op.identity") {
+    } else if (opKindOf(name) == OpKind::Identity) {
       out.summary += "+identity";
-    } else if (name == "cgc_op.add" || name == "cgc_op.sub" || name == "cgc_op.mul" ||
-               name == "cgc_op.div" || name == "cgc_op.max" || name == "cgc_op.min") {
+    } else if (opKindOf(name) == OpKind::Add || opKindOf(name) == OpKind::Sub || opKindOf(name) == OpKind::Mul ||
+               opKindOf(name) == OpKind::Div || opKindOf(name) == OpKind::Max || opKindOf(name) == OpKind::Min) {
       expectedInputs = 2;
       if (op.inputs.size() != 2 || !op.inputs[1]) {
         reason = cat(name, ": expected 2 inputs");
@@ -244,11 +244,11 @@ bool buildPostOps(const std::vector<KernelDesc> &chain, const std::vector<int64_
           strides[i] = dense;
         dense = std::max(dense, strides[i] * dims[i]);
       }
-      A alg = name == "cgc_op.add"   ? A::binary_add
-              : name == "cgc_op.sub" ? A::binary_sub
-              : name == "cgc_op.mul" ? A::binary_mul
-              : name == "cgc_op.div" ? A::binary_div
-              : name == "cgc_op.max" ? A::binary_max
+      A alg = opKindOf(name) == OpKind::Add   ? A::binary_add
+              : opKindOf(name) == OpKind::Sub ? A::binary_sub
+              : opKindOf(name) == OpKind::Mul ? A::binary_mul
+              : opKindOf(name) == OpKind::Div ? A::binary_div
+              : opKindOf(name) == OpKind::Max ? A::binary_max
                                      : A::binary_min;
       dnnl::memory::desc desc = plainDesc(dims, strides, type);
       int index = out.ops.len();

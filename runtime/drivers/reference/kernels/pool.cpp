@@ -32,8 +32,8 @@ struct PoolGeom {
 PoolGeom parsePool(const KernelDesc &desc) {
   DescReader r(desc);
   PoolGeom g;
-  g.kind = desc.op == "cgc_op.max_pool"   ? PoolKind::Max
-           : desc.op == "cgc_op.avg_pool" ? PoolKind::Avg
+  g.kind = desc.kind() == OpKind::MaxPool   ? PoolKind::Max
+           : desc.kind() == OpKind::AvgPool ? PoolKind::Avg
                                           : PoolKind::Lp;
   r.expectInputs(1, 1);
   r.expectOutputs(1, 1);
@@ -473,7 +473,7 @@ std::unique_ptr<Kernel> makePool(const KernelDesc &desc, const KernelOptions &) 
 } // namespace
 
 void registerPoolingOps(std::vector<OpEntry> &ops) {
-  for (const char *name : {"cgc_op.max_pool", "cgc_op.avg_pool", "cgc_op.lp_pool"})
+  for (OpKind name : {OpKind::MaxPool, OpKind::AvgPool, OpKind::LpPool})
     ops.push_back({name, makePool, true});
 }
 

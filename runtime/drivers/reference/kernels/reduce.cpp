@@ -522,25 +522,25 @@ std::unique_ptr<Kernel> makeReduction(const KernelDesc &desc, const KernelOption
   std::string description = cat(desc.op.substr(7), " ", dtypeName(in.dtype), " ",
                                 shapeStr(in.shape), " -> ", shapeStr(out.shape));
   const std::string &op = desc.op;
-  if (op == "cgc_op.reduce_sum")
+  if (opKindOf(op) == OpKind::ReduceSum)
     return makeReduceFor<SumRed>(r, in, plan, description);
-  if (op == "cgc_op.reduce_mean")
+  if (opKindOf(op) == OpKind::ReduceMean)
     return makeReduceFor<MeanRed>(r, in, plan, description);
-  if (op == "cgc_op.reduce_max")
+  if (opKindOf(op) == OpKind::ReduceMax)
     return makeReduceFor<MaxRed>(r, in, plan, description);
-  if (op == "cgc_op.reduce_min")
+  if (opKindOf(op) == OpKind::ReduceMin)
     return makeReduceFor<MinRed>(r, in, plan, description);
-  if (op == "cgc_op.reduce_prod")
+  if (opKindOf(op) == OpKind::ReduceProd)
     return makeReduceFor<ProdRed>(r, in, plan, description);
-  if (op == "cgc_op.reduce_l1")
+  if (opKindOf(op) == OpKind::ReduceL1)
     return makeReduceFor<L1Red>(r, in, plan, description);
-  if (op == "cgc_op.reduce_l2")
+  if (opKindOf(op) == OpKind::ReduceL2)
     return makeReduceFor<L2Red>(r, in, plan, description);
-  if (op == "cgc_op.reduce_log_sum")
+  if (opKindOf(op) == OpKind::ReduceLogSum)
     return makeReduceFor<LogSumRed>(r, in, plan, description);
-  if (op == "cgc_op.reduce_log_sum_exp")
+  if (opKindOf(op) == OpKind::ReduceLogSumExp)
     return makeReduceFor<LogSumExpRed>(r, in, plan, description);
-  if (op == "cgc_op.reduce_sum_square")
+  if (opKindOf(op) == OpKind::ReduceSumSquare)
     return makeReduceFor<SumSquareRed>(r, in, plan, description);
   r.error("unknown reduction");
 }
@@ -565,9 +565,9 @@ std::unique_ptr<Kernel> makeGlobalPool(const KernelDesc &desc, const KernelOptio
   ReducePlan plan = makeReducePlan(in, mask, out, true);
   std::string description = cat(desc.op.substr(7), " ", dtypeName(in.dtype), " ",
                                 shapeStr(in.shape));
-  if (desc.op == "cgc_op.global_avg_pool")
+  if (desc.kind() == OpKind::GlobalAvgPool)
     return makeReduceFor<MeanRed>(r, in, plan, description);
-  if (desc.op == "cgc_op.global_max_pool")
+  if (desc.kind() == OpKind::GlobalMaxPool)
     return makeReduceFor<MaxRed>(r, in, plan, description);
   int64_t p = r.getInt("p", 2);
   if (p < 1)
@@ -674,7 +674,7 @@ std::unique_ptr<Kernel> makeArgReduction(const KernelDesc &desc, const KernelOpt
   if (in.shape[size_t(axis)] == 0 && numElements(shape) != 0)
     r.error(cat("cannot take ", desc.op.substr(7), " over the empty axis ", axis));
   std::unique_ptr<Kernel> kernel;
-  bool isMax = desc.op == "cgc_op.argmax";
+  bool isMax = desc.kind() == OpKind::ArgMax;
   visitDType(in.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, Bool>)
@@ -932,8 +932,8 @@ std::unique_ptr<Kernel> makeSoft(const KernelDesc &desc, const KernelOptions &) 
   int64_t axis = r.getInt("axis");
   if (axis < 0 || axis >= int64_t(in.shape.size()))
     r.error(cat("axis ", axis, " is out of range for rank ", in.shape.size()));
-  SoftKind kind = desc.op == "cgc_op.softmax"       ? SoftKind::Softmax
-                  : desc.op == "cgc_op.log_softmax" ? SoftKind::LogSoftmax
+  SoftKind kind = desc.kind() == OpKind::Softmax       ? SoftKind::Softmax
+                  : desc.kind() == OpKind::LogSoftmax ? SoftKind::LogSoftmax
                                                     : SoftKind::Hardmax;
   std::unique_ptr<Kernel> kernel;
   visitDType(in.dtype, [&](auto tag) {
@@ -951,17 +951,17 @@ void softmaxRowFloat(const float *in, float *out, int64_t n) {
 }
 
 void registerReductionOps(std::vector<OpEntry> &ops) {
-  for (const char *name :
-       {"cgc_op.reduce_sum", "cgc_op.reduce_mean", "cgc_op.reduce_max", "cgc_op.reduce_min",
-        "cgc_op.reduce_prod", "cgc_op.reduce_l1", "cgc_op.reduce_l2", "cgc_op.reduce_log_sum",
-        "cgc_op.reduce_log_sum_exp", "cgc_op.reduce_sum_square"})
+  for (OpKind name :
+       {OpKind::ReduceSum, OpKind::ReduceMean, OpKind::ReduceMax, OpKind::ReduceMin,
+        OpKind::ReduceProd, OpKind::ReduceL1, OpKind::ReduceL2, OpKind::ReduceLogSum,
+        OpKind::ReduceLogSumExp, OpKind::ReduceSumSquare})
     ops.push_back({name, makeReduction, true});
-  for (const char *name : {"cgc_op.global_avg_pool", "cgc_op.global_max_pool",
-                           "cgc_op.global_lp_pool"})
+  for (OpKind name : {OpKind::GlobalAvgPool, OpKind::GlobalMaxPool,
+                           OpKind::GlobalLpPool})
     ops.push_back({name, makeGlobalPool, true});
-  ops.push_back({"cgc_op.argmax", makeArgReduction, true});
-  ops.push_back({"cgc_op.argmin", makeArgReduction, true});
-  for (const char *name : {"cgc_op.softmax", "cgc_op.log_softmax", "cgc_op.hardmax"})
+  ops.push_back({OpKind::ArgMax, makeArgReduction, true});
+  ops.push_back({OpKind::ArgMin, makeArgReduction, true});
+  for (OpKind name : {OpKind::Softmax, OpKind::LogSoftmax, OpKind::Hardmax})
     ops.push_back({name, makeSoft, false});
 }
 

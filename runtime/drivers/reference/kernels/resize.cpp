@@ -697,9 +697,9 @@ std::unique_ptr<Kernel> makeGridSample(const KernelDesc &desc, const KernelOptio
 } // namespace
 
 void registerResizeOps(std::vector<OpEntry> &ops) {
-  ops.push_back({"cgc_op.resize", makeResize, true});
-  ops.push_back({"cgc_op.upsample", makeUpsample, true});
-  ops.push_back({"cgc_op.grid_sample", makeGridSample, false});
+  ops.push_back({OpKind::Resize, makeResize, true});
+  ops.push_back({OpKind::Upsample, makeUpsample, true});
+  ops.push_back({OpKind::GridSample, makeGridSample, false});
 }
 
 } // namespace cgc::ref

@@ -194,7 +194,7 @@ public:
       const int64_t index = indexAt(wide_, idx, p);
       int64_t k = index < 0 ? index + len : index;
       if (k < 0 || k >= len)
-        throwIndexOutOfRange("cgc_op.scatter_elements", index, p, idxShape_, int64_t(axis_), len);
+        throwIndexOutOfRange(opName(OpKind::ScatterElements), index, p, idxShape_, int64_t(axis_), len);
       int64_t off = 0;
       for (size_t d = 0; d < rank; ++d)
         off += (d == axis_ ? k : c[d]) * dataStrides_[d];
@@ -275,7 +275,7 @@ public:
         int64_t dim = dataShape_[size_t(j)];
         int64_t v = index < 0 ? index + dim : index;
         if (v < 0 || v >= dim)
-          throwIndexOutOfRange("cgc_op.scatter_nd", index, t * k_ + j, idxShape_, j, dim);
+          throwIndexOutOfRange(opName(OpKind::ScatterND), index, t * k_ + j, idxShape_, j, dim);
         off += v * dataStrides_[size_t(j)];
       }
       const T *src = upd + t * slice_;
@@ -419,10 +419,10 @@ std::unique_ptr<Kernel> makeTopK(const KernelDesc &desc, const KernelOptions &) 
 } // namespace
 
 void registerScatterOps(std::vector<OpEntry> &ops) {
-  ops.push_back({"cgc_op.cumsum", makeCumSum, false});
-  ops.push_back({"cgc_op.scatter_elements", makeScatterElements, false});
-  ops.push_back({"cgc_op.scatter_nd", makeScatterND, false});
-  ops.push_back({"cgc_op.top_k", makeTopK, false});
+  ops.push_back({OpKind::CumSum, makeCumSum, false});
+  ops.push_back({OpKind::ScatterElements, makeScatterElements, false});
+  ops.push_back({OpKind::ScatterND, makeScatterND, false});
+  ops.push_back({OpKind::TopK, makeTopK, false});
 }
 
 } // namespace cgc::ref
