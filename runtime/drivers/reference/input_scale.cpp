@@ -2,7 +2,7 @@
 
 #include "input_scale.h"
 
-#include "kernels/common.h"
+#include "kernels/support/common.h"
 
 namespace cgc::ref {
 
