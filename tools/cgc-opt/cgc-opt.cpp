@@ -22,6 +22,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -65,6 +66,11 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   cgc::registerAllDialects(registry);
   cgc::registerAllPasses();
+  // MLIR's generic cleanups over cgc IR: --canonicalize applies the ops'
+  // folders (cgc_op.identity, cast, reshape, transpose), --cse merges
+  // duplicates.
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
 
   // CGC IR has its own top-level op; parse it as written.
   std::vector<char *> args(argv, argv + argc);

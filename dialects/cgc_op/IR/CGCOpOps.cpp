@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgc_op/IR/CGCOpOps.h"
+#include "cgc_op/IR/CGCOpShapes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -958,6 +959,71 @@ LogicalResult GridSampleOp::inferReturnTypes(MLIRContext *, Loc location,
   ArrayRef<int64_t> s = input.getShape(), g = grid.getShape();
   inferred.push_back(tensorType({s[0], s[1], g[1], g[2]}, input.getElementType()));
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Folders (cgc-opt --canonicalize): structural ones. Constants are named
+// references whose bytes are not in the IR, so values are folded by the
+// importer (compiler/Import/Folder.cpp), not here.
+//===----------------------------------------------------------------------===//
+
+/// `input` when it already has the result's type (shape, element type and
+/// constness), else null.
+static OpFoldResult sameTypeInput(Value input, Value result) {
+  return input.getType() == result.getType() ? OpFoldResult(input) : OpFoldResult();
+}
+
+OpFoldResult IdentityOp::fold(FoldAdaptor) {
+  return sameTypeInput(getInput(), getOutput());
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  auto type = cast<TensorType>(getInput().getType());
+  if (getTo() != type.getElementType())
+    return {};
+  return sameTypeInput(getInput(), getOutput());
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (OpFoldResult same = sameTypeInput(getInput(), getOutput()))
+    return same;
+  // reshape(reshape(x)) is reshape(x): the row-major order is unchanged.
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(inner.getInput());
+    return getOutput();
+  }
+  return {};
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  SmallVector<int64_t> perm = getI64Array(getPerm());
+  auto isIdentity = [](ArrayRef<int64_t> p) {
+    for (size_t i = 0; i < p.size(); ++i)
+      if (p[i] != int64_t(i))
+        return false;
+    return true;
+  };
+  if (isIdentity(perm))
+    return sameTypeInput(getInput(), getOutput());
+  // transpose(transpose(x, inner), perm): output dimension i is the inner
+  // result's dimension perm[i], which is x's dimension inner[perm[i]].
+  auto inner = getInput().getDefiningOp<TransposeOp>();
+  if (!inner)
+    return {};
+  SmallVector<int64_t> innerPerm = getI64Array(inner.getPerm());
+  if (innerPerm.size() != perm.size())
+    return {};
+  SmallVector<int64_t> composed;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= int64_t(innerPerm.size()))
+      return {};
+    composed.push_back(innerPerm[size_t(p)]);
+  }
+  if (isIdentity(composed))
+    return sameTypeInput(inner.getInput(), getOutput());
+  getInputMutable().assign(inner.getInput());
+  setPermAttr(Builder(getContext()).getI64ArrayAttr(composed));
+  return getOutput();
 }
 
 } // namespace cgc::op

@@ -61,7 +61,9 @@ def CGCOp_IsNaNOp : CGCOp_UnaryElementwiseOp<"isnan", CGCOp_FloatTensor,
 def CGCOp_NotOp : CGCOp_UnaryElementwiseOp<"not", CGCOp_BoolTensor,
     "Logical not", "Computes `!x`.">;
 def CGCOp_IdentityOp : CGCOp_UnaryElementwiseOp<"identity", CGCOp_AnyTensor,
-    "Identity", "Returns its input.">;
+    "Identity", "Returns its input."> {
+  let hasFolder = 1;
+}
 
 // Elementwise unary ops with parameters.
 class CGCOp_ParamUnaryOp<string mnemonic, string summaryText, string meaning,
@@ -170,6 +172,8 @@ def CGCOp_CastOp : CGCOp_Op<"cast", [CGCOp_Elementwise]> {
   }];
   let arguments = (ins CGCOp_AnyTensor:$input, TypeAttr:$to);
   let results = (outs CGCOp_Tensor:$output);
+  // A cast to the input's own type folds to the input.
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -637,6 +641,9 @@ def CGCOp_ReshapeOp : CGCOp_Op<"reshape"> {
   }];
   let arguments = (ins CGCOp_AnyTensor:$input, I64ArrayAttr:$shape);
   let results = (outs CGCOp_Tensor:$output);
+  // To the input's own type: the input; of a reshape: one reshape of its
+  // input.
+  let hasFolder = 1;
 }
 
 def CGCOp_TransposeOp : CGCOp_Op<"transpose"> {
@@ -650,6 +657,9 @@ def CGCOp_TransposeOp : CGCOp_Op<"transpose"> {
   }];
   let arguments = (ins CGCOp_AnyTensor:$input, I64ArrayAttr:$perm);
   let results = (outs CGCOp_Tensor:$output);
+  // The identity permutation: the input; of a transpose: one transpose by
+  // the composed permutation (the input when it is the identity).
+  let hasFolder = 1;
 }
 
 def CGCOp_ConcatOp : CGCOp_Op<"concat"> {
