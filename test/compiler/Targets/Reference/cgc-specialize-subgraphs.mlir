@@ -9,7 +9,9 @@
 // A product with a 1-D operand matches (the pattern cannot see operand ranks)
 // but does not fuse: rejected, the layers go to the fallback target. The
 // convolution's epilogue fuses: accepted.
-// REMARK: remark: target 'reference' rejected subgraph 'matmulRelu' (pattern 'anchorEpilogue'): kernel 0 (cgc_op.matmul) does not fuse with cgc_op.relu after it: cgc_op.matmul: products with a 1-D operand do not fuse
+// The reason lists every product kernel the library has and why each
+// passed it over.
+// REMARK: remark: target 'reference' rejected subgraph 'matmulRelu' (pattern 'anchorEpilogue'): kernel 0 (cgc_op.matmul) does not fuse with cgc_op.relu after it: cgc_op.matmul: no kernel takes it (packed GEMM with a B per batch: {{.*}}; oneDNN (the packed GEMM where it runs the product): cgc_op.matmul: products with a 1-D operand do not fuse; generic: takes no chain)
 // REMARK-NOT: remark:
 // CHECK-LABEL: cgc.subgraph @convolutionRelu attributes {origin = "reference", pattern = "anchorEpilogue"}
 // CHECK-LABEL: cgc.entry_point @verdicts
@@ -19,7 +21,7 @@
 
 // The verdicts as the target writes them.
 // ANSWER:      cgc_pattern.accept @convolutionRelu
-// ANSWER-NEXT: cgc_pattern.reject @matmulRelu "kernel 0 (cgc_op.matmul) does not fuse with cgc_op.relu after it: cgc_op.matmul: products with a 1-D operand do not fuse"
+// ANSWER-NEXT: cgc_pattern.reject @matmulRelu "kernel 0 (cgc_op.matmul) does not fuse with cgc_op.relu after it: cgc_op.matmul: no kernel takes it ({{.*}}cgc_op.matmul: products with a 1-D operand do not fuse; generic: takes no chain)"
 cgc.module {
   cgc.entry_point @verdicts(%x: !cgc.tensor<1x8x6x6x!cgc.float32>, %v: !cgc.tensor<16x!cgc.float32>) -> (!cgc.tensor<1x8x6x6x!cgc.float32>, !cgc.tensor<4x!cgc.float32>) {
     %w = cgc.constant("w") : !cgc.tensor<constant 8x8x3x3x!cgc.float32>

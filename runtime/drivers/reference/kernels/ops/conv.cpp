@@ -422,16 +422,7 @@ struct ConvCase {
   size_t extraEnd() const { return anchor.inputs.size() + chainExtraOperands(epilogue); }
 };
 
-/// A convolution kernel the driver may choose: whether it takes a case
-/// (empty, or why not) and how to create it (null with a reason, or a
-/// DescError / dnnl::error, when it cannot after all).
-struct ConvImplementation {
-  const char *name;
-  std::string (*applies)(const ConvCase &);
-  std::unique_ptr<Kernel> (*create)(const ConvCase &, std::string &reason);
-};
-
-std::string unless(bool ok, const char *why) { return ok ? std::string() : std::string(why); }
+using ConvImplementation = Implementation<ConvCase>;
 
 /// The implementations in order of preference, for a convolution alone and
 /// with a chain alike: the first that takes a case and creates a kernel
@@ -447,7 +438,7 @@ const ConvImplementation kConvImplementations[] = {
          return std::string("empty, or a chain that changes the shape");
        if (!channelsLastDepthwise(c.g, c.anchor, c.out))
          return std::string("not a channels-last 2-D depthwise convolution it runs");
-       return unless(channelsLastDepthwiseFaster(c.g) || !c.postOk,
+       return unlessReason(channelsLastDepthwiseFaster(c.g) || !c.postOk,
                      "oneDNN is faster at this shape");
      },
      [](const ConvCase &c, std::string &) {
@@ -458,7 +449,7 @@ const ConvImplementation kConvImplementations[] = {
      [](const ConvCase &c) {
        if (!depthwiseApplies(c.g, c.anchor, c.out) || !c.sameShape)
          return std::string("not a contiguous float32 2-D depthwise convolution");
-       return unless(c.largePlanes || !c.postOk, "planes too small (oneDNN is faster)");
+       return unlessReason(c.largePlanes || !c.postOk, "planes too small (oneDNN is faster)");
      },
      [](const ConvCase &c, std::string &) -> std::unique_ptr<Kernel> {
        Epilogue chain = c.fused() ? Epilogue(c.anchor.outputs[0].shape, c.x().dtype, c.epilogue)
@@ -468,7 +459,7 @@ const ConvImplementation kConvImplementations[] = {
      }},
     {"packed GEMM pointwise",
      [](const ConvCase &c) {
-       return unless(!c.empty && pointwiseChannelsLast(c.g, c.x(), c.anchor.outputs[0]),
+       return unlessReason(!c.empty && pointwiseChannelsLast(c.g, c.x(), c.anchor.outputs[0]),
                      "not a channels-last 1x1 convolution");
      },
      [](const ConvCase &c, std::string &reason) {
@@ -478,7 +469,7 @@ const ConvImplementation kConvImplementations[] = {
      [](const ConvCase &c) {
        if (!activeConfig().subsampledPointwise)
          return std::string("off (subsampled-pointwise=0)");
-       return unless(!c.empty, "empty");
+       return unlessReason(!c.empty, "empty");
      },
      [](const ConvCase &c, std::string &reason) {
        std::unique_ptr<Kernel> kernel =
@@ -491,7 +482,7 @@ const ConvImplementation kConvImplementations[] = {
      [](const ConvCase &c) {
        if (!activeConfig().stemConvolution)
          return std::string("off (stem-convolution=0)");
-       return unless(c.sameShape && stemConvolution(c.g, c.anchor, c.out),
+       return unlessReason(c.sameShape && stemConvolution(c.g, c.anchor, c.out),
                      "not a 2-D convolution of a few input channels");
      },
      [](const ConvCase &c, std::string &) {
@@ -503,7 +494,7 @@ const ConvImplementation kConvImplementations[] = {
        if (activeConfig().winogradGemm == 0)
          return std::string("off (winograd-gemm=0)");
        WinogradGeometry wg;
-       return unless(!c.empty && winogradGemm(c.g, c.anchor, c.out, wg),
+       return unlessReason(!c.empty && winogradGemm(c.g, c.anchor, c.out, wg),
                      "not a large channels-last 3x3 stride-1 float32 convolution");
      },
      [](const ConvCase &c, std::string &) {
@@ -518,7 +509,7 @@ const ConvImplementation kConvImplementations[] = {
      [](const ConvCase &c) {
        if (!c.fused() || c.postOk)
          return std::string("no chain, or one oneDNN takes as post-ops");
-       return unless(c.sameShape && (c.out.isContiguous() || channelsLast(c.out)),
+       return unlessReason(c.sameShape && (c.out.isContiguous() || channelsLast(c.out)),
                      c.postReason.c_str());
      },
      [](const ConvCase &c, std::string &) {
@@ -531,7 +522,7 @@ const ConvImplementation kConvImplementations[] = {
      [](const ConvCase &c) {
        if (!c.postOk)
          return c.postReason;
-       return unless(dnnlType(c.x().dtype) && !c.empty && !hasNegativeStrides(c.anchor),
+       return unlessReason(dnnlType(c.x().dtype) && !c.empty && !hasNegativeStrides(c.anchor),
                      "not float32/bfloat16, empty, or negative strides");
      },
      [](const ConvCase &c, std::string &) {
@@ -542,38 +533,16 @@ const ConvImplementation kConvImplementations[] = {
                            c.anchor.inputs.size(), c.extraEnd(), &c.epilogue);
      }},
     {"generic",
-     [](const ConvCase &c) { return unless(!c.fused(), "takes no chain"); },
+     [](const ConvCase &c) { return unlessReason(!c.fused(), "takes no chain"); },
      [](const ConvCase &c, std::string &) {
        return makeDenseAdapted(c.anchor,
                                [&](const KernelDesc &) { return makeGenericConv(c.g, c.x().dtype); });
      }},
 };
 
-/// The first implementation of kConvImplementations that takes `c` and
-/// creates a kernel; the kernel records the ones passed over and why (the
-/// profile prints them). Null when none does, with every reason.
+/// The first of kConvImplementations that takes `c` and creates a kernel.
 std::unique_ptr<Kernel> selectConvolution(const ConvCase &c, std::string &reason) {
-  std::string passed;
-  for (const ConvImplementation &implementation : kConvImplementations) {
-    std::string why = implementation.applies(c);
-    if (why.empty()) {
-      try {
-        if (std::unique_ptr<Kernel> kernel = implementation.create(c, why)) {
-          kernel->passedOver = std::move(passed);
-          return kernel;
-        }
-        if (why.empty())
-          why = "no kernel";
-      } catch (const DescError &e) {
-        why = e.message;
-      } catch (const dnnl::error &e) {
-        why = cat("no oneDNN implementation (", e.what(), ")");
-      }
-    }
-    passed += cat(passed.empty() ? "" : "; ", implementation.name, ": ", why);
-  }
-  reason = cat(c.anchor.op, ": no convolution kernel takes it (", passed, ")");
-  return nullptr;
+  return selectImplementation(kConvImplementations, c, c.anchor.op, reason);
 }
 
 std::unique_ptr<Kernel> makeConv(const KernelDesc &desc, const KernelOptions &options) {

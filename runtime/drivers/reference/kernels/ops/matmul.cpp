@@ -837,36 +837,161 @@ void gemmPrefix(const Parsed &p, onednn::PostOps &prefix, std::vector<GemmC> &cA
   }
 }
 
-std::unique_ptr<Kernel> makeMatMul(const KernelDesc &desc, const KernelOptions &options) {
-  Parsed p = parse(desc);
-  std::string what = desc.op.substr(7) + " " + dtypeName(p.dtype);
-  std::string unused;
-  if (std::unique_ptr<Kernel> kernel = batchedPacked(p, desc, {}, options, unused))
-    return kernel;
-  if (useDnnl(p)) {
-    onednn::PostOps prefix;
-    std::vector<GemmC> cArgs;
-    float scale = 1.0f;
-    if (p.gemm)
-      gemmPrefix(p, prefix, cArgs, scale);
-    dt type;
-    onednn::dataType(p.dtype, type);
-    bool constantB = options.isConstant(1) && numElements(p.geom.bBatch) == 1;
-    try {
-      return std::make_unique<DnnlMatMulKernel>(p.geom, type, constantB, prefix, cArgs, scale,
-                                                what);
-    } catch (const dnnl::error &e) {
-      // No oneDNN implementation for this geometry: the generic path below.
+/// One product to choose a kernel for: `anchor` alone (`epilogue` empty) or
+/// with the elementwise chain the driver fuses after it.
+struct MatMulCase {
+  const KernelDesc &anchor;
+  const std::vector<KernelDesc> &epilogue;
+  const KernelOptions &options;
+  Parsed p;
+  std::string what; // "matmul float32", for the kernel's description
+  dt type = dt::undef;
+  bool constantB = false;
+  /// gemm's alpha, beta and C as leading post-ops, then the chain's.
+  onednn::PostOps post;
+  std::vector<GemmC> cArgs;
+  float scale = 1.0f;
+  /// A chain that ends with an erf_gelu runs it in the packed GEMM's
+  /// epilogue (its multiply form), the rest as post-ops.
+  std::optional<bool> erfGelu;
+  /// Empty when oneDNN's product takes the chain (or there is none); else
+  /// why not.
+  std::string chainReason;
+  /// The chain has a binary op.
+  bool binary = false;
+
+  MatMulCase(const KernelDesc &anchor, const std::vector<KernelDesc> &epilogue,
+             const KernelOptions &options)
+      : anchor(anchor), epilogue(epilogue), options(options), p(parse(anchor)),
+        what(anchor.op.substr(7) + " " + dtypeName(p.dtype)) {
+    if (useDnnl(p)) {
+      onednn::dataType(p.dtype, type);
+      if (p.gemm)
+        gemmPrefix(p, post, cArgs, scale);
     }
+    constantB = options.isConstant(1) && numElements(p.geom.bBatch) == 1;
+    if (!fused())
+      return;
+    for (const KernelDesc &op : epilogue)
+      binary = binary || op.inputs.size() > 1;
+    if (!useDnnl(p)) {
+      chainReason = cat(anchor.op, ": only float32/bfloat16 products on oneDNN fuse (",
+                        dtypeName(p.dtype), p.anyNegativeStride ? ", negative strides" : "", ")");
+      return;
+    }
+    if (p.geom.aVector || p.geom.bVector) {
+      chainReason = cat(anchor.op, ": products with a 1-D operand do not fuse");
+      return;
+    }
+    // An erf_gelu last (a transformer's FFN: matmul + bias + GELU) runs in
+    // the packed GEMM's epilogue, on each tile in registers: BERT's 12
+    // GELUs of 128 x 3072 had been a pass of their own (the
+    // DnnlMatMulKernel refuses it where the packed GEMM does not run the
+    // product).
+    std::vector<KernelDesc> chain = epilogue;
+    if (chain.back().kind() == OpKind::ErfGelu) {
+      if (!activeConfig().gemmGelu) {
+        chainReason = "cgc_op.erf_gelu: the configuration says gemm-gelu=0";
+        return;
+      }
+      const KernelDesc &gelu = chain.back();
+      const bool multiply = checkErfGelu(gelu); // throws DescError with the reason
+      if (p.dtype != CGC_DTYPE_FLOAT32 || gelu.inputs[0]->shape != anchor.outputs[0].shape) {
+        chainReason = "cgc_op.erf_gelu: a fused erf_gelu takes the float32 product";
+        return;
+      }
+      erfGelu = multiply;
+      chain.pop_back();
+    }
+    if (!onednn::buildPostOps(chain, anchor.outputs[0].shape, p.dtype, post, chainReason))
+      return;
+    if (epilogue.back().outputs.size() != 1 ||
+        epilogue.back().outputs[0].effectiveStrides() != anchor.outputs[0].effectiveStrides())
+      chainReason = "the epilogue's result must have the anchor's layout";
   }
-  std::unique_ptr<Kernel> kernel;
-  visitDType(p.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, Bool>)
-      kernel = std::make_unique<GenericMatMulKernel<T>>(p.geom, what, p.alpha, p.beta, p.c);
-  });
+  bool fused() const { return !epilogue.empty(); }
+  /// A batched product (B per batch: attention) whose chain has a binary op.
+  bool batchedWithBinaryChain() const {
+    return fused() && !p.gemm && numElements(p.geom.bBatch) > 1 && binary && !erfGelu;
+  }
+};
+
+using MatMulImplementation = Implementation<MatMulCase>;
+
+/// The implementations in order of preference, for a product alone and with
+/// a chain alike (selectMatMul).
+const MatMulImplementation kMatMulImplementations[] = {
+    {"packed GEMM with a B per batch",
+     [](const MatMulCase &) { return std::string(); },
+     [](const MatMulCase &c, std::string &reason) {
+       return batchedPacked(c.p, c.anchor, c.epilogue, c.options, reason);
+     }},
+    {"oneDNN with the chain after it",
+     // oneDNN 2.6's binary post-ops on a batched product cost more than the
+     // product (BERT's scores with their scale and mask: 250 us per layer
+     // against 160 for the product alone), so the chain runs as our
+     // Epilogue over the result after it, while it is in cache.
+     [](const MatMulCase &c) {
+       if (!c.batchedWithBinaryChain())
+         return std::string("not a batched product with a binary op in its chain");
+       return c.chainReason;
+     },
+     [](const MatMulCase &c, std::string &) -> std::unique_ptr<Kernel> {
+       const KernelOperand &out = c.anchor.outputs[0];
+       std::vector<size_t> order(out.shape.size());
+       for (size_t i = 0; i < order.size(); ++i)
+         order[i] = i;
+       Epilogue chain(out.shape, c.p.dtype, c.epilogue, out.effectiveStrides(), order);
+       onednn::PostOps none; // no post-ops; the description names the chain
+       none.summary = chainSummary(c.epilogue);
+       auto kernel = std::make_unique<DnnlMatMulKernel>(c.p.geom, c.type, false, none,
+                                                        std::vector<GemmC>(), 1.0f, c.what);
+       kernel->setFirstExtra(c.anchor.inputs.size());
+       kernel->setEpilogue(std::move(chain));
+       return kernel;
+     }},
+    {"oneDNN (the packed GEMM where it runs the product)",
+     [](const MatMulCase &c) {
+       if (!useDnnl(c.p))
+         return std::string("not float32/bfloat16, empty, or negative strides");
+       return c.chainReason;
+     },
+     [](const MatMulCase &c, std::string &) -> std::unique_ptr<Kernel> {
+       auto kernel = std::make_unique<DnnlMatMulKernel>(c.p.geom, c.type, c.constantB, c.post,
+                                                        c.cArgs, c.scale, c.what, c.erfGelu);
+       if (c.fused())
+         kernel->setFirstExtra(c.anchor.inputs.size());
+       return kernel;
+     }},
+    {"generic",
+     [](const MatMulCase &c) {
+       if (c.fused())
+         return std::string("takes no chain");
+       return unlessReason(c.p.dtype != CGC_DTYPE_BOOL, "no bool products");
+     },
+     [](const MatMulCase &c, std::string &) {
+       std::unique_ptr<Kernel> kernel;
+       visitDType(c.p.dtype, [&](auto tag) {
+         using T = typename decltype(tag)::type;
+         if constexpr (!std::is_same_v<T, Bool>)
+           kernel = std::make_unique<GenericMatMulKernel<T>>(c.p.geom, c.what, c.p.alpha,
+                                                             c.p.beta, c.p.c);
+       });
+       return kernel;
+     }},
+};
+
+/// The first of kMatMulImplementations that takes `c` and creates a kernel.
+std::unique_ptr<Kernel> selectMatMul(const MatMulCase &c, std::string &reason) {
+  return selectImplementation(kMatMulImplementations, c, c.anchor.op, reason);
+}
+
+std::unique_ptr<Kernel> makeMatMul(const KernelDesc &desc, const KernelOptions &options) {
+  static const std::vector<KernelDesc> kAlone;
+  std::string reason;
+  std::unique_ptr<Kernel> kernel = selectMatMul(MatMulCase(desc, kAlone, options), reason);
   if (!kernel)
-    fail(cat(desc.op, ": element type ", dtypeName(p.dtype), " is not supported"));
+    fail(reason);
   return kernel;
 }
 
@@ -875,95 +1000,7 @@ std::unique_ptr<Kernel> makeMatMul(const KernelDesc &desc, const KernelOptions &
 std::unique_ptr<Kernel> createFusedMatMul(const KernelDesc &anchor,
                                           const std::vector<KernelDesc> &epilogue,
                                           const KernelOptions &options, std::string &reason) {
-  Parsed p = parse(anchor);
-  if (std::unique_ptr<Kernel> kernel = batchedPacked(p, anchor, epilogue, options, reason))
-    return kernel;
-  if (!useDnnl(p)) {
-    reason = cat(anchor.op, ": only float32/bfloat16 products on oneDNN fuse (", dtypeName(p.dtype),
-                 p.anyNegativeStride ? ", negative strides" : "", ")");
-    return nullptr;
-  }
-  if (p.geom.aVector || p.geom.bVector) {
-    reason = cat(anchor.op, ": products with a 1-D operand do not fuse");
-    return nullptr;
-  }
-  onednn::PostOps post;
-  std::vector<GemmC> cArgs;
-  float scale = 1.0f;
-  if (p.gemm)
-    gemmPrefix(p, post, cArgs, scale);
-  // An erf_gelu last (a transformer's FFN: matmul + bias + GELU) runs in the
-  // packed GEMM's epilogue, on each tile in registers: BERT's 12 GELUs of
-  // 128 x 3072 had been a pass of their own (the DnnlMatMulKernel refuses
-  // it where the packed GEMM does not run the product).
-  std::vector<KernelDesc> chain = epilogue;
-  std::optional<bool> erfGelu;
-  const bool geluInGemm = activeConfig().gemmGelu;
-  if (chain.back().kind() == OpKind::ErfGelu && !geluInGemm) {
-    reason = "cgc_op.erf_gelu: the configuration says gemm-gelu=0";
-    return nullptr;
-  }
-  if (chain.back().kind() == OpKind::ErfGelu) {
-    const KernelDesc &gelu = chain.back();
-    const bool multiply = checkErfGelu(gelu); // throws DescError with the reason
-    if (p.dtype != CGC_DTYPE_FLOAT32 || gelu.inputs[0]->shape != anchor.outputs[0].shape) {
-      reason = "cgc_op.erf_gelu: a fused erf_gelu takes the float32 product";
-      return nullptr;
-    }
-    erfGelu = multiply;
-    chain.pop_back();
-  }
-  if (!onednn::buildPostOps(chain, anchor.outputs[0].shape, p.dtype, post, reason))
-    return nullptr;
-  if (epilogue.back().outputs.size() != 1 ||
-      epilogue.back().outputs[0].effectiveStrides() != anchor.outputs[0].effectiveStrides()) {
-    reason = "the epilogue's result must have the anchor's layout";
-    return nullptr;
-  }
-  dt type;
-  onednn::dataType(p.dtype, type);
-  bool constantB = options.isConstant(1) && numElements(p.geom.bBatch) == 1;
-  // A batched product (B per batch: attention) whose chain has a binary op:
-  // oneDNN 2.6's binary post-ops there cost more than the product (BERT's
-  // scores with their scale and mask: 250 us per layer against 160 for the
-  // product alone), so the chain runs as our Epilogue over the result
-  // after it, while it is in cache.
-  bool binary = false;
-  for (const KernelDesc &op : epilogue)
-    binary = binary || op.inputs.size() > 1;
-  if (!p.gemm && numElements(p.geom.bBatch) > 1 && binary && !erfGelu) {
-    const KernelOperand &out = anchor.outputs[0];
-    std::vector<size_t> order(out.shape.size());
-    for (size_t i = 0; i < order.size(); ++i)
-      order[i] = i;
-    try {
-      Epilogue chain(out.shape, p.dtype, epilogue, out.effectiveStrides(), order);
-      onednn::PostOps none; // no post-ops; the description names the chain
-      none.summary = chainSummary(epilogue);
-      auto kernel = std::make_unique<DnnlMatMulKernel>(
-          p.geom, type, false, none, std::vector<GemmC>(), 1.0f,
-          anchor.op.substr(7) + " " + dtypeName(p.dtype));
-      kernel->setFirstExtra(anchor.inputs.size());
-      kernel->setEpilogue(std::move(chain));
-      return kernel;
-    } catch (const DescError &e) {
-      reason = e.message;
-      return nullptr;
-    } catch (const dnnl::error &e) {
-      reason = cat(anchor.op, ": oneDNN has no implementation of this product (", e.what(), ")");
-      return nullptr;
-    }
-  }
-  try {
-    auto kernel =
-        std::make_unique<DnnlMatMulKernel>(p.geom, type, constantB, post, cArgs, scale,
-                                           anchor.op.substr(7) + " " + dtypeName(p.dtype), erfGelu);
-    kernel->setFirstExtra(anchor.inputs.size());
-    return kernel;
-  } catch (const dnnl::error &e) {
-    reason = cat(anchor.op, ": oneDNN has no implementation of this fused product (", e.what(), ")");
-    return nullptr;
-  }
+  return selectMatMul(MatMulCase(anchor, epilogue, options), reason);
 }
 
 void registerMatMulOps(std::vector<OpEntry> &ops) {

@@ -17,9 +17,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -212,6 +214,58 @@ struct DescError {
   std::string message;
 };
 [[noreturn]] void fail(const std::string &message);
+
+//===----------------------------------------------------------------------===//
+// Implementation lists: how an op with several kernels chooses one
+//===----------------------------------------------------------------------===//
+
+/// One kernel an op family may choose for a case (`Case`: the op alone or
+/// with the elementwise chain fused after it, parsed once): whether it takes
+/// the case (empty, or why not) and how to create it (null with a reason, or
+/// a DescError or library exception, when it cannot after all).
+template <class Case> struct Implementation {
+  const char *name;
+  std::string (*applies)(const Case &);
+  std::unique_ptr<Kernel> (*create)(const Case &, std::string &reason);
+};
+
+/// Empty when `ok`, else `why`: an `applies` answer.
+inline std::string unlessReason(bool ok, const char *why) {
+  return ok ? std::string() : std::string(why);
+}
+
+/// The first implementation of `list` (in order of preference) that takes
+/// `c` and creates a kernel, for the plain and the fused case alike; the
+/// kernel records the ones passed over and why (Kernel::passedOver, which
+/// profiles print). Null when none does, with every reason after `op`.
+template <class Case, size_t N>
+std::unique_ptr<Kernel> selectImplementation(const Implementation<Case> (&list)[N], const Case &c,
+                                             const std::string &op, std::string &reason) {
+  std::string passed;
+  for (const Implementation<Case> &implementation : list) {
+    std::string why = implementation.applies(c);
+    if (why.empty()) {
+      try {
+        if (std::unique_ptr<Kernel> kernel = implementation.create(c, why)) {
+          kernel->passedOver = std::move(passed);
+          return kernel;
+        }
+        if (why.empty())
+          why = "no kernel";
+      } catch (const DescError &e) {
+        why = e.message;
+      } catch (const std::bad_alloc &) {
+        throw;
+      } catch (const std::exception &e) {
+        // A library with no implementation for this geometry (dnnl::error).
+        why = std::string("no implementation (") + e.what() + ")";
+      }
+    }
+    passed += (passed.empty() ? "" : "; ") + std::string(implementation.name) + ": " + why;
+  }
+  reason = op + ": no kernel takes it (" + passed + ")";
+  return nullptr;
+}
 
 //===----------------------------------------------------------------------===//
 // Descriptor access
