@@ -91,7 +91,6 @@ void renameReads(onnx::GraphProto &graph, const std::string &from, const std::st
   }
 }
 
-
 std::string normalizeDomain(StringRef domain) {
   return domain == "ai.onnx" ? "" : domain.str();
 }

@@ -108,7 +108,6 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     const planning::Graph *planned = &graph;
     planning::MemoryPlan plan = partitionView;
     std::optional<CallGraph> calls;
-    uint64_t opLowerBound = 0;
     if (*mode == planning::ScheduleMode::MinMemory) {
       // Every value lives exactly from its call to its last reader, the
       // values that cross a partition's boundary too: the driver orders its
@@ -117,7 +116,6 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       calls = buildCallGraph(*dispatch, order);
       plan = planning::planMemory(calls->graph, calls->order, options);
       planned = &calls->graph;
-      opLowerBound = plan.lowerBound;
     }
     if (plan.footprint > kMaxTensorBytes) {
       entry.emitOpError("the scratch buffer would need ")
@@ -131,12 +129,11 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
           << error;
       return signalPassFailure();
     }
-    if (calls) {
-      // What the tools print: the op-level bound, and the plan as it was
-      // when every intermediate of a partition lived for its whole dispatch.
-      plan.lowerBound = std::min(plan.lowerBound, opLowerBound);
+    // What the tools print beside the plan (whose lower bound is the
+    // op-level one): the plan as it was when every intermediate of a
+    // partition lived for its whole dispatch.
+    if (calls)
       plan.partitionViewFootprint = partitionView.footprint;
-    }
 
     // Dispatch order, partitions renumbered in it, offsets per result.
     Builder builder(&getContext());

@@ -9,6 +9,7 @@
 #include "cgc_op/IR/CGCOpOps.h"
 #include "cgc_op/IR/CGCOpShapes.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -978,9 +979,7 @@ OpFoldResult IdentityOp::fold(FoldAdaptor) {
 }
 
 OpFoldResult CastOp::fold(FoldAdaptor) {
-  auto type = cast<TensorType>(getInput().getType());
-  if (getTo() != type.getElementType())
-    return {};
+  // The same type: the same element type, so nothing converts.
   return sameTypeInput(getInput(), getOutput());
 }
 
@@ -997,29 +996,16 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
   SmallVector<int64_t> perm = getI64Array(getPerm());
-  auto isIdentity = [](ArrayRef<int64_t> p) {
-    for (size_t i = 0; i < p.size(); ++i)
-      if (p[i] != int64_t(i))
-        return false;
-    return true;
-  };
-  if (isIdentity(perm))
+  if (isIdentityPermutation(perm))
     return sameTypeInput(getInput(), getOutput());
   // transpose(transpose(x, inner), perm): output dimension i is the inner
   // result's dimension perm[i], which is x's dimension inner[perm[i]].
   auto inner = getInput().getDefiningOp<TransposeOp>();
   if (!inner)
     return {};
-  SmallVector<int64_t> innerPerm = getI64Array(inner.getPerm());
-  if (innerPerm.size() != perm.size())
-    return {};
-  SmallVector<int64_t> composed;
-  for (int64_t p : perm) {
-    if (p < 0 || p >= int64_t(innerPerm.size()))
-      return {};
-    composed.push_back(innerPerm[size_t(p)]);
-  }
-  if (isIdentity(composed))
+  SmallVector<int64_t> composed =
+      applyPermutation(ArrayRef<int64_t>(getI64Array(inner.getPerm())), perm);
+  if (isIdentityPermutation(composed))
     return sameTypeInput(inner.getInput(), getOutput());
   getInputMutable().assign(inner.getInput());
   setPermAttr(Builder(getContext()).getI64ArrayAttr(composed));

@@ -533,21 +533,16 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
     blocks[t].first = int64_t(p.steps_.size());
     blocks[t].last = -1;
   }
-  std::vector<bool> bindingTouched(kp.bindings.size(), false);
   p.bindingAccess_.assign(kp.bindings.size(), {});
   for (BindingAccess &a : p.bindingAccess_)
     a.first = int64_t(p.steps_.size());
   for (size_t s = 0; s < p.steps_.size(); ++s) {
     const Step &step = p.steps_[s];
-    for (const auto &in : step.inputs)
-      if (in && in->storage == KernelOperand::Storage::Binding)
-        p.bindingAccess_[in->index].reads = true;
     for (const auto &out : step.outputs)
       if (out.storage == KernelOperand::Storage::Binding)
         p.bindingAccess_[out.index].writes = true;
     forEachOperand(step, [&](const KernelOperand &o) {
       if (o.storage == KernelOperand::Storage::Binding) {
-        bindingTouched[o.index] = true;
         BindingAccess &a = p.bindingAccess_[o.index];
         a.first = std::min(a.first, int64_t(s));
         a.last = std::max(a.last, int64_t(s));
@@ -570,7 +565,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
   p.scratchBytes_ = plan.bytes;
   p.blocks_ = blocks;
   for (size_t b = 0; b < kp.bindings.size(); ++b)
-    if (bindingTouched[b])
+    if (p.bindingAccess_[b].touched())
       p.touchedBindings_.push_back(uint32_t(b));
   p.memory_ = RunMemory::shared();
   MemoryStats &stats = p.memoryStats_;
@@ -590,7 +585,7 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
     }
   }
   for (size_t b = 0; b < kp.bindings.size(); ++b)
-    if (kp.bindings[b].internal && !bindingTouched[b] && !backsTemporary[b]) {
+    if (kp.bindings[b].internal && !p.bindingAccess_[b].touched() && !backsTemporary[b]) {
       ++stats.untouchedInternalBindings;
       stats.untouchedInternalBytes += kp.bindings[b].bytes;
     }
@@ -682,6 +677,23 @@ size_t RunMemory::heldBlocks() const {
   return blocks_;
 }
 
+/// True if [a, a + aBytes) and [b, b + bBytes) share a byte.
+static bool commonBytes(uintptr_t a, uint64_t aBytes, uintptr_t b, uint64_t bBytes) {
+  return a < b + bBytes && b < a + aBytes;
+}
+
+bool CompiledProgram::sharesWrittenBytes(const std::vector<uint8_t *> &bindings) const {
+  for (size_t i = 0; i < touchedBindings_.size(); ++i)
+    for (size_t j = i + 1; j < touchedBindings_.size(); ++j) {
+      uint32_t x = touchedBindings_[i], y = touchedBindings_[j];
+      if ((bindingAccess_[x].writes || bindingAccess_[y].writes) &&
+          commonBytes(reinterpret_cast<uintptr_t>(bindings[x]), program_.bindings[x].bytes,
+                      reinterpret_cast<uintptr_t>(bindings[y]), program_.bindings[y].bytes))
+        return true;
+    }
+  return false;
+}
+
 /// True if the step's kernels are all elementwise: each element of the
 /// result is computed from the elements at its own position, so the result
 /// may overwrite an input of the same layout (the compiler's in-place
@@ -757,7 +769,8 @@ CompiledProgram::layoutFor(const std::vector<uint8_t *> &bindings,
       const Bound &x = bound[i], &y = bound[j];
       if (shadowOf[x.binding] >= 0 || shadowOf[y.binding] >= 0)
         continue;
-      if (!(x.begin < y.end && y.begin < x.end) || !(x.writes || y.writes) ||
+      if (!commonBytes(x.begin, x.end - x.begin, y.begin, y.end - y.begin) ||
+          !(x.writes || y.writes) ||
           !(x.first <= y.last && y.first <= x.last) || inPlace(x, y))
         continue;
       // The copy costs least for an internal value, then for the smaller.
@@ -774,7 +787,7 @@ CompiledProgram::layoutFor(const std::vector<uint8_t *> &bindings,
       const Shadow &x = layout->shadows[i], &y = layout->shadows[j];
       uintptr_t xa = reinterpret_cast<uintptr_t>(bindings[x.binding]);
       uintptr_t ya = reinterpret_cast<uintptr_t>(bindings[y.binding]);
-      if (x.copyOut && y.copyOut && xa < ya + y.bytes && ya < xa + x.bytes)
+      if (x.copyOut && y.copyOut && commonBytes(xa, x.bytes, ya, y.bytes))
         throw std::invalid_argument(
             "bind points '" + program_.bindings[x.binding].name + "' and '" +
             program_.bindings[y.binding].name +
@@ -860,10 +873,11 @@ void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &po
   // the program's configuration too.
   ConfigScope scope(config_);
   // Bind points of one dispatch may share bytes (the compiler places them
-  // by its invocation order): the layout orders their accesses.
+  // by its invocation order): the layout orders their accesses. Without
+  // such a pair (the common case) the run needs none, and takes no lock.
   std::shared_ptr<const Layout> layout;
   const bool temporariesInBindings = memoryStats_.boundTemporaries && config_.boundTemporaries;
-  if (touchedBindings_.size() > 1 || temporariesInBindings)
+  if (temporariesInBindings || sharesWrittenBytes(bindings))
     layout = layoutFor(bindings, temporariesInBindings);
   const uint64_t perRunBytes = layout ? layout->perRunBytes : scratchBytes_;
   const std::vector<uint64_t> &offsets = layout ? layout->offsets : temporaryOffsets_;

@@ -169,6 +169,9 @@ public:
   /// dispatch writes are bound to common bytes.
   std::shared_ptr<const Layout> layoutFor(const std::vector<uint8_t *> &bindings,
                                           bool keepTemporariesInBindings = true) const;
+  /// True if two bind points the steps access are bound to common bytes and
+  /// a step writes one of them: only then can a run need shadows.
+  bool sharesWrittenBytes(const std::vector<uint8_t *> &bindings) const;
   /// Where temporary `index` lies in a run's memory.
   uint64_t temporaryOffset(uint32_t index) const { return temporaryOffsets_[index]; }
 
@@ -195,11 +198,12 @@ private:
   /// input), for the layouts of temporaries that live in bindings.
   std::vector<planning::TemporaryBlock> blocks_;
   /// Bindings the steps access directly, and per binding the steps that
-  /// access it (first > last: none) and whether they read or write it.
+  /// access it (first > last: none) and whether one writes it.
   std::vector<uint32_t> touchedBindings_;
   struct BindingAccess {
     int64_t first = 0, last = -1;
-    bool reads = false, writes = false;
+    bool writes = false;
+    bool touched() const { return first <= last; }
   };
   std::vector<BindingAccess> bindingAccess_;
   mutable std::mutex layoutMutex_;
