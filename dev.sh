@@ -77,7 +77,7 @@ setup() {
 
 # The main job: a real model (MobileNetV2 from torchvision, random weights,
 # exported locally) compiled by cgc-compile and run by cgc-run on the
-# reference driver; with ONNX Runtime installed, its outputs are compared
+# CPU driver; with ONNX Runtime installed, its outputs are compared
 # with ONNX Runtime's on the same input.
 run_example() {
   local models="$BUILD_DIR/models" model="$BUILD_DIR/models/mobilenet_v2"
@@ -93,7 +93,7 @@ run_example() {
     # Random weights give logits of about 1e-9: an absolute floor far below them.
     compare=(--compare "logits=$model.ort/logits.npy" --rtol 1e-4 --atol 1e-13)
   fi
-  log "Running it on the reference driver: cgc-run $model.cgc"
+  log "Running it on the CPU driver: cgc-run $model.cgc"
   CGC_D3D12_DEBUG_QUIET=1 "$BUILD_DIR/bin/cgc-run" "$model.cgc" "input=$model.input.npy" \
     --benchmark --warmup 2 --runs 10 "${compare[@]}"
 }

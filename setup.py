@@ -5,7 +5,7 @@
 build directory ($CGC_BUILD_DIR, else ./build, configured the way ./dev.sh
 configures it when it is not yet), then installs the CMake component
 "python" into the package: cgc/_cgc*.so and cgc/lib/ (the runtime, the D3D12
-layer, the reference driver and its JIT, the compiler module). The Debian
+layer, the CPU driver and its JIT, the compiler module). The Debian
 packages the build needs are those ./dev.sh installs (scripts/packages.txt).
 """
 

@@ -10,8 +10,8 @@
 # The header is rewritten only when the identity changes, so that its users
 # are not rebuilt for nothing (Ninja re-stats custom command outputs).
 #
-# The reference driver keys precompiled programs with it
-# (runtime/drivers/reference/CMakeLists.txt): a blob made by a compiler built
+# The CPU driver keys precompiled programs with it
+# (runtime/drivers/cpu/CMakeLists.txt): a blob made by a compiler built
 # from other sources is a cache miss, compiled again, never run.
 foreach(var NAME PREFIX ROOT LIST OUTPUT)
   if(NOT DEFINED ${var})

@@ -2,7 +2,7 @@
 # from the ODS definitions (dialects/cgc_op/IR/CGCOpOps.td: one enumerator per
 # `def CGCOp_<Name>Op : <class><"<mnemonic>", ...>`), plus the kernel
 # library's own ops that have no ODS definition. MLIR-free code (the kernel
-# program format, the planning library, the reference driver) compares
+# program format, the planning library, the CPU driver) compares
 # OpKind values instead of "cgc_op.*" strings, so a misspelt op does not
 # compile. Run at configure time; editing the .td reruns it.
 #
@@ -22,7 +22,7 @@ function(cgc_generate_op_kinds td header)
     message(FATAL_ERROR "${td}: only ${count} cgc_op ops read; the pattern no longer matches the file")
   endif()
   # Ops of the kernel library that no ODS definition declares: fused forms
-  # the reference target's rewrites write into kernel programs.
+  # the cpu target's rewrites write into kernel programs.
   list(APPEND pairs "erf_gelu=ErfGelu" "swish=Swish")
   list(SORT pairs)
   set(enumerators "")

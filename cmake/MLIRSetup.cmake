@@ -13,10 +13,10 @@ if(NOT LLVM_VERSION_MAJOR EQUAL 22)
   message(FATAL_ERROR "cgc needs MLIR 22, found LLVM ${LLVM_PACKAGE_VERSION} at ${MLIR_DIR}")
 endif()
 message(STATUS "Using MLIRConfig.cmake in: ${MLIR_DIR}")
-# Part of the reference driver's compiler identity (precompiled programs made
-# against another MLIR are compiled again): runtime/drivers/reference.
-if(TARGET cgc_reference_identity)
-  set_property(TARGET cgc_reference_identity PROPERTY CGC_MLIR_VERSION ${LLVM_PACKAGE_VERSION})
+# Part of the CPU driver's compiler identity (precompiled programs made
+# against another MLIR are compiled again): runtime/drivers/cpu.
+if(TARGET cgc_cpu_identity)
+  set_property(TARGET cgc_cpu_identity PROPERTY CGC_MLIR_VERSION ${LLVM_PACKAGE_VERSION})
 endif()
 message(STATUS "Using LLVMConfig.cmake in: ${LLVM_DIR}")
 

@@ -1,9 +1,9 @@
 //===- kernel_program_queries.h - Questions about a kernel program -*- C++ -*-===//
 //
 // Part of cgc's planning library (planning/): the questions about a kernel
-// program (cgc/kernel_program.h) that the reference target's rewrites
-// (compiler/Targets/Reference) and the reference driver's step formation
-// (runtime/drivers/reference/program.cpp) must answer alike: who reads and
+// program (cgc/kernel_program.h) that the cpu target's rewrites
+// (compiler/Targets/Cpu) and the CPU driver's step formation
+// (runtime/drivers/cpu/program.cpp) must answer alike: who reads and
 // writes which bytes, which kernels anchor a fusion, which elementwise
 // chain follows an anchor. One definition each, linked by both.
 //
@@ -74,7 +74,7 @@ bool readElsewhere(const KernelProgram &program, const KernelOperand &value, siz
 /// library takes), and batch_norm (a leading relu or clip only).
 bool isFusionAnchor(const std::string &op);
 /// The anchors whose kernels take any elementwise epilogue (not
-/// batch_norm): where the reference target's kernel check requires the
+/// batch_norm): where the cpu target's kernel check requires the
 /// first op of the chain to fuse.
 bool takesAnyEpilogue(const std::string &op);
 

@@ -66,7 +66,7 @@ def main():
     tests.sort(key=lambda d: os.path.getsize(os.path.join(NODE, d, "model.onnx")))
     step = max(1, len(tests) // args.models)
     chosen = tests[::step][:args.models]
-    # Models whose partitions the reference target claims as MLIR programs,
+    # Models whose partitions the cpu target claims as MLIR programs,
     # so that precompiled programs and Partition IR are among the seeds.
     for anchor in ("test_conv_with_strides_padding", "test_gemm_default_matrix_bias",
                    "test_matmul_2d"):
@@ -81,7 +81,7 @@ def main():
         for pb in sorted(glob.glob(os.path.join(NODE, test, "test_data_set_0", "*.pb")))[:2]:
             with open(pb, "rb") as f:
                 save(folders["tensor-file"], f.read())
-        for extra in ([], ["--target", "fallback"], ["--target", "reference"]):
+        for extra in ([], ["--target", "fallback"], ["--target", "cpu"]):
             out = os.path.join(args.out, "model.cgc")
             proc = subprocess.run([compile_, model, "-o", out] + extra, env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

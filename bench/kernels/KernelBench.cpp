@@ -1,4 +1,4 @@
-//===- KernelBench.cpp - GFLOP/s of the reference kernels -----------------===//
+//===- KernelBench.cpp - GFLOP/s of the CPU kernels -----------------===//
 //
 // Times the kernels on the convolution shapes of ResNet-50 (batch 1,
 // 224x224) and the matrix products of one BERT-base encoder layer (sequence
@@ -35,7 +35,7 @@
 #include <vector>
 
 using namespace cgc;
-using namespace cgc::ref;
+using namespace cgc::cpu;
 
 namespace {
 
@@ -285,7 +285,7 @@ void createPair(Bench &b, const KernelDesc &d, const std::vector<KernelDesc> &ch
 /// channels-last activations followed by `act` (clip(0, 6) for
 /// MobileNetV2's relu6, swish for EfficientNet), as the driver runs it
 /// inside a compiled CNN: the direct channels-last kernel against oneDNN's
-/// nhwc depthwise kernel (CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE=0 while the
+/// nhwc depthwise kernel (CGC_CPU_CHANNELS_LAST_DEPTHWISE=0 while the
 /// baseline is created).
 Bench depthwiseChannelsLast(const std::string &group, int count, int64_t c, int64_t hw, int64_t k,
                             int64_t stride, const char *act, std::mt19937 &rng) {
@@ -316,15 +316,15 @@ Bench depthwiseChannelsLast(const std::string &group, int count, int64_t c, int6
     a.setAttr("min", AttrValue::ofFloat(0));
     a.setAttr("max", AttrValue::ofFloat(6));
   }
-  createPair(b, d, {a}, "CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE", nullptr, "0");
+  createPair(b, d, {a}, "CGC_CPU_CHANNELS_LAST_DEPTHWISE", nullptr, "0");
   return b;
 }
 
 /// A 3x3 stride-1 convolution (padding 1) on channels-last activations,
 /// fused with ReLU, as inside a compiled CNN: Winograd's F(4x4,3x3) on the
-/// packed GEMM (winograd.h, created with CGC_REFERENCE_WINOGRAD_GEMM=all so
+/// packed GEMM (winograd.h, created with CGC_CPU_WINOGRAD_GEMM=all so
 /// that it runs whatever the shape) against the kernel the driver would
-/// pick without it (CGC_REFERENCE_WINOGRAD_GEMM=0: oneDNN's, Winograd or
+/// pick without it (CGC_CPU_WINOGRAD_GEMM=0: oneDNN's, Winograd or
 /// direct).
 Bench winogradChannelsLast(const std::string &group, int count, int64_t c, int64_t hw, int64_t m,
                            std::mt19937 &rng) {
@@ -348,7 +348,7 @@ Bench winogradChannelsLast(const std::string &group, int count, int64_t c, int64
   r.op = "cgc_op.relu";
   r.inputs = {b.outputs[0].operand};
   r.outputs = {b.outputs[0].operand};
-  createPair(b, d, {r}, "CGC_REFERENCE_WINOGRAD_GEMM", "all", "0");
+  createPair(b, d, {r}, "CGC_CPU_WINOGRAD_GEMM", "all", "0");
   return b;
 }
 
@@ -652,7 +652,7 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   }
   // Other transformers' projections (ViT-B/16's 197 tokens, BERT at 512,
   // a wider model), weights from DRAM as above: at 1 thread those whose K
-  // and N suit it run Strassen (compare with CGC_REFERENCE_STRASSEN=0).
+  // and N suit it run Strassen (compare with CGC_CPU_STRASSEN=0).
   const std::string other = "Other transformer projections, weights from DRAM (8 copies)";
   for (auto [label, m, k, n] :
        {std::tuple<const char *, int64_t, int64_t, int64_t>{"ViT-B 197x768x3072", 197, 768, 3072},

@@ -3,7 +3,7 @@
 
 For a change that must not make cgc slower or bigger ("no worse than the
 previous commit by more than 3%"), builds A and B each compile every model
-(cgc-compile --target reference, as bench/models/run_models.py does) and
+(cgc-compile --target cpu, as bench/models/run_models.py does) and
 run it with cgc-run in processes of their own, alternating A, B, B, A, ...
 --rounds times per model and thread count (at 1 thread both runs of a round
 on the same core), the rounds' runs pooled. Prints per model and thread
@@ -36,7 +36,7 @@ def compile_model(build, name, models_dir, work):
     if os.path.exists(compiled):
         os.remove(compiled)
     cmd = [os.path.join(build, "bin", "cgc-compile"), os.path.join(models_dir, name + ".onnx"),
-           "-o", compiled, "--target", "reference"]
+           "-o", compiled, "--target", "cpu"]
     for shape in run_zoo.MODELS[name]:
         cmd += ["--input-shape", shape]
     code, _, _ = run_models.run_process(cmd, os.path.join(work, "compile.log"))

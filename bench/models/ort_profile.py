@@ -7,7 +7,7 @@
 Prints each node's median time per run (the profile holds one event per node
 per run, warm-up runs included: the median over runs drops them), slowest
 first, with its op and shapes, and the total: the figures to set beside
-cgc-run's per-step profile (CGC_REFERENCE_PROFILE=1). The profiler's own
+cgc-run's per-step profile (CGC_CPU_PROFILE=1). The profiler's own
 cost inflates small nodes; the shares are what to compare.
 """
 

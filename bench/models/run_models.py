@@ -6,8 +6,8 @@ EfficientNet-B0, the BERT-base-sized encoder at sequence 128; fp32, batch 1,
 exported by scripts/export_models.py with random weights) and each thread
 count:
 
-  cgc           cgc-compile --target reference: .onnx -> .cgc (wall time of the
-                process, partitions precompiled for the reference driver);
+  cgc           cgc-compile --target cpu: .onnx -> .cgc (wall time of the
+                process, partitions precompiled for the CPU driver);
                 cgc-run on the .cgc: load time (every partition created as a
                 state object from its precompiled program, or compiled by the
                 driver's JIT with CGC_NO_PRECOMPILED=1; constants mapped), latency of
@@ -26,7 +26,7 @@ rounds' runs are pooled for the median and p90.
 Also measured: ResNet-50 from .onnx to ready-to-run (compile + load) against
 the 2 s goal, and the runtime's per-run overhead (replay, submit, wait) on a
 generated one-dispatch model (a 1x8 by 8x8 matmul + bias, one MLIR program
-of the reference target) against the 20 us goal.
+of the cpu target) against the 20 us goal.
 
 Issue 7's goals are printed next to each ratio, marked met or missed. This is
 a report, not a test: the exit code is 0 unless a tool fails.
@@ -234,7 +234,7 @@ def measure_model(args, name, threads_list):
     if os.path.exists(compiled):
         os.remove(compiled)
     cmd = [args.cgc_compile, onnx_path, "-o", compiled] + \
-        sum([["--input-shape", s] for s in run_zoo.MODELS[name]], []) + ["--target", "reference"]
+        sum([["--input-shape", s] for s in run_zoo.MODELS[name]], []) + ["--target", "cpu"]
     code, compile_s, compile_hwm = run_process(cmd, os.path.join(work, "compile.log"))
     if code:
         raise RuntimeError("cgc-compile failed on %s:\n%s" % (
@@ -345,7 +345,7 @@ def measure_model(args, name, threads_list):
 
 def measure_overhead(args, threads_list):
     """A generated model with one compiled dispatch: y = x[1x8] @ W[8x8] + b,
-    which the reference target claims as one MLIR program (matmul + bias
+    which the cpu target claims as one MLIR program (matmul + bias
     epilogue). cgc-run --benchmark times cgc_context_run: replay of the
     recorded command list, submit, wait for the fence; the 64 multiply-adds
     are noise. Nothing is subtracted."""
@@ -367,7 +367,7 @@ def measure_overhead(args, threads_list):
     model.ir_version = 8
     onnx.save(model, path)
     compiled = os.path.join(work, "matmul_bias_1x8.cgc")
-    code, _, _ = run_process([args.cgc_compile, path, "--target", "reference", "-o", compiled],
+    code, _, _ = run_process([args.cgc_compile, path, "--target", "cpu", "-o", compiled],
                           os.path.join(work, "compile.log"))
     if code:
         raise RuntimeError("cgc-compile failed on the overhead model:\n" +

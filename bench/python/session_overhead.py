@@ -34,7 +34,7 @@ def main():
     work = tempfile.mkdtemp(prefix="cgc-session-bench-")
     model = os.path.join(work, "add4.cgc")
     cgc.compile(os.path.join(root, "bench", "runtime", "add4.onnxtxt"),
-                targets=["reference"]).save(model)
+                targets=["cpu"]).save(model)
     session = cgc.Session(model, threads=1)
     feeds = {}
     for info in session.inputs:

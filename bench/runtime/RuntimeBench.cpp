@@ -11,7 +11,7 @@
 //
 // `ninja bench-runtime` compiles the models of bench/runtime (add4: one
 // fallback kernel program; matmul4: one MLIR program compiled by the
-// reference driver's JIT; chain16: 16 MLIR programs and 15 barriers) and runs
+// CPU driver's JIT; chain16: 16 MLIR programs and 15 barriers) and runs
 // this on them at 1 and 2 device threads.
 //
 //===----------------------------------------------------------------------===//

@@ -41,7 +41,7 @@ struct PackageOptions {
   /// and uses the constants in place).
   uint64_t pageAlignment = 4096;
   /// Store, for each MLIR program whose target has an offline compiler
-  /// (findPrecompiler: the reference target), its precompiled program (a
+  /// (findPrecompiler: the cpu target), its precompiled program (a
   /// 'CGPC' part, the driver's cached blob), so that the driver need not
   /// compile it at load. A partition its target's compiler rejects is then
   /// an error at the partition, here rather than at load.

@@ -53,7 +53,7 @@ mlir::FailureOr<DispatchGraph> buildDispatchGraph(EntryPointOp entry,
 /// partition's first call reads, one its last call writes); a driver whose
 /// order of work inside the dispatch differs orders those accesses itself
 /// (the spec leaves synchronization inside an MLIR program to the driver;
-/// the reference driver's CompiledProgram::layoutFor).
+/// the CPU driver's CompiledProgram::layoutFor).
 struct CallGraph {
   planning::Graph graph;
   std::vector<int32_t> order; // 0..n-1: the nodes are in execution order

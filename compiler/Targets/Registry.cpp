@@ -5,8 +5,8 @@
 #include "compiler/Targets/Device/DeviceTarget.h"
 #include "compiler/Targets/Fallback/FallbackTarget.h"
 #include "compiler/Targets/File/FileTarget.h"
-#include "compiler/Targets/Reference/PartitionCompiler.h"
-#include "compiler/Targets/Reference/ReferenceTarget.h"
+#include "compiler/Targets/Cpu/PartitionCompiler.h"
+#include "compiler/Targets/Cpu/CpuTarget.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -66,12 +66,12 @@ void registerBuiltinTargets() {
           return createFileTarget(argument, error);
         });
     registerTargetKind(
-        kReferenceTargetName,
-        "the reference CPU driver's compiler side (reference:FILE.mlir "
-        "replaces its built-in patterns, as CGC_REFERENCE_PATTERNS does)",
+        kCpuTargetName,
+        "the CPU driver's compiler side (cpu:FILE.mlir "
+        "replaces its built-in patterns, as CGC_CPU_PATTERNS does)",
         [](llvm::StringRef argument,
            std::string &error) -> std::optional<TargetHandle> {
-          return createReferenceTarget(argument, error);
+          return createCpuTarget(argument, error);
         });
     registerTargetKind(
         "device",
@@ -178,9 +178,9 @@ std::string describeTargetKinds() {
 }
 
 PrecompileFn findPrecompiler(llvm::StringRef targetName) {
-  if (targetName == kReferenceTargetName)
+  if (targetName == kCpuTargetName)
     return [](ByteView bytecode, std::vector<uint8_t> &blob, std::string &error) {
-      return reference::precompilePartition(bytecode, blob, error);
+      return cpu_target::precompilePartition(bytecode, blob, error);
     };
   return nullptr;
 }

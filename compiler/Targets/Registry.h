@@ -5,8 +5,8 @@
 //
 //   fallback               the target of last resort (always appended last)
 //   patterns:FILE.mlir     a target whose patterns come from a file
-//   reference[:FILE.mlir]  the reference CPU driver's compiler side
-//                          (compiler/Targets/Reference)
+//   cpu[:FILE.mlir]  the CPU driver's compiler side
+//                          (compiler/Targets/Cpu)
 //   device[:NAME|PATH]     the patterns a D3D12 device's driver declares
 //                          through MLIR_EXCHANGE (compiler/Targets/Device);
 //                          the default device without an argument
@@ -40,7 +40,7 @@ using TargetFactory = std::function<std::optional<TargetHandle>(
 void registerTargetKind(llvm::StringRef kind, llvm::StringRef description,
                         TargetFactory factory);
 
-/// Registers `fallback`, `patterns` and `reference`. Idempotent.
+/// Registers `fallback`, `patterns` and `cpu`. Idempotent.
 void registerBuiltinTargets();
 
 /// Resolves one `--target` value. Targets are created once per value and
@@ -63,7 +63,7 @@ std::string describeTargetKinds();
 
 /// The offline compiler of the target named `targetName` (the origin on its
 /// subgraphs, a plan program's `target`), or null if it has none. Built in:
-/// `reference` (the reference driver's partition compiler).
+/// `cpu` (the CPU driver's partition compiler).
 PrecompileFn findPrecompiler(llvm::StringRef targetName);
 
 } // namespace cgc

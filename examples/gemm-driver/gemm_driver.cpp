@@ -11,7 +11,7 @@
 //
 // The rest of a model comes to it as the fallback target's kernel programs
 // ('CGKP' compute pipelines). For those it reuses cgc's open CPU kernel
-// library (cgc::ref::CompiledProgram, the reference driver's program runner),
+// library (cgc::cpu::CompiledProgram, the CPU driver's program runner),
 // as a vendor may reuse an open library for the layers it has no kernels of.
 //
 // Execution is in submission order on the queue's thread: every recorded
@@ -52,9 +52,9 @@ struct StateObject {
   std::map<std::wstring, std::shared_ptr<Program>> programs;
 };
 
-/// A compute pipeline: a fallback kernel program on the reference kernels.
+/// A compute pipeline: a fallback kernel program on the CPU kernels.
 struct Pipeline {
-  std::shared_ptr<ref::CompiledProgram> program;
+  std::shared_ptr<cpu::CompiledProgram> program;
 };
 
 struct Device {
@@ -65,7 +65,7 @@ struct Device {
   uint64_t nextSerial = 1;
   /// Live heaps by first byte: [begin, end).
   std::map<uint64_t, uint64_t> heaps;
-  ref::ThreadPool pool{1};
+  cpu::ThreadPool pool{1};
 
   void message(D3D12DDI_MESSAGE_SEVERITY_CGC severity, const std::string &text) {
     if (callbacks.pfnMessageCb)
@@ -92,7 +92,7 @@ struct CommandList {
   D3D12DDI_HRTCOMMANDLIST rt;
   std::unique_ptr<Recording> recording = std::make_unique<Recording>();
   std::shared_ptr<Program> program;
-  std::shared_ptr<ref::CompiledProgram> pipeline;
+  std::shared_ptr<cpu::CompiledProgram> pipeline;
   std::vector<uint64_t> rootViews;
   void fail(const std::string &text) {
     device->callbacks.pfnSetCommandListErrorCb(rt, E_INVALIDARG,
@@ -293,7 +293,7 @@ HRESULT getProgramBindPoints(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT so, LPCWSTR
   auto it = object->programs.find(name);
   if (it == object->programs.end())
     return E_INVALIDARG;
-  return ref::describeBindPoints(it->second->kernels, count, points);
+  return cpu::describeBindPoints(it->second->kernels, count, points);
 }
 
 HRESULT createPso(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATE_COMPUTE_PIPELINE_STATE_CGC *args,
@@ -313,8 +313,8 @@ HRESULT createPso(D3D12DDI_HDEVICE h, const D3D12DDIARG_CREATE_COMPUTE_PIPELINE_
                         (error.empty() ? "" : ": " + error));
     return E_INVALIDARG;
   }
-  std::shared_ptr<ref::CompiledProgram> compiled =
-      ref::CompiledProgram::create(std::move(program), error);
+  std::shared_ptr<cpu::CompiledProgram> compiled =
+      cpu::CompiledProgram::create(std::move(program), error);
   if (!compiled) {
     device->message(D3D12DDI_MESSAGE_SEVERITY_ERROR_CGC, "compute pipeline: " + error);
     return E_INVALIDARG;
@@ -417,7 +417,7 @@ void dispatch(D3D12DDI_HCOMMANDLIST h, UINT, UINT, UINT) {
   auto *cl = get<CommandList>(h.pDrvPrivate);
   if (!cl->pipeline)
     return cl->fail("Dispatch: no pipeline state is set");
-  std::shared_ptr<ref::CompiledProgram> program = cl->pipeline;
+  std::shared_ptr<cpu::CompiledProgram> program = cl->pipeline;
   const auto &bindings = program->program().bindings;
   if (cl->rootViews.size() < bindings.size())
     return cl->fail("Dispatch: the kernel program has " + std::to_string(bindings.size()) +

@@ -3,13 +3,13 @@
 // comes from outside the match (the residual). Everything else goes to the
 // fallback target.
 //
-// Use it as the reference driver's declaration:
-//   CGC_REFERENCE_PATTERNS=examples/patterns/conv-relu-add.mlir
+// Use it as the CPU driver's declaration:
+//   CGC_CPU_PATTERNS=examples/patterns/conv-relu-add.mlir
 // or as a target of the compiler:
-//   cgc-opt --cgc-lower-to-output-ir="targets=reference:examples/patterns/conv-relu-add.mlir"
+//   cgc-opt --cgc-lower-to-output-ir="targets=cpu:examples/patterns/conv-relu-add.mlir"
 //   cgc-opt --cgc-lower-to-output-ir="targets=patterns:examples/patterns/conv-relu-add.mlir"
 // (the second names the subgraphs' origin 'convReluAddDriver', after the
-// module; the reference target always calls itself 'reference').
+// module; the cpu target always calls itself 'cpu').
 cgc.module @convReluAddDriver {
   cgc_pattern.pattern @convReluAdd attributes {priority = 10 : i64} {
     %x = cgc_pattern.input {constant = false}

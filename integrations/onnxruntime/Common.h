@@ -71,7 +71,7 @@ Counters &counters();
 /// One cgc driver, as an OrtEpDevice of the factory: its cgc device is made
 /// on first use, with the options of the session or call that needs it.
 struct DriverDevice {
-  std::string name;   // "reference"
+  std::string name;   // "cpu"
   std::string path;   // the driver library
   uint32_t deviceId = 0;
   OrtHardwareDevice *hardware = nullptr;

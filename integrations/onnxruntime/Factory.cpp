@@ -151,7 +151,7 @@ DevicePtr DriverDevice::withOptions(uint32_t threads, const std::string &driverO
 }
 
 //===----------------------------------------------------------------------===//
-// Allocator: device memory. The reference driver's device is cache-coherent
+// Allocator: device memory. The CPU driver's device is cache-coherent
 // UMA: its memory is host memory bound by address, so device memory is
 // host memory aligned for the device, which runs bind in place.
 //===----------------------------------------------------------------------===//

@@ -363,7 +363,7 @@ class Session:
     (sequences are resolved at compile time, docs/importer.md).
     ``device`` names the driver, ``threads`` the device's worker threads,
     ``debug_layer`` validates every dispatch, ``driver_options`` is the
-    driver's configuration of the device ("name=value,...": the reference
+    driver's configuration of the device ("name=value,...": the CPU
     driver's kernel and scheduling choices, docs/runtime.md).
     """
 

@@ -24,7 +24,7 @@ def test_session_matches_numpy(mlp):
     assert out["y"].dtype == np.float32 and out["y"].shape == (4, 8)
     assert normwise(out["y"], y) < 1e-6
     np.testing.assert_allclose(out["y"], y, rtol=1e-5, atol=1e-7)
-    assert "target 'reference'" in session.compiled.messages
+    assert "target 'cpu'" in session.compiled.messages
 
 
 def test_compile_from_path_bytes_and_modelproto_agree(mlp, tmp_path):
@@ -151,10 +151,10 @@ def test_lifetimes(mlp):
     assert normwise(out, y) < 1e-6  # arrays outlive the session
 
 
-def test_devices_report_the_reference_driver():
+def test_devices_report_the_cpu_driver():
     found = {os.path.basename(d.driver): d for d in cgc.devices()}
-    ref = found["libcgc_driver_reference.so"]
-    assert ref.mlir_tier == "2.0" and ref.target == "reference"
+    ref = found["libcgc_driver_cpu.so"]
+    assert ref.mlir_tier == "2.0" and ref.target == "cpu"
     assert "anchorEpilogue" in ref.patterns and ref.unavailable == ""
 
 
@@ -175,7 +175,7 @@ def test_module_cli(mlp, tmp_path):
     run = lambda *a: subprocess.run([sys.executable, "-m", "cgc", *a], env=env,
                                     capture_output=True, text=True)
     r = run("devices")
-    assert r.returncode == 0 and "target reference" in r.stdout
+    assert r.returncode == 0 and "target cpu" in r.stdout
     r = run("compile", path, "-o", str(tmp_path / "m.cgc"))
     assert r.returncode == 0 and "targets claimed" in r.stderr
     np.save(tmp_path / "x.npy", x)
@@ -251,7 +251,7 @@ def test_imported_memory_and_semaphores(mlp):
 
 def _resize_conv_model():
     """Resize (linear, x2) then a 32->32 3x3 convolution: two ops whose
-    kernels the reference driver's configuration chooses (separable resize,
+    kernels the CPU driver's configuration chooses (separable resize,
     Winograd)."""
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(7)

@@ -123,7 +123,7 @@ private:
 
 struct cgc_device_s final : cgc::rt::Object {
   cgc::rt::ComPtr<ID3D12Device14> d3d;
-  /// The driver as the application named it ("reference", a path), or
+  /// The driver as the application named it ("cpu", a path), or
   /// "default".
   std::string driver;
   std::string driverOptions; // as given to the driver (threads=N, then driver_options)

@@ -9,7 +9,7 @@
 //              for READ_ONLY access) and wrapped as a D3D12 heap over that
 //              mapping (OpenExistingHeapFromAddress1), so tensors over it are
 //              bound by address: no copy. DMA_BUF: not implemented on the
-//              reference (CPU) device.
+//              CPU device.
 //   semaphores D3D12_FENCE (a HANDLE from CreateSharedHandle on a shared
 //              fence): opened with OpenSharedHandle; waits and signals are
 //              queued on a stream (ID3D12CommandQueue::Wait / Signal).
@@ -43,9 +43,9 @@ static const char *typeName(cgc_external_memory_handle_type_t type) {
 }
 
 static const char *dmaBufWhy =
-    "importing dma-buf memory is not implemented on the reference (CPU) device: CPU access "
+    "importing dma-buf memory is not implemented on the CPU device: CPU access "
     "to a dma-buf must be bracketed by DMA_BUF_IOCTL_SYNC around every run, which the "
-    "reference driver does not do; share a memfd (OPAQUE_FD) or a D3D12 shared heap instead";
+    "CPU driver does not do; share a memfd (OPAQUE_FD) or a D3D12 shared heap instead";
 
 cgc_external_memory_s::~cgc_external_memory_s() {
   resource.Reset();

@@ -2,7 +2,7 @@
 //
 // Bytes -> the readers of the JSON parts of a compiled model, each given the
 // same text: the execution plan (CGPL), a kernel program (CGKP, what the
-// reference driver runs) and bind points (CGBP).
+// CPU driver runs) and bind points (CGBP).
 //
 //===----------------------------------------------------------------------===//
 

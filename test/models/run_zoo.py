@@ -9,7 +9,7 @@ downloaded):
      in [0, 30522) and a mask with the last quarter padded);
   2. ONNX Runtime 1.30 runs the model (cgc-ort-run, its C API) and writes its
      outputs as .npy;
-  3. cgc-run compiles the .onnx on the fly for the reference driver's target
+  3. cgc-run compiles the .onnx on the fly for the CPU driver's target
      (MLIR programs its JIT compiles at load, plus fallback kernel programs),
      runs it and writes its outputs, once per --threads count (default 1 and
      one per core: kernels choose their algorithm and split by the pool, e.g.
@@ -193,9 +193,9 @@ def main():
     parser.add_argument("--target", default="",
                         help="cgc-run --target values; by default none, so cgc-run compiles "
                              "for the patterns the device's driver declares through "
-                             "MLIR_EXCHANGE (the reference driver: MLIR programs its JIT "
+                             "MLIR_EXCHANGE (the CPU driver: MLIR programs its JIT "
                              "compiles); 'fallback' for the fallback target's kernel "
-                             "programs alone, 'reference' for the in-process target")
+                             "programs alone, 'cpu' for the in-process target")
     parser.add_argument("--through-ep", action="store_true",
                         help="run cgc through ONNX Runtime with cgc's plugin execution "
                              "provider (cgc-ort-run --ep cgc --all-on-ep) instead of cgc-run")

@@ -4,7 +4,7 @@
 Every test directory (model.onnx + test_data_set_0/{input_N.pb,output_N.pb})
 is run with `cgc-run model.onnx NAME=input_N.pb ... --expected-dir
 test_data_set_0`: the compiler imports and lowers the model, the runtime
-loads and runs it on the reference driver, and every output is compared with
+loads and runs it on the CPU driver, and every output is compared with
 the expected one (numpy.allclose semantics, ONNX's backend-test tolerances
 rtol=1e-3, atol=1e-7 unless --rtol/--atol). When the importer says an input
 must be known at compile time ("--freeze-input NAME=FILE.pb"), the test is
@@ -121,6 +121,8 @@ def run_one(test_dir, args):
                "--threads", "1", "--compile-threads", "1"]
         if args.target:
             cmd += ["--target", args.target]
+        if args.driver:
+            cmd += ["--driver", args.driver]
         for n, path in by_name.items():
             if n in frozen:
                 cmd += ["--freeze-input", "%s=%s" % (n, path)]
@@ -192,9 +194,13 @@ def main():
     parser.add_argument("--target", default="",
                         help="cgc-run --target values (the fallback target is always "
                              "appended): 'fallback' for the fallback target alone, "
-                             "'reference' for the in-process reference target; by default "
+                             "'cpu' for the in-process cpu target; by default "
                              "none, so cgc-run compiles for the device's declared patterns "
-                             "(MLIR_EXCHANGE through the reference driver)")
+                             "(MLIR_EXCHANGE through the CPU driver)")
+    parser.add_argument("--driver", default="",
+                        help="cgc-run --driver: 'reference' runs every op alone on the "
+                             "reference evaluator (runtime/drivers/reference); default: the "
+                             "CPU driver")
     parser.add_argument("--update-xfail", action="store_true")
     parser.add_argument("--report", help="write every result as JSON here")
     parser.add_argument("-v", "--verbose", action="store_true")

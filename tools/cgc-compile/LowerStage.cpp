@@ -232,7 +232,7 @@ void registerLowerStages(Driver &driver) {
             ->group("Lowering");
         app.add_option("--device", flags->device,
                        "Compile for the patterns a D3D12 device declares "
-                       "(MLIR_EXCHANGE): a driver name (reference) or a "
+                       "(MLIR_EXCHANGE): a driver name (cpu, reference) or a "
                        "driver library's path; first in priority, before "
                        "--target. ONNX models use the default device when "
                        "neither is given")

@@ -15,7 +15,7 @@
 // Used by the model-zoo comparison (test/models) and the benchmarks.
 // --profile turns on ONNX Runtime's own profiler: a Chrome-trace JSON of
 // every node's time in every run (PREFIX_DATE.json), to set beside cgc-run's
-// CGC_REFERENCE_PROFILE=1 steps (bench/models/ort_profile.py sums it).
+// CGC_CPU_PROFILE=1 steps (bench/models/ort_profile.py sums it).
 //
 // --ep cgc runs the model through ONNX Runtime with cgc's plugin execution
 // provider (libcgc_onnxruntime_ep.so, docs/onnxruntime.md): registered with

@@ -407,9 +407,15 @@ int runMain(const Options &o) {
     }
     place(findInput(name), std::move(read.tensors.front()), value);
   }
-  if (!o.inputDir.empty())
-    for (const std::string &path : numberedFiles(o.inputDir, "input_"))
-      positional.push_back(path);
+  if (!o.inputDir.empty()) {
+    std::vector<std::string> found = numberedFiles(o.inputDir, "input_");
+    // A directory without the files is a mistake (an .npy layout, a wrong
+    // path), not a request for random inputs.
+    if (found.empty() && numInputs > 0)
+      fail(kUsage, "--input-dir " + o.inputDir + " holds no input_N.pb (ONNX test data layout); "
+                   "give other files as NAME=FILE or positionally");
+    positional.insert(positional.end(), found.begin(), found.end());
+  }
   // Positional files: by the name stored in a .pb when it names an input,
   // else in input order among the inputs not yet given.
   std::vector<HostTensor> unnamed;
@@ -758,9 +764,9 @@ int main(int argc, char **argv) {
   app.add_option("--compile-threads", o.compileThreads,
                  "Threads compiling partitions at load (0: one per core)")
       ->check(CLI::Range(0u, cgc::kMaxThreads));
-  app.add_option("--driver", o.driver, "D3D12 driver name or path (default: reference)");
+  app.add_option("--driver", o.driver, "D3D12 driver name or path (default: cpu)");
   app.add_option("--driver-options", o.driverOptions,
-                 "The driver's configuration of the device: NAME=VALUE,... (the reference "
+                 "The driver's configuration of the device: NAME=VALUE,... (the CPU "
                  "driver's kernel and scheduling choices, docs/runtime.md)");
   app.add_flag("--debug-layer", o.debugLayer, "Validate every dispatch with the debug layer");
   app.add_option("--seed", o.seed, "Seed of random inputs")->default_str("1");
@@ -774,7 +780,7 @@ int main(int argc, char **argv) {
       ->allow_extra_args(false);
   app.add_option("--target", o.targets,
                  "(.onnx) compilation targets in priority order (repeatable or comma-separated; "
-                 "e.g. reference)")
+                 "e.g. cpu)")
       ->delimiter(',')
       ->allow_extra_args(false);
   app.add_option("--save-model", o.saveModel, "(.onnx) also write the compiled model here");

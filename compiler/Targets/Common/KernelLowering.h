@@ -22,7 +22,7 @@
 // Anything that cannot be lowered fails with an error at the op that cannot
 // be lowered (whose location is the ONNX node).
 //
-// This is the fallback target's "shader compiler" and what the reference
+// This is the fallback target's "shader compiler" and what the CPU
 // driver's JIT lowers Partition IR with.
 //
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,6 @@
 //===- UntrustedBytecode.h - Reading MLIR bytecode from outside -*- C++ -*-===//
 //
-// MLIR bytecode that crosses a process or file boundary (the reference
+// MLIR bytecode that crosses a process or file boundary (the CPU driver
 // driver's Partition IR, MLIR_EXCHANGE parts, .mlirbc inputs) may be
 // corrupted. MLIR 22's reader is not written for that:
 //

@@ -49,9 +49,9 @@ using DeviceRef = std::shared_ptr<void>;
 /// Takes a reference on `d3d12Device` (an ID3D12Device *).
 DeviceRef retainDevice(void *d3d12Device);
 
-/// Creates a device on `driver`: a driver name ("reference" is
-/// libcgc_driver_reference.so next to libcgc_d3d12.so), a path, or empty for
-/// the default ($CGC_D3D12_DRIVER, else reference). Null with a message
+/// Creates a device on `driver`: a driver name ("cpu" is
+/// libcgc_driver_cpu.so next to libcgc_d3d12.so), a path, or empty for
+/// the default ($CGC_D3D12_DRIVER, else cpu). Null with a message
 /// naming the driver when it cannot be loaded or refuses.
 DeviceRef createDevice(const std::string &driver, std::string &error);
 

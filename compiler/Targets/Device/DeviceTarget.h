@@ -24,7 +24,7 @@ namespace cgc {
 
 /// What compiling for a device found.
 struct DeviceTargetInfo {
-  /// "device 'reference'", "the default device", ... for messages.
+  /// "device 'cpu'", "the default device", ... for messages.
   std::string label;
   device::Capabilities caps;
   /// The target, when the device declares patterns; else `unavailable` says
@@ -68,7 +68,7 @@ private:
 };
 
 /// One line per target that claimed subgraphs in an Output IR module:
-/// "  reference: 53 subgraphs, 140 layers" ..., in the order first seen:
+/// "  cpu: 53 subgraphs, 140 layers" ..., in the order first seen:
 /// invocations of each target's subgraphs and the layers they hold.
 std::string describeClaims(mlir::Operation *outputIR);
 

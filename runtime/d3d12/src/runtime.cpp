@@ -417,7 +417,7 @@ Driver *selectedDriver(std::string &error, const char *explicitChoice) {
   std::string choice = explicitChoice && *explicitChoice ? explicitChoice : gSelected;
   if (choice.empty()) {
     const char *env = std::getenv("CGC_D3D12_DRIVER");
-    choice = env && *env ? env : "reference";
+    choice = env && *env ? env : "cpu";
   }
   return loadDriver(resolveDriverPath(choice), error);
 }
@@ -519,7 +519,7 @@ CGC_D3D12_API HRESULT CGCD3D12EnumerateDrivers(char *pBuffer, SIZE_T *pBufferSiz
     while (dirent *e = readdir(d)) {
       std::string name = e->d_name;
       // libcgc_driver_<name>_jit.so is a driver's compiler module (the
-      // reference driver's JIT), not a driver.
+      // CPU driver's JIT), not a driver.
       auto endsWith = [&](const char *suffix) {
         size_t n = std::strlen(suffix);
         return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;

@@ -39,7 +39,7 @@ struct Request {
   /// An ID3D12Device *: its driver's declared patterns come first (the
   /// fallback target alone when it declares none). Null: `targets` only.
   void *d3d12Device = nullptr;
-  /// How the device is named in messages ("device 'reference'").
+  /// How the device is named in messages ("device 'cpu'").
   std::string deviceLabel;
   /// Messages for the user: which device and target, what each target
   /// claimed, the stages ("importing", "lowering", "packaging").

@@ -3,7 +3,7 @@
 // A kernel program is a list of cgc_op layers over byte ranges of bound
 // buffers: the "shader" that the fallback target compiles a subgraph into and
 // that a driver's compute path executes (part 'CGKP', JSON), and the form the
-// reference driver's MLIR JIT lowers Partition IR to before fusing kernels.
+// CPU driver's MLIR JIT lowers Partition IR to before fusing kernels.
 // No MLIR is needed to read or run one.
 //
 // Each kernel names a cgc_op op ("cgc_op.convolution"), carries the op's

@@ -20,7 +20,7 @@
 //           bytecode (its 'MLIR' part after the interface GUID), as
 //           CreateStateObject gets it.
 //   then the driver's compiled form, in parts the driver defines; the
-//   reference driver's is one 'CGKP' kernel program (cgc/kernel_program.h).
+//   CPU driver's is one 'CGKP' kernel program (cgc/kernel_program.h).
 //
 // A compiled model stores one blob per MLIR program its target precompiled,
 // as a 'CGPC' part (cgc/compiled_model.h).

@@ -92,20 +92,20 @@ CGC_RUNTIME_API const char *cgc_runtime_version(void);
 typedef struct cgc_device_s cgc_device_t;
 
 typedef struct cgc_device_options_t {
-  /* The D3D12 driver: a name ("reference") or a path; NULL: the default
-   * ($CGC_D3D12_DRIVER, else "reference"). */
+  /* The D3D12 driver: a name ("cpu") or a path; NULL: the default
+   * ($CGC_D3D12_DRIVER, else "cpu"). */
   const char *driver;
   /* Validate every dispatch with the D3D12 debug layer. */
   bool debug_layer;
   /* Threads compiling partitions while a model loads; 0: one per core. At
    * most 1024 (cgc::kMaxThreads): more is CGC_STATUS_INVALID_ARGUMENT. */
   uint32_t compile_threads;
-  /* Worker threads of the reference driver; 0: its default (one per core,
-   * or $CGC_REFERENCE_THREADS). At most 1024, as compile_threads. Passed
+  /* Worker threads of the CPU driver; 0: its default (one per core,
+   * or $CGC_CPU_THREADS). At most 1024, as compile_threads. Passed
    * to the driver as "threads=N" before driver_options. */
   uint32_t device_threads;
   /* The driver's configuration of this device, the driver's own text; for
-   * the reference driver "name=value,..." of its kernel and scheduling
+   * the CPU driver "name=value,..." of its kernel and scheduling
    * choices (docs/runtime.md, "Driver options"), e.g. "winograd=0,spin-us=0".
    * NULL or empty: its defaults. A setting the driver does not know fails
    * cgc_device_create with the driver's message. */
@@ -195,7 +195,7 @@ typedef struct cgc_compile_options_t {
    * fallback target only. */
   bool no_device_patterns;
   /* Called with messages for the user: the device and its target, what each
-   * target claimed ("targets claimed:\n  reference: 53 subgraphs, ..."). */
+   * target claimed ("targets claimed:\n  cpu: 53 subgraphs, ..."). */
   void (*message)(void *user_data, const char *text);
   /* Called when a stage starts: "importing", "lowering", "packaging". */
   void (*progress)(void *user_data, const char *stage);

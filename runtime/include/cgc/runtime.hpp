@@ -5,7 +5,7 @@
 // throw cgc::Error (with the status code and message). Objects are movable,
 // not copyable. Link libcgc_runtime (find_package(cgc): cgc::runtime).
 //
-//   cgc::Device device;                          // the reference driver
+//   cgc::Device device;                          // the CPU driver
 //   cgc::Model model(device, "model.cgc");
 //   cgc::Context context(model);
 //   context.setInput(0, input.data(), input.size() * sizeof(float));
@@ -88,7 +88,7 @@ struct TensorInfo {
 
 class Device : public detail::Handle<cgc_device_t, cgc_device_release> {
 public:
-  /// The default driver ($CGC_D3D12_DRIVER, else the reference driver).
+  /// The default driver ($CGC_D3D12_DRIVER, else the CPU driver).
   Device() : Device(defaults()) {}
   explicit Device(const cgc_device_options_t &options) { check(cgc_device_create(&options, &p_)); }
   /// A D3D12 device pointer (ID3D12Device*), borrowed.

@@ -23,6 +23,7 @@
 // ORDER1: origin = "unnamed", pattern = "reluPattern"
 // ORDER2: origin = "sizes", pattern = "reluOnly"
 // UNKNOWN: error: unknown target 'nvidia'; known targets:
+// UNKNOWN-NEXT:  cpu
 // UNKNOWN-NEXT:  device
 // UNKNOWN-NEXT:  fallback
 // UNKNOWN-NEXT:  patterns

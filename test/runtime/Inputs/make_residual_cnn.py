@@ -9,7 +9,7 @@ output computed here by numpy (float64): an oracle independent of cgc.
 One partition of many subgraph invocations whose intermediates are internal
 bind points: the compiler plans them by invocation order (one reuses the
 bytes of another), and the blocks' residual sums accumulate in place in
-the reference driver.
+the CPU driver.
 
 Usage: make_residual_cnn.py OUT_DIR  (writes OUT_DIR/model.onnx,
 OUT_DIR/input.npy and OUT_DIR/expected.npy)

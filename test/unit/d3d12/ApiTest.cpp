@@ -1,4 +1,4 @@
-//===- ApiTest.cpp - Devices, memory, queues, fences on the reference driver -===//
+//===- ApiTest.cpp - Devices, memory, queues, fences on the CPU driver -===//
 
 #include "TestUtil.h"
 
@@ -56,7 +56,7 @@ TEST(Device, DriverSelection) {
       << CGCD3D12GetLastError();
   // A library that is not a driver.
   EXPECT_EQ(CGCD3D12SelectDriver("libc.so.6"), E_INVALIDARG);
-  EXPECT_EQ(CGCD3D12SelectDriver("reference"), S_OK);
+  EXPECT_EQ(CGCD3D12SelectDriver("cpu"), S_OK);
   EXPECT_EQ(CGCD3D12SelectDriver(nullptr), S_OK);
   SIZE_T bytes = 0;
   UINT count = 0;
@@ -64,7 +64,7 @@ TEST(Device, DriverSelection) {
   ASSERT_GE(count, 1u);
   std::vector<char> names(bytes);
   ASSERT_EQ(CGCD3D12EnumerateDrivers(names.data(), &bytes, &count), S_OK);
-  EXPECT_NE(std::string(names.data(), names.size()).find("libcgc_driver_reference.so"),
+  EXPECT_NE(std::string(names.data(), names.size()).find("libcgc_driver_cpu.so"),
             std::string::npos);
 }
 
@@ -73,7 +73,7 @@ TEST(Device, FeatureSupport) {
   D3D12_FEATURE_DATA_D3D12_OPTIONS_MLIR options = {};
   ASSERT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_D3D12_OPTIONS_MLIR, &options, sizeof(options)),
             S_OK);
-  // The reference driver supports MLIR programs (precompiled ones without
+  // The CPU driver supports MLIR programs (precompiled ones without
   // a JIT) and CGC_SUBGRAPH_PARTITION; CGC_INPUT is not for drivers.
   const GUID partition = CGC_SUBGRAPH_PARTITION, input = CGC_INPUT;
   GUID requested[2] = {partition, input};

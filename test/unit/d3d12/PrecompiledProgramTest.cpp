@@ -1,6 +1,6 @@
 //===- PrecompiledProgramTest.cpp - Cached blobs of MLIR programs ---------===//
 //
-// The reference driver behind the D3D12 layer, given precompiled programs
+// The CPU driver behind the D3D12 layer, given precompiled programs
 // (D3D12_CACHED_MLIR_PROGRAM_CGC subobjects; cgc/precompiled_program.h):
 //
 // - a blob whose key matches is used and nothing is compiled: the program is
@@ -22,7 +22,7 @@
 #include "cgc/precompiled_program.h"
 
 #include "TestUtil.h"
-#include "reference_compiler_identity.h"
+#include "cpu_compiler_identity.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -34,7 +34,7 @@ using namespace cgc::test;
 namespace {
 
 #define REQUIRE_KERNELS()                                                                        \
-  if (!CGC_REF_HAVE_KERNELS)                                                                   \
+  if (!CGC_CPU_HAVE_KERNELS)                                                                   \
   GTEST_SKIP() << "the kernel library had no kernels when this was built"
 
 /// Whether a mapping of this process's address space names `needle`.
@@ -63,7 +63,7 @@ Md5Digest digestOf(const std::string &bytecode) {
 
 PrecompiledKey keyFor(const std::string &bytecode) {
   PrecompiledKey key;
-  key.compiler = CGC_REFERENCE_COMPILER_IDENTITY;
+  key.compiler = CGC_CPU_COMPILER_IDENTITY;
   key.partitionDigest = digestOf(bytecode);
   return key;
 }
@@ -158,7 +158,7 @@ std::vector<uint8_t> specContainer(const std::string &bytecode) {
 /// The checks of AMatchingBlobIsUsedAndNothingIsCompiled, in a process where
 /// nothing has loaded the JIT yet.
 void checkMatchingBlobIsUsedAndNothingIsCompiled() {
-  ASSERT_FALSE(isMapped("libcgc_driver_reference_jit")) << "something loaded the JIT before";
+  ASSERT_FALSE(isMapped("libcgc_driver_cpu_jit")) << "something loaded the JIT before";
   ASSERT_FALSE(isMapped("libMLIR")) << "this test binary must not link the compiler";
   auto device = makeDevice(nullptr, CGC_D3D12_DEVICE_FLAG_DEBUG);
 
@@ -187,7 +187,7 @@ void checkMatchingBlobIsUsedAndNothingIsCompiled() {
   ASSERT_EQ(c.hr, S_OK) << ::testing::PrintToString(messages(device.Get()));
   EXPECT_EQ(c.status, CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_HIT);
   runAdd(device.Get(), c.so.Get());
-  EXPECT_FALSE(isMapped("libcgc_driver_reference_jit"));
+  EXPECT_FALSE(isMapped("libcgc_driver_cpu_jit"));
   EXPECT_FALSE(isMapped("libMLIR"));
   EXPECT_FALSE(isMapped("libLLVM"));
 
@@ -228,10 +228,10 @@ TEST(PrecompiledProgram, AMatchingBlobIsUsedAndNothingIsCompiled) {
 
 TEST(PrecompiledProgram, WithoutAJitOnlyMatchingBlobsWork) {
   REQUIRE_KERNELS();
-  std::string missing = ::testing::TempDir() + "/no-such-dir/libcgc_driver_reference_jit.so";
-  setenv("CGC_REFERENCE_JIT", missing.c_str(), 1);
+  std::string missing = ::testing::TempDir() + "/no-such-dir/libcgc_driver_cpu_jit.so";
+  setenv("CGC_CPU_JIT", missing.c_str(), 1);
   struct Unset {
-    ~Unset() { unsetenv("CGC_REFERENCE_JIT"); }
+    ~Unset() { unsetenv("CGC_CPU_JIT"); }
   } unset;
   auto device = makeDevice(nullptr);
   D3D12_FEATURE_DATA_D3D12_OPTIONS_MLIR options = {};
@@ -331,7 +331,7 @@ TEST(PrecompiledProgram, BlobsForSomethingElseAreCompiledInstead) {
   Creation none = create(device.Get(), container, nullptr);
   ASSERT_EQ(none.hr, S_OK) << ::testing::PrintToString(messages(device.Get()));
   EXPECT_EQ(none.status, CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_NONE);
-  EXPECT_TRUE(isMapped("libcgc_driver_reference_jit"));
+  EXPECT_TRUE(isMapped("libcgc_driver_cpu_jit"));
   EXPECT_TRUE(isMapped("libMLIR"));
 
   auto matching = blobOf(keyFor(bytecode), json);
@@ -340,14 +340,14 @@ TEST(PrecompiledProgram, BlobsForSomethingElseAreCompiledInstead) {
   EXPECT_EQ(used.status, CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_HIT);
 
   PrecompiledKey otherCompiler = keyFor(bytecode);
-  otherCompiler.compiler = "cgc-reference 0.0.1 src:0000000000000000";
+  otherCompiler.compiler = "cgc-cpu 0.0.1 src:0000000000000000";
   PrecompiledKey otherBytecode = keyFor(bytecode);
   otherBytecode.partitionDigest = digestOf(bytecode + " ");
   struct Case {
     std::vector<uint8_t> blob;
     std::string why;
   } cases[] = {
-      {blobOf(otherCompiler, json), "made by compiler 'cgc-reference 0.0.1 src:0000000000000000'"},
+      {blobOf(otherCompiler, json), "made by compiler 'cgc-cpu 0.0.1 src:0000000000000000'"},
       {blobOf(otherBytecode, json), "made from other bytecode"},
       {[] {
          ContainerWriter writer;
@@ -395,7 +395,7 @@ TEST(PrecompiledProgram, MalformedOrCorruptBlobsFailTheCreation) {
   flipped[flipped.size() - 2] ^= 0x01;
   ContainerWriter unknownPart;
   unknownPart.addPart(parts::kPrecompiledKey, "{\"format\": 1, \"compiler\": \"" +
-                                                  std::string(CGC_REFERENCE_COMPILER_IDENTITY) +
+                                                  std::string(CGC_CPU_COMPILER_IDENTITY) +
                                                   "\", \"partition_md5\": \"" +
                                                   digestHex(key.partitionDigest) + "\"}");
   unknownPart.addPart(parts::kKernelProgram, serializeKernelProgram(addProgram(kN)));

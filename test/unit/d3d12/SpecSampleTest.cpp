@@ -2,8 +2,8 @@
 //
 // Runs the "Usage Examples" of the MLIR-programs spec against the API layer,
 // on the TEST DOUBLE driver (test_driver.cpp), whose programs copy bind
-// point 0 into the last bind point. The reference driver runs the same code
-// paths in ReferenceDriverTest.cpp once its JIT is linked.
+// point 0 into the last bind point. The CPU driver runs the same code
+// paths in CpuDriverTest.cpp once its JIT is linked.
 //
 //===----------------------------------------------------------------------===//
 

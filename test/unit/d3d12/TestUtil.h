@@ -10,7 +10,7 @@
 
 #include "cgc/d3dx12_mlir.h"
 
-#include "../reference_target/TestUtil.h" // f32
+#include "../cpu_target/TestUtil.h" // f32
 #include "TestDriver.h"
 
 #include <gtest/gtest.h>
@@ -45,7 +45,7 @@ inline CgcTestDriverKnobs *testDriverKnobs() {
   return fn ? fn() : nullptr;
 }
 
-/// Creates a device on `driver` (a path, or null for the default reference
+/// Creates a device on `driver` (a path, or null for the default CPU
 /// driver) with the given cgc creation flags.
 inline ComPtr<ID3D12Device14> makeDevice(const char *driver, UINT flags = 0) {
   if (flags)
@@ -89,7 +89,7 @@ inline std::vector<uint8_t> kernelProgramContainer(const KernelProgram &program)
 }
 
 /// A float32 operand of a kernel program: binding (or temporary) `index`
-/// (the reference-target tests' f32 with the storage last, defaulted).
+/// (the cpu-target tests' f32 with the storage last, defaulted).
 inline KernelOperand operand(uint32_t index, std::vector<int64_t> shape,
                              KernelOperand::Storage storage = KernelOperand::Storage::Binding) {
   return f32(storage, index, std::move(shape));

@@ -2,7 +2,7 @@
 //
 // THIS IS A TEST DOUBLE, not a driver anyone runs models on. It implements
 // the DDI so the API layer and its debug layer can be tested independently
-// of the reference driver's JIT and kernel library:
+// of the CPU driver's JIT and kernel library:
 //   - it "compiles" a CGC_SUBGRAPH_PARTITION container by reading its 'CGBP'
 //     bind points; executing such a program copies the bytes of bind point 0
 //     into the last bind point (as many bytes as the last bind point has);

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 using namespace cgc;
-using namespace cgc::ref;
-using namespace cgc::ref::test;
+using namespace cgc::cpu;
+using namespace cgc::cpu::test;
 
 namespace {
 
@@ -67,76 +67,17 @@ Desc convCaseDesc(const ConvCase &c, const Tensor &x, const Tensor &w, const Ten
   return d;
 }
 
-/// Direct convolution in double, over the logical row-major values of its
-/// operands (each output's taps placed once, then summed channel by
-/// channel).
+/// What the reference evaluator computes for case `c` (in double).
 std::vector<double> convOracle(const Tensor &x, const Tensor &w, const Tensor *b,
                                const ConvCase &c, const std::vector<int64_t> &outShape) {
-  const std::vector<double> xv = x.values(), wv = w.values();
-  const size_t spatial = c.kernel.size();
-  const int64_t cg = c.c / c.groups, mg = c.m / c.groups, taps = count(c.kernel);
-  const int64_t plane = count(c.in);
-  std::vector<std::vector<int64_t>> tapCoords(static_cast<size_t>(taps));
-  for (int64_t k = 0; k < taps; ++k)
-    tapCoords[size_t(k)] = coords(k, c.kernel);
-  // Per tap of the current output: its offset in an input plane, or -1 in
-  // the padding.
-  std::vector<int64_t> tapOffset(static_cast<size_t>(taps));
-  std::vector<double> out(static_cast<size_t>(count(outShape)));
-  for (int64_t o = 0; o < count(outShape); ++o) {
-    const std::vector<int64_t> oc = coords(o, outShape);
-    const int64_t n = oc[0], m = oc[1], g = m / mg;
-    for (int64_t k = 0; k < taps; ++k) {
-      int64_t offset = 0;
-      for (size_t d = 0; d < spatial && offset >= 0; ++d) {
-        const int64_t i =
-            oc[2 + d] * c.stride[d] - c.padB[d] + tapCoords[size_t(k)][d] * c.dilation[d];
-        offset = i >= 0 && i < c.in[d] ? offset * c.in[d] + i : -1;
-      }
-      tapOffset[size_t(k)] = offset;
-    }
-    double acc = b ? b->get(m) : 0;
-    for (int64_t ci = 0; ci < cg; ++ci) {
-      const double *xp = xv.data() + (n * c.c + g * cg + ci) * plane;
-      const double *wp = wv.data() + (m * cg + ci) * taps;
-      for (int64_t k = 0; k < taps; ++k)
-        if (tapOffset[size_t(k)] >= 0)
-          acc += xp[tapOffset[size_t(k)]] * wp[k];
-    }
-    out[size_t(o)] = acc;
-  }
-  return out;
+  Tensor y(x.dtype(), outShape);
+  return referenceValues(convCaseDesc(c, x, w, b, y), {&x, &w, b});
 }
 
-/// Transposed convolution by scattering each input element.
 std::vector<double> convTransposeOracle(const Tensor &x, const Tensor &w, const Tensor *b,
                                         const ConvCase &c, const std::vector<int64_t> &outShape) {
-  std::vector<double> out(static_cast<size_t>(count(outShape)), 0.0);
-  const int64_t cg = c.c / c.groups, mg = c.m / c.groups;
-  for (int64_t i = 0; i < x.size(); ++i) {
-    std::vector<int64_t> ic = coords(i, x.shape());
-    int64_t n = ic[0], ch = ic[1], g = ch / cg;
-    for (int64_t mi = 0; mi < mg; ++mi)
-      for (int64_t k = 0; k < count(c.kernel); ++k) {
-        std::vector<int64_t> kc = coords(k, c.kernel);
-        std::vector<int64_t> oc = {n, g * mg + mi};
-        bool inside = true;
-        for (size_t d = 0; d < c.kernel.size(); ++d) {
-          int64_t o = ic[2 + d] * c.stride[d] - c.padB[d] + kc[d] * c.dilation[d];
-          inside = inside && o >= 0 && o < outShape[2 + d];
-          oc.push_back(o);
-        }
-        if (!inside)
-          continue;
-        std::vector<int64_t> wc = {ch, mi};
-        wc.insert(wc.end(), kc.begin(), kc.end());
-        out[size_t(linear(oc, outShape))] += x.get(i) * w.get(linear(wc, w.shape()));
-      }
-  }
-  if (b)
-    for (int64_t o = 0; o < count(outShape); ++o)
-      out[size_t(o)] += b->get(coords(o, outShape)[1]);
-  return out;
+  Tensor y(x.dtype(), outShape);
+  return referenceValues(convCaseDesc(c, x, w, b, y, true), {&x, &w, b});
 }
 
 std::vector<ConvCase> convCases() {
@@ -269,8 +210,8 @@ TEST(Convolution, PointwiseChannelsLastRunsOnThePackedGemm) {
       auto k = make(convCaseDesc(c, x, w, &b, y), options);
       ASSERT_TRUE(k);
       const bool packed = k->describe().find("register tiles") != std::string::npos;
-      const bool env = std::getenv("CGC_REFERENCE_PACKED_GEMM") &&
-                       std::string(std::getenv("CGC_REFERENCE_PACKED_GEMM")) == "0";
+      const bool env = std::getenv("CGC_CPU_PACKED_GEMM") &&
+                       std::string(std::getenv("CGC_CPU_PACKED_GEMM")) == "0";
       EXPECT_EQ(packed, layout == Layout::ChannelsLast && !env) << k->describe();
       if (packed)
         EXPECT_NE(k->describe().find(constant ? "packed once" : "packed each run"),
@@ -287,7 +228,7 @@ TEST(Convolution, StridedPointwiseChannelsLastRunsOnThePackedGemm) {
   // 1 (checkConv; with a chain: Fusion.StridedPointwiseTakesItsChain).
   // NCHW operands keep oneDNN's in-place GEMM path.
   if (std::string off = avx512KernelOff(
-          {"CGC_REFERENCE_SUBSAMPLED_POINTWISE", "CGC_REFERENCE_PACKED_GEMM"});
+          {"CGC_CPU_SUBSAMPLED_POINTWISE", "CGC_CPU_PACKED_GEMM"});
       !off.empty())
     GTEST_SKIP() << off;
   std::mt19937 rng(46);
@@ -327,8 +268,8 @@ TEST(Convolution, FewInputChannelsRunDirect) {
       {1, 3, 128, 1, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false}, // two blocks
       {1, 2, 16, 1, {3, 4}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}},   // no interior column
   };
-  const bool env = std::getenv("CGC_REFERENCE_STEM_CONVOLUTION") &&
-                   std::string(std::getenv("CGC_REFERENCE_STEM_CONVOLUTION")) == "0";
+  const bool env = std::getenv("CGC_CPU_STEM_CONVOLUTION") &&
+                   std::string(std::getenv("CGC_CPU_STEM_CONVOLUTION")) == "0";
   for (const ConvCase &c : cases)
     for (Layout in : {Layout::Contiguous, Layout::ChannelsLast})
       for (bool constant : {true, false}) {
@@ -517,7 +458,7 @@ TEST(Convolution, ResNetStyle3x3PicksBlockedOneDnn) {
 
 TEST(Convolution, Winograd3x3MatchesTheOracle) {
   // 3x3 stride-1 float32 convolutions with >= 32 channels and >= 10 MFLOP
-  // run on oneDNN's Winograd kernels (unless CGC_REFERENCE_WINOGRAD=0): the
+  // run on oneDNN's Winograd kernels (unless CGC_CPU_WINOGRAD=0): the
   // results stay within the float32 tolerance of the double oracle for
   // whole runs (pool1) and every way pool3 splits them: the interior rows
   // of a tall plane in one band per thread (88 rows: 29, 29 and 28 that
@@ -533,7 +474,7 @@ TEST(Convolution, Winograd3x3MatchesTheOracle) {
   // Winograd's F(4x4,3x3) on the packed GEMM instead, with the tolerance of
   // WinogradOnThePackedGemmMatchesTheOracle.)
   std::mt19937 rng(45);
-  const char *env = std::getenv("CGC_REFERENCE_WINOGRAD");
+  const char *env = std::getenv("CGC_CPU_WINOGRAD");
   bool enabled = !(env && std::string(env) == "0");
   std::vector<ConvCase> cases = {
       {1, 64, 64, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
@@ -577,7 +518,7 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
   // transform or a misplaced tile is off by the order of the result.
   // Smaller problems and NCHW operands keep oneDNN.
   if (std::string off =
-          avx512KernelOff({"CGC_REFERENCE_WINOGRAD_GEMM", "CGC_REFERENCE_PACKED_GEMM"});
+          avx512KernelOff({"CGC_CPU_WINOGRAD_GEMM", "CGC_CPU_PACKED_GEMM"});
       !off.empty())
     GTEST_SKIP() << off;
   std::mt19937 rng(48);
@@ -701,6 +642,8 @@ struct MMCase {
   bool ta = false, tb = false;
 };
 
+/// The result's shape (numpy.matmul's) into `outShape`, and what the
+/// reference evaluator computes.
 std::vector<double> matmulOracle(const Tensor &a, const Tensor &b, bool ta, bool tb,
                                  std::vector<int64_t> &outShape) {
   std::vector<int64_t> as = a.shape(), bs = b.shape();
@@ -710,7 +653,6 @@ std::vector<double> matmulOracle(const Tensor &a, const Tensor &b, bool ta, bool
   if (bv)
     bs.push_back(1);
   int64_t m = ta && !av ? as[as.size() - 1] : as[as.size() - 2];
-  int64_t k = ta && !av ? as[as.size() - 2] : as.back();
   int64_t n = tb && !bv ? bs[bs.size() - 2] : bs.back();
   std::vector<int64_t> ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
   std::vector<int64_t> batch = broadcast(ab, bb);
@@ -719,25 +661,9 @@ std::vector<double> matmulOracle(const Tensor &a, const Tensor &b, bool ta, bool
     outShape.push_back(m);
   if (!bv)
     outShape.push_back(n);
-  std::vector<double> out;
-  for (int64_t bi = 0; bi < count(batch); ++bi) {
-    std::vector<int64_t> c = coords(bi, batch);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double acc = 0;
-        for (int64_t p = 0; p < k; ++p) {
-          std::vector<int64_t> ac = c, bc = c;
-          ac.insert(ac.end(), {ta && !av ? p : i, ta && !av ? i : p});
-          bc.insert(bc.end(), {tb && !bv ? j : p, tb && !bv ? p : j});
-          std::vector<int64_t> aFull = ab, bFull = bb;
-          aFull.insert(aFull.end(), {as[as.size() - 2], as.back()});
-          bFull.insert(bFull.end(), {bs[bs.size() - 2], bs.back()});
-          acc += a.get(broadcastIndex(ac, aFull)) * b.get(broadcastIndex(bc, bFull));
-        }
-        out.push_back(acc);
-      }
-  }
-  return out;
+  Tensor y(a.dtype(), outShape);
+  return referenceValues(
+      Desc("cgc_op.matmul").in(a).in(b).out(y).b("transpose_a", ta).b("transpose_b", tb), {&a, &b});
 }
 
 TEST(MatMul, BatchedBroadcastTransposedEveryDtype) {
@@ -852,7 +778,7 @@ TEST(MatMul, PerBatchBOnThePackedGemm) {
 TEST(MatMul, StrassenOnOneThreadClassicOnMore) {
   if (!PackedSgemm::available() ||
       PackedSgemm::algorithmFor(64, 512, 512) != PackedSgemm::Algorithm::Strassen)
-    GTEST_SKIP() << "Strassen is off (CGC_REFERENCE_STRASSEN=0) or the packed GEMM is";
+    GTEST_SKIP() << "Strassen is off (CGC_CPU_STRASSEN=0) or the packed GEMM is";
   std::mt19937 rng(54);
   const int64_t m = 66, k = 512, n = 514;
   Tensor a(CGC_DTYPE_FLOAT32, {1, m, k}), w(CGC_DTYPE_FLOAT32, {k, n});

@@ -15,8 +15,8 @@
 #include <cstring>
 
 using namespace cgc;
-using namespace cgc::ref;
-using namespace cgc::ref::test;
+using namespace cgc::cpu;
+using namespace cgc::cpu::test;
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <limits>
 
 using namespace cgc;
-using namespace cgc::ref;
-using namespace cgc::ref::test;
+using namespace cgc::cpu;
+using namespace cgc::cpu::test;
 
 namespace {
 

@@ -16,8 +16,8 @@
 #include <cstdlib>
 
 using namespace cgc;
-using namespace cgc::ref;
-using namespace cgc::ref::test;
+using namespace cgc::cpu;
+using namespace cgc::cpu::test;
 
 namespace {
 
@@ -207,7 +207,7 @@ bool choiceOn(const char *name) {
 
 /// The kernel is on: AVX-512, the packed GEMM, not turned off.
 bool fusionExpected() {
-  const char *off = std::getenv("CGC_REFERENCE_EXPAND_DEPTHWISE");
+  const char *off = std::getenv("CGC_CPU_EXPAND_DEPTHWISE");
   return cpuHasAvx512() && PackedSgemm::available() && !(off && std::string(off) == "0");
 }
 
@@ -244,11 +244,11 @@ std::unique_ptr<Kernel> fuseBlock(const Case &c, const Pair &p, std::string &rea
 }
 
 /// The block kernel takes a projection: AVX-512, the packed GEMM, and
-/// neither CGC_REFERENCE_DEPTHWISE_PROJECT=0 nor (with an expansion)
-/// CGC_REFERENCE_EXPAND_DEPTHWISE=0.
+/// neither CGC_CPU_DEPTHWISE_PROJECT=0 nor (with an expansion)
+/// CGC_CPU_EXPAND_DEPTHWISE=0.
 bool projectionExpected(const Case &c) {
-  const char *off = std::getenv("CGC_REFERENCE_DEPTHWISE_PROJECT");
-  const char *expandOff = std::getenv("CGC_REFERENCE_EXPAND_DEPTHWISE");
+  const char *off = std::getenv("CGC_CPU_DEPTHWISE_PROJECT");
+  const char *expandOff = std::getenv("CGC_CPU_EXPAND_DEPTHWISE");
   return cpuHasAvx512() && PackedSgemm::available() && !(off && std::string(off) == "0") &&
          !(c.expand && expandOff && std::string(expandOff) == "0");
 }
@@ -308,9 +308,9 @@ TEST(ExpandDepthwise, WithTheGlobalAveragePoolOfTheResult) {
   // threads, a residual added after the depthwise convolution.
   if (!fusionExpected())
     GTEST_SKIP() << "no AVX-512, or a kernel choice turned off: never fused";
-  const char *off = std::getenv("CGC_REFERENCE_DEPTHWISE_POOL");
+  const char *off = std::getenv("CGC_CPU_DEPTHWISE_POOL");
   if (off && std::string(off) == "0")
-    GTEST_SKIP() << "CGC_REFERENCE_DEPTHWISE_POOL=0";
+    GTEST_SKIP() << "CGC_CPU_DEPTHWISE_POOL=0";
   std::mt19937 rng(93);
   const Op swish{"cgc_op.swish"};
   const std::vector<Case> cases = {
@@ -359,8 +359,8 @@ TEST(ExpandDepthwise, WithTheGlobalAveragePoolOfTheResult) {
 
 TEST(ExpandDepthwise, RefusesWhatItDoesNotTakeWithAReason) {
   if (!fusionExpected())
-    GTEST_SKIP() << "no AVX-512, or CGC_REFERENCE_PACKED_GEMM=0 or "
-                    "CGC_REFERENCE_EXPAND_DEPTHWISE=0: never fused";
+    GTEST_SKIP() << "no AVX-512, or CGC_CPU_PACKED_GEMM=0 or "
+                    "CGC_CPU_EXPAND_DEPTHWISE=0: never fused";
   std::mt19937 rng(92);
   const Op relu6{"cgc_op.clip", {{"min", F(0)}, {"max", F(6)}}};
   struct Refused {
@@ -442,8 +442,8 @@ TEST(DepthwiseBlock, ProjectionMatchesTheKernelsRunApart) {
 TEST(DepthwiseBlock, RefusesAProjectionItDoesNotTakeWithAReason) {
   const Case plain = {1, 0, 32, 112, 112, 3, 1, {1, 1}, {1, 1}, {}, {}, 1, false, 16};
   if (!projectionExpected(plain))
-    GTEST_SKIP() << "no AVX-512, or CGC_REFERENCE_PACKED_GEMM=0 or "
-                    "CGC_REFERENCE_DEPTHWISE_PROJECT=0: never fused";
+    GTEST_SKIP() << "no AVX-512, or CGC_CPU_PACKED_GEMM=0 or "
+                    "CGC_CPU_DEPTHWISE_PROJECT=0: never fused";
   std::mt19937 rng(95);
   const Op relu6{"cgc_op.clip", {{"min", F(0)}, {"max", F(6)}}};
   struct Refused {
@@ -495,10 +495,10 @@ TEST(DepthwiseBlock, StemRowsIntoTheRing) {
     std::string reason;
     std::unique_ptr<Kernel> fused = fuseBlock(c, p, reason);
     // The stem's rows need no packed GEMM; a projection does.
-    const bool expected = cpuHasAvx512() && choiceOn("CGC_REFERENCE_EXPAND_DEPTHWISE") &&
-                          choiceOn("CGC_REFERENCE_STEM_DEPTHWISE") &&
-                          choiceOn("CGC_REFERENCE_STEM_CONVOLUTION") &&
-                          choiceOn("CGC_REFERENCE_CHANNELS_LAST_DEPTHWISE") &&
+    const bool expected = cpuHasAvx512() && choiceOn("CGC_CPU_EXPAND_DEPTHWISE") &&
+                          choiceOn("CGC_CPU_STEM_DEPTHWISE") &&
+                          choiceOn("CGC_CPU_STEM_CONVOLUTION") &&
+                          choiceOn("CGC_CPU_CHANNELS_LAST_DEPTHWISE") &&
                           (!c.outC || projectionExpected(c));
     if (!expected) {
       EXPECT_FALSE(fused) << name(c) << ": " << fused->describe();

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 using namespace cgc;
-using namespace cgc::ref;
-using namespace cgc::ref::test;
+using namespace cgc::cpu;
+using namespace cgc::cpu::test;
 
 namespace {
 
@@ -1113,7 +1113,7 @@ TEST(Fusion, ErfGeluInThePackedGemmEpilogue) {
   // (B not constant) refuses the GELU with the reason, and the driver then
   // keeps it a step of its own.
   if (!PackedSgemm::available())
-    GTEST_SKIP() << "no AVX-512 or CGC_REFERENCE_PACKED_GEMM=0";
+    GTEST_SKIP() << "no AVX-512 or CGC_CPU_PACKED_GEMM=0";
   std::mt19937 rng(43);
   Tensor a(CGC_DTYPE_FLOAT32, {1, 70, 96}), w(CGC_DTYPE_FLOAT32, {96, 200}),
       bias(CGC_DTYPE_FLOAT32, {200});

@@ -1,12 +1,13 @@
 //===- KernelTestUtil.cpp - Tensors, descriptors and oracles --------------===//
 
 #include "KernelTestUtil.h"
+#include "evaluator.h"
 
 #include <algorithm>
 #include <cstring>
 #include <sstream>
 
-namespace cgc::ref::test {
+namespace cgc::cpu::test {
 
 const std::vector<cgc_dtype_t> kFloatTypes = {CGC_DTYPE_FLOAT32, CGC_DTYPE_FLOAT64,
                                               CGC_DTYPE_FLOAT16, CGC_DTYPE_BFLOAT16};
@@ -394,6 +395,31 @@ double absTol(cgc_dtype_t d) {
   }
 }
 
+std::vector<double> referenceValues(const KernelDesc &desc,
+                                    const std::vector<const Tensor *> &inputs, size_t output) {
+  KernelDesc wide = desc;
+  std::vector<Tensor> results;
+  for (KernelOperand &out : wide.outputs) {
+    // Integer and bool results keep their dtype (exact either way).
+    cgc_dtype_t dtype = isFloat(out.dtype) ? CGC_DTYPE_FLOAT64 : out.dtype;
+    results.emplace_back(dtype, out.shape);
+    out = results.back().operand();
+  }
+  std::string why = reference::unsupported(wide);
+  if (!why.empty()) {
+    ADD_FAILURE() << "the reference evaluator refuses " << desc.op << ": " << why;
+    return {};
+  }
+  std::vector<const void *> in;
+  for (const Tensor *t : inputs)
+    in.push_back(t ? t->data() : nullptr);
+  std::vector<void *> out;
+  for (Tensor &t : results)
+    out.push_back(t.data());
+  reference::evaluate(wide, in.data(), out.data());
+  return results.at(output).values();
+}
+
 ::testing::AssertionResult closeTo(const Tensor &actual, const std::vector<double> &expected,
                                    double rel, double abs, const std::string &context) {
   if (int64_t(expected.size()) != actual.size())
@@ -474,4 +500,4 @@ ThreadPool &pool3() {
   return pool;
 }
 
-} // namespace cgc::ref::test
+} // namespace cgc::cpu::test

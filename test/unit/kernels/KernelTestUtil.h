@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace cgc::ref::test {
+namespace cgc::cpu::test {
 
 /// How a test tensor is laid out in memory.
 enum class Layout {
@@ -125,6 +125,15 @@ private:
   KernelDesc desc_;
 };
 
+/// What the reference evaluator (runtime/drivers/reference) computes for
+/// output `output` of `desc` with `inputs` (desc's input operands must
+/// describe them), in row-major order: the op evaluated plainly, with the
+/// result kept in double (the descriptor's output becomes a float64 one)
+/// so that it is not rounded to the kernel's dtype. Fails the test (and
+/// returns nothing) if the evaluator refuses the descriptor.
+std::vector<double> referenceValues(const KernelDesc &desc,
+                                    const std::vector<const Tensor *> &inputs, size_t output = 0);
+
 /// Creates a kernel; fails the test (and returns null) with the library's
 /// message if it cannot.
 std::unique_ptr<Kernel> make(const KernelDesc &desc, const KernelOptions &options = {});
@@ -155,6 +164,6 @@ std::vector<int64_t> broadcast(const std::vector<int64_t> &a, const std::vector<
 ThreadPool &pool1();
 ThreadPool &pool3();
 
-} // namespace cgc::ref::test
+} // namespace cgc::cpu::test
 
 #endif // CGC_TEST_KERNEL_TEST_UTIL_H

@@ -4,8 +4,8 @@
 #include "config.h"
 
 using namespace cgc;
-using namespace cgc::ref;
-using namespace cgc::ref::test;
+using namespace cgc::cpu;
+using namespace cgc::cpu::test;
 
 namespace {
 
@@ -381,7 +381,7 @@ TEST(Movement, PadEveryMode) {
 }
 
 // Channels-last activations padded along their planes (Inception's pad
-// before an average pool, inside the reference target's partitions): the
+// before an average pool, inside the cpu target's partitions): the
 // kernel runs along the contiguous channels.
 TEST(Movement, PadChannelsLastPlanes) {
   std::mt19937 rng(68);

@@ -5,8 +5,8 @@
 #include <limits>
 
 using namespace cgc;
-using namespace cgc::ref;
-using namespace cgc::ref::test;
+using namespace cgc::cpu;
+using namespace cgc::cpu::test;
 
 namespace {
 
@@ -197,45 +197,15 @@ std::vector<int64_t> poolOutShape(const PoolCase &c) {
   return out;
 }
 
-/// Naive pooling: every window tap checked against the data and the
-/// explicit padding.
+/// What the reference evaluator computes for case `c`.
 std::vector<double> poolOracle(const Tensor &x, const PoolCase &c, const std::string &op,
                                int64_t p, const std::vector<int64_t> &outShape) {
-  std::vector<double> out;
-  size_t sp = c.kernel.size();
-  for (int64_t o = 0; o < count(outShape); ++o) {
-    std::vector<int64_t> oc = coords(o, outShape);
-    double acc = 0, best = -kInf;
-    int64_t taps = 0, padded = 0;
-    bool nan = false;
-    for (int64_t k = 0; k < count(c.kernel); ++k) {
-      std::vector<int64_t> kc = coords(k, c.kernel);
-      std::vector<int64_t> ic = {oc[0], oc[1]};
-      bool inside = true, inPadded = true;
-      for (size_t d = 0; d < sp; ++d) {
-        int64_t i = oc[2 + d] * c.stride[d] - c.padB[d] + kc[d] * c.dilation[d];
-        inside = inside && i >= 0 && i < c.shape[2 + d];
-        inPadded = inPadded && i >= -c.padB[d] && i < c.shape[2 + d] + c.padE[d];
-        ic.push_back(i);
-      }
-      if (inPadded)
-        ++padded;
-      if (!inside)
-        continue;
-      ++taps;
-      double v = x.get(linear(ic, c.shape));
-      nan = nan || std::isnan(v);
-      best = std::max(best, v);
-      acc += op == "cgc_op.lp_pool" ? std::pow(std::fabs(v), double(p)) : v;
-    }
-    if (op == "cgc_op.max_pool")
-      out.push_back(nan ? std::nan("") : best);
-    else if (op == "cgc_op.avg_pool")
-      out.push_back(acc / double(c.includePad ? padded : taps));
-    else
-      out.push_back(std::pow(acc, 1.0 / double(p)));
-  }
-  return out;
+  Tensor y(x.dtype(), outShape);
+  Desc d(op);
+  d.in(x).out(y).ints("kernel_shape", c.kernel).ints("strides", c.stride).ints(
+      "dilations", c.dilation).ints("start_padding", c.padB).ints("end_padding", c.padE);
+  d.b("ceil_mode", c.ceil).b("count_include_pad", c.includePad).i("p", p);
+  return referenceValues(d, {&x});
 }
 
 std::vector<PoolCase> poolCases() {

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 
 using namespace cgc;
-using namespace cgc::ref;
-using namespace cgc::ref::test;
+using namespace cgc::cpu;
+using namespace cgc::cpu::test;
 
 namespace {
 
@@ -564,7 +564,7 @@ std::string opFor(const std::string &dir) {
   return "";
 }
 
-TEST(OnnxNodeTests, KernelsMatchTheReferenceOutputs) {
+TEST(OnnxNodeTests, KernelsMatchTheCpuOutputs) {
   int ran = 0, missing = 0;
   for (const Case &c : cases()) {
     std::string dir = std::string(CGC_ONNX_NODE_DATA) + "/" + c.dir + "/test_data_set_0/";

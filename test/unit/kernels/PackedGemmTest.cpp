@@ -17,8 +17,8 @@
 #include <random>
 
 using namespace cgc;
-using namespace cgc::ref;
-using namespace cgc::ref::test;
+using namespace cgc::cpu;
+using namespace cgc::cpu::test;
 
 namespace {
 
@@ -186,9 +186,9 @@ TEST(PackedGemm, EpilogueOpsWithEveryOperandPattern) {
 TEST(PackedGemm, TilesSpreadTheRowsEvenly) {
   if (!PackedSgemm::available())
     GTEST_SKIP() << "no AVX-512";
-  const char *off = std::getenv("CGC_REFERENCE_GEMM_BALANCED_ROWS");
+  const char *off = std::getenv("CGC_CPU_GEMM_BALANCED_ROWS");
   if (off && std::string(off) == "0")
-    GTEST_SKIP() << "CGC_REFERENCE_GEMM_BALANCED_ROWS=0";
+    GTEST_SKIP() << "CGC_CPU_GEMM_BALANCED_ROWS=0";
   struct Shape {
     int64_t m, k, n, rows, width;
   } shapes[] = {
@@ -210,7 +210,7 @@ TEST(PackedGemm, TilesSpreadTheRowsEvenly) {
 TEST(PackedGemm, KInPairsWhereItFillsTheTiles) {
   if (!PackedSgemm::available())
     GTEST_SKIP() << "no AVX-512";
-  const char *off = std::getenv("CGC_REFERENCE_GEMM_K_PAIRS");
+  const char *off = std::getenv("CGC_CPU_GEMM_K_PAIRS");
   const bool on = !(off && std::string(off) == "0");
   for (int64_t n : {8, 16, 24, 40, 56}) {
     PackedSgemm gemm(3136, 144, n, {});
@@ -284,7 +284,7 @@ TEST(PackedGemm, StrassenEpilogueAndResidualInPlace) {
 TEST(PackedGemm, StrassenOnlyWhereItPays) {
   using Algorithm = PackedSgemm::Algorithm;
   if (!activeConfig().strassen)
-    GTEST_SKIP() << "CGC_REFERENCE_STRASSEN=0";
+    GTEST_SKIP() << "CGC_CPU_STRASSEN=0";
   EXPECT_EQ(PackedSgemm::algorithmFor(128, 768, 768), Algorithm::Strassen);
   EXPECT_EQ(PackedSgemm::algorithmFor(128, 3072, 768), Algorithm::Strassen);
   EXPECT_EQ(PackedSgemm::algorithmFor(3136, 512, 1024), Algorithm::Strassen);

@@ -1,4 +1,4 @@
-//===- ThreadPoolTest.cpp - The reference driver's worker threads ---------===//
+//===- ThreadPoolTest.cpp - The CPU driver's worker threads ---------===//
 //
 // Every kernel splits its work with ThreadPool::run / parallelFor, and
 // dispatches run concurrently on the same pool: each index runs exactly once,
@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-using namespace cgc::ref;
+using namespace cgc::cpu;
 
 namespace {
 

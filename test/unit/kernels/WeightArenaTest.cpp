@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-using namespace cgc::ref;
+using namespace cgc::cpu;
 
 namespace {
 
@@ -121,7 +121,7 @@ TEST(WeightArena, ConcurrentBlocksDoNotOverlap) {
 TEST(WeightArena, LargeAlignedBuffersLiveInTheSharedArena) {
   WeightArena *arena = WeightArena::shared();
   if (!arena)
-    GTEST_SKIP() << "CGC_REFERENCE_WEIGHT_ARENA=0 or no address space to reserve";
+    GTEST_SKIP() << "CGC_CPU_WEIGHT_ARENA=0 or no address space to reserve";
   AlignedBuffer big(WeightArena::kMinBytes), small(WeightArena::kMinBytes - 64);
   EXPECT_TRUE(big.inArena());
   EXPECT_TRUE(arena->owns(big.data()));

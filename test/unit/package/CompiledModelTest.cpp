@@ -12,7 +12,7 @@
 #include "compiler/Package/Package.h"
 #include "compiler/Pipeline/Pipeline.h"
 #include "compiler/Targets/Common/Exchange.h"
-#include "compiler/Targets/Reference/PartitionCompiler.h"
+#include "compiler/Targets/Cpu/PartitionCompiler.h"
 #include "cgc/precompiled_program.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -380,8 +380,8 @@ TEST_F(CompiledModelTest, InconsistentPlansAreRejected) {
   EXPECT_FALSE(openError(noConstants).empty());
 }
 
-TEST_F(CompiledModelTest, ReferencePartitionsArePrecompiled) {
-  OwningOpRef<cgc::ModuleOp> module = lowerSpecExample({"reference"});
+TEST_F(CompiledModelTest, CpuPartitionsArePrecompiled) {
+  OwningOpRef<cgc::ModuleOp> module = lowerSpecExample({"cpu"});
   std::vector<uint8_t> bytes = package(*module);
   ASSERT_FALSE(bytes.empty());
   cgc::CompiledModel model;
@@ -397,17 +397,17 @@ TEST_F(CompiledModelTest, ReferencePartitionsArePrecompiled) {
       continue;
     }
     ++mlirPrograms;
-    EXPECT_EQ(program.target, "reference");
+    EXPECT_EQ(program.target, "cpu");
     ASSERT_TRUE(program.precompiledPart) << program.name;
-    // The blob: keyed by the reference driver's compiler identity and the
+    // The blob: keyed by the CPU driver's compiler identity and the
     // digest of the Partition IR stored beside it, holding what the JIT
     // makes of that Partition IR.
     cgc::ByteView blob = model.getPrecompiledProgram(p);
     cgc::ContainerReader reader;
     cgc::PrecompiledKey key;
     ASSERT_TRUE(cgc::readPrecompiledProgram(blob.data, blob.size, reader, key, error)) << error;
-    EXPECT_EQ(key.compiler, cgc::reference::compilerIdentity());
-    EXPECT_EQ(key.compiler.rfind("cgc-reference 0.1.0 mlir-22.", 0), 0u) << key.compiler;
+    EXPECT_EQ(key.compiler, cgc::cpu_target::compilerIdentity());
+    EXPECT_EQ(key.compiler.rfind("cgc-cpu 0.1.0 mlir-22.", 0), 0u) << key.compiler;
     EXPECT_NE(key.compiler.find(" src:"), std::string::npos) << key.compiler;
     cgc::ByteView bytecode = model.getPartitionBytecode(p);
     EXPECT_EQ(key.partitionDigest, cgc::digestBytecode(bytecode));
@@ -415,7 +415,7 @@ TEST_F(CompiledModelTest, ReferencePartitionsArePrecompiled) {
     ASSERT_EQ(kernels.size(), 1u);
     cgc::KernelProgram stored, jit;
     ASSERT_TRUE(cgc::deserializeKernelProgram(kernels[0]->data.str(), stored, error)) << error;
-    ASSERT_TRUE(cgc::reference::compilePartition(bytecode.data, bytecode.size, jit, error))
+    ASSERT_TRUE(cgc::cpu_target::compilePartition(bytecode.data, bytecode.size, jit, error))
         << error;
     EXPECT_EQ(stored, jit);
     EXPECT_EQ(stored.bindings.size(), model.getBindPoints(p).size());
@@ -442,7 +442,7 @@ TEST_F(CompiledModelTest, ReferencePartitionsArePrecompiled) {
 }
 
 TEST_F(CompiledModelTest, InconsistentPrecompiledProgramsAreRejected) {
-  OwningOpRef<cgc::ModuleOp> module = lowerSpecExample({"reference"});
+  OwningOpRef<cgc::ModuleOp> module = lowerSpecExample({"cpu"});
   std::vector<uint8_t> bytes = package(*module);
   ASSERT_FALSE(bytes.empty());
   ASSERT_EQ(openError(bytes), "");

@@ -74,11 +74,11 @@ TEST_F(CompileTest, CompilesBytesForTheDeviceAndRuns) {
   cgc_status_t status = cgc_model_compile_onnx(device, model.data(), model.size(),
                                                "gemm.onnx", &options, &compiled);
   ASSERT_EQ(status, nullptr) << cgc_status_message(status);
-  // The reference driver's declaration came through the device; it declares
-  // no lone product (docs/reference-target.md), so the fallback target
+  // The CPU driver's declaration came through the device; it declares
+  // no lone product (docs/cpu-target.md), so the fallback target
   // claims it.
   EXPECT_NE(messages.find("compiling for the default device (MLIR programs tier 2.0): "
-                          "target 'reference'"),
+                          "target 'cpu'"),
             std::string::npos)
       << messages;
   EXPECT_NE(messages.find("targets claimed:\n  fallback: 1 subgraph, 1 layer"),

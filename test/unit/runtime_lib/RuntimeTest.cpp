@@ -124,7 +124,7 @@ TEST_F(RuntimeTest, HostMemoryIsBoundInPlace) {
   std::vector<float> x = inputValues(3.0f), y(16, 0.0f);
   Tensor in = Tensor::wrap(device, CGC_DTYPE_FLOAT32, kShape, x.data(), kBytes);
   Tensor out = Tensor::wrap(device, CGC_DTYPE_FLOAT32, kShape, y.data(), kBytes);
-  // GPU virtual address = host address on the reference device.
+  // GPU virtual address = host address on the CPU device.
   EXPECT_EQ(in.gpuAddress(), reinterpret_cast<uint64_t>(x.data()));
   EXPECT_EQ(out.gpuAddress(), reinterpret_cast<uint64_t>(y.data()));
   context.bindInput(0, in);
@@ -399,7 +399,7 @@ TEST(RuntimeMlirProgram, SetProgramAndDispatchGraphOnTheTestDriver) {
 }
 
 TEST(RuntimeMlirProgram, DriverRefusalNamesTheProgram) {
-  // The reference driver compiles MLIR programs only with its JIT; whichever
+  // The CPU driver compiles MLIR programs only with its JIT; whichever
   // way it answers, loading either works or fails naming the program.
   std::string path = writeTemp(buildMlirCopyModel(), "mlir-refused.cgc");
   Device device;

@@ -2,7 +2,7 @@
 //
 // Writes compiled-model containers (cgc/compiled_model.h layout) whose
 // programs are fallback kernel programs, so the runtime's tests run on the
-// reference driver without the compiler. The ONNX conformance and model-zoo
+// CPU driver without the compiler. The ONNX conformance and model-zoo
 // suites (test/onnx, test/models) cover models the compiler produced.
 //
 //   y = relu(x + c)   x: input float32[2,8], c: constant, y: output

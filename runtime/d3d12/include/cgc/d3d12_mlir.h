@@ -358,7 +358,7 @@ DEFINE_GUID(CGC_SUBGRAPH_SPECIALIZATION,
 //===----------------------------------------------------------------------===//
 
 /// Creates a device on the selected driver (see CGCD3D12SelectDriver; by
-/// default $CGC_D3D12_DRIVER, else the reference driver next to
+/// default $CGC_D3D12_DRIVER, else the CPU driver next to
 /// libcgc_d3d12.so). pAdapter must be null. MinimumFeatureLevel is checked
 /// against D3D_FEATURE_LEVEL_12_0 (the level drivers report); ppDevice may be
 /// null to test for support.
@@ -388,9 +388,9 @@ enum CGC_D3D12_DEVICE_FLAGS {
 CGC_D3D12_API void CGCD3D12SetDeviceCreationFlags(UINT Flags);
 
 /// Selects the driver devices are created on: a shared-library path, or a
-/// registered name ("reference" is the library libcgc_driver_reference.so
+/// registered name ("cpu" is the library libcgc_driver_cpu.so
 /// next to libcgc_d3d12.so). Null restores the default ($CGC_D3D12_DRIVER,
-/// else "reference"). Fails with E_INVALIDARG if the library cannot be loaded
+/// else "cpu"). Fails with E_INVALIDARG if the library cannot be loaded
 /// or does not export a compatible DDI (the message goes to stderr and to
 /// CGCD3D12GetLastError).
 CGC_D3D12_API HRESULT CGCD3D12SelectDriver(const char *pDriverPathOrName);
@@ -404,7 +404,7 @@ CGC_D3D12_API HRESULT CGCD3D12CreateDeviceOnDriver(const char *pDriverPathOrName
                                                    void **ppDevice);
 
 /// CGCD3D12CreateDeviceOnDriver with the driver's configuration for this
-/// device: `pDriverOptions` is the driver's own text (the reference
+/// device: `pDriverOptions` is the driver's own text (the CPU driver
 /// driver's: "name=value,...", docs/runtime.md; null or empty: defaults).
 /// A driver that refuses it fails creation with its reason in
 /// CGCD3D12GetLastError.
@@ -437,7 +437,7 @@ CGC_D3D12_API const char *CGCD3D12GetLastError();
 /// giving a cached blob (D3D12_CACHED_PIPELINE_STATE, as in
 /// D3D12_COMPUTE_PIPELINE_STATE_DESC::CachedPSO): the program's precompiled
 /// form, made offline by the driver's compiler (cgc-compile stores one per
-/// MLIR program of the reference target in a compiled model; the format is
+/// MLIR program of the cpu target in a compiled model; the format is
 /// cgc/precompiled_program.h). The bytecode is still required: the driver
 /// skips compiling it if the blob was made by its own compiler from exactly
 /// that bytecode, and compiles it otherwise. Unlike a cached PSO, a blob

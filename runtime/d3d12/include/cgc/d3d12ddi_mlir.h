@@ -331,7 +331,7 @@ typedef struct D3D12DDIARG_CREATEDEVICE_CGC {
   D3D12DDI_HRTDEVICE hRTDevice;
   const D3D12DDI_RUNTIME_CALLBACKS_CGC *pCallbacks;
   /* cgc extension: the application's configuration of the driver for this
-   * device, driver-defined text ("name=value,..." for the reference
+   * device, driver-defined text ("name=value,..." for the CPU
    * driver); null or empty for its defaults. A driver that does not
    * understand it fails CreateDevice with a message naming the setting. */
   const char *pDriverOptions;

@@ -1,6 +1,6 @@
 
 cgc.module {
-  cgc.subgraph @convReluAdd attributes {origin = "reference", pattern = "anchorEpilogue"} {
+  cgc.subgraph @convReluAdd attributes {origin = "cpu", pattern = "anchorEpilogue"} {
     cgc.functional_definition private @convReluAddFunctional(%x: !cgc.tensor<1x2x5x5x!cgc.float32>, %w: !cgc.tensor<constant 2x2x3x3x!cgc.float32>, %b: !cgc.tensor<constant 2x!cgc.float32>) -> !cgc.tensor<1x2x5x5x!cgc.float32> {
       %0 = cgc_op.convolution(%x, %w, %b) {start_padding = [1, 1], end_padding = [1, 1], strides = [1, 1], dilations = [1, 1]} : (!cgc.tensor<1x2x5x5x!cgc.float32>, !cgc.tensor<constant 2x2x3x3x!cgc.float32>, !cgc.tensor<constant 2x!cgc.float32>) -> !cgc.tensor<1x2x5x5x!cgc.float32>
       %1 = cgc_op.relu(%0) : (!cgc.tensor<1x2x5x5x!cgc.float32>) -> !cgc.tensor<1x2x5x5x!cgc.float32>
@@ -8,7 +8,7 @@ cgc.module {
       cgc.return %2 : !cgc.tensor<1x2x5x5x!cgc.float32>
     }
   }
-  cgc.subgraph @transposeMatmulAddGelu attributes {origin = "reference", pattern = "transposedMatMulB"} {
+  cgc.subgraph @transposeMatmulAddGelu attributes {origin = "cpu", pattern = "transposedMatMulB"} {
     cgc.functional_definition private @transposeMatmulAddGeluFunctional(%a: !cgc.tensor<2x3x4x!cgc.float32>, %k: !cgc.tensor<2x5x4x!cgc.float32>, %bias: !cgc.tensor<constant 5x!cgc.float32>) -> !cgc.tensor<2x3x5x!cgc.float32> {
       %t = cgc_op.transpose(%k) {perm = [0, 2, 1]} : (!cgc.tensor<2x5x4x!cgc.float32>) -> !cgc.tensor<2x4x5x!cgc.float32>
       %m = cgc_op.matmul(%a, %t) : (!cgc.tensor<2x3x4x!cgc.float32>, !cgc.tensor<2x4x5x!cgc.float32>) -> !cgc.tensor<2x3x5x!cgc.float32>
