@@ -35,8 +35,11 @@ def compile_model(build, name, models_dir, work):
     compiled = os.path.join(work, name + ".cgc")
     if os.path.exists(compiled):
         os.remove(compiled)
+    # The CPU driver's target is `cpu`; builds before 90d0b52 call it `reference`.
+    target = "cpu" if os.path.exists(os.path.join(build, "lib", "libcgc_driver_cpu.so")) \
+        else "reference"
     cmd = [os.path.join(build, "bin", "cgc-compile"), os.path.join(models_dir, name + ".onnx"),
-           "-o", compiled, "--target", "cpu"]
+           "-o", compiled, "--target", target]
     for shape in run_zoo.MODELS[name]:
         cmd += ["--input-shape", shape]
     code, _, _ = run_models.run_process(cmd, os.path.join(work, "compile.log"))
