@@ -194,8 +194,8 @@ cgc.module {
     }
   }
   cgc.subgraph @vectorMatmulRelu attributes {origin = "cpu", pattern = "anchorEpilogue"} {
-    cgc.functional_definition private @g(%v: !cgc.tensor<4x!cgc.float32>, %m: !cgc.tensor<constant 4x5x!cgc.float32>) -> !cgc.tensor<5x!cgc.float32> {
-      %0 = cgc_op.matmul(%v, %m) : (!cgc.tensor<4x!cgc.float32>, !cgc.tensor<constant 4x5x!cgc.float32>) -> !cgc.tensor<5x!cgc.float32>
+    cgc.functional_definition private @g(%v: !cgc.tensor<4x!cgc.float32>, %m: !cgc.tensor<constant 5x4x!cgc.float32>) -> !cgc.tensor<5x!cgc.float32> {
+      %0 = cgc_op.matmul(%m, %v) : (!cgc.tensor<constant 5x4x!cgc.float32>, !cgc.tensor<4x!cgc.float32>) -> !cgc.tensor<5x!cgc.float32>
       %1 = cgc_op.relu(%0) : (!cgc.tensor<5x!cgc.float32>) -> !cgc.tensor<5x!cgc.float32>
       cgc.return %1 : !cgc.tensor<5x!cgc.float32>
     }

@@ -912,3 +912,103 @@ TEST(MatMul, RejectsBadDescriptors) {
 }
 
 } // namespace
+
+namespace {
+
+// One-row products with B stored N x K (a Linear layer at batch 1) run as
+// row dot products over B as stored, with B stored K x N as combinations of
+// its rows: gemm with C of every broadcast shape,
+// alpha and beta, a fused chain, a 1-D matmul operand, K not a multiple of
+// 16 or 32, on 1 and 3 threads, against the reference evaluator. With
+// row-product=0 the packed GEMM takes them, with the same results.
+TEST(MatMul, OneRowProductsRunAsRowDotProducts) {
+  if (!cpuHasAvx512())
+    GTEST_SKIP() << "no AVX-512";
+  std::mt19937 rng(77);
+  struct Case {
+    int64_t n, k;
+    std::vector<int64_t> c; // empty: no C
+    double alpha, beta;
+    bool relu;
+  };
+  const Case cases[] = {{1000, 2048, {1000}, 1, 1, false}, {37, 53, {1, 37}, 0.5, 2, true},
+                        {64, 7, {1}, 1, 1, true},          {5, 300, {}, 2, 1, false},
+                        {129, 1030, {1, 1}, 1, -1, true}};
+  for (const Case &c : cases)
+    for (bool rowProduct : {true, false}) {
+      KernelConfig config = KernelConfig::process();
+      config.rowProduct = rowProduct;
+      ConfigScope scope(config);
+      Tensor a(CGC_DTYPE_FLOAT32, {1, c.k}), w(CGC_DTYPE_FLOAT32, {c.n, c.k}),
+          bias(CGC_DTYPE_FLOAT32, c.c.empty() ? std::vector<int64_t>{1} : c.c),
+          y(CGC_DTYPE_FLOAT32, {1, c.n}), r(CGC_DTYPE_FLOAT32, {1, c.n});
+      fillRandom(a, rng, -1, 1);
+      fillRandom(w, rng, -1, 1);
+      fillRandom(bias, rng, -1, 1);
+      Desc gemm("cgc_op.gemm");
+      gemm.in(a).in(w);
+      if (!c.c.empty())
+        gemm.in(bias);
+      gemm.out(y).b("transpose_b", true).f("alpha", c.alpha).f("beta", c.beta);
+      std::vector<const Tensor *> inputs = {&a, &w};
+      if (!c.c.empty())
+        inputs.push_back(&bias);
+      std::vector<double> expected = referenceValues(gemm, inputs);
+      std::unique_ptr<Kernel> k;
+      Tensor *out = &y;
+      if (c.relu) {
+        for (double &v : expected)
+          v = std::max(v, 0.0);
+        std::string reason;
+        k = createFusedKernel(gemm, {Desc("cgc_op.relu").in(y).out(r).get()}, reason);
+        ASSERT_TRUE(k) << reason;
+        out = &r;
+      } else {
+        k = make(gemm);
+        ASSERT_TRUE(k);
+      }
+      EXPECT_EQ(k->describe().find("row dot products") != std::string::npos, rowProduct)
+          << k->describe();
+      for (ThreadPool *pool : {&pool1(), &pool3()}) {
+        runKernel(*k, inputs, {out}, *pool);
+        // float32 sums of k products of values in [-1, 1]: the error grows
+        // with k (oneDNN's order of summation differs from the evaluator's).
+        EXPECT_TRUE(closeTo(*out, expected, 1e-5, 1e-6 + 5e-8 * double(c.k),
+                            "n " + std::to_string(c.n) + " k " + std::to_string(c.k) + " " +
+                                k->describe()));
+      }
+    }
+  // A 1-D A (numpy's promotion) with B transposed.
+  Tensor x(CGC_DTYPE_FLOAT32, {70}), w(CGC_DTYPE_FLOAT32, {33, 70}), y(CGC_DTYPE_FLOAT32, {33});
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w, rng, -1, 1);
+  Desc mm("cgc_op.matmul");
+  mm.in(x).in(w).out(y).b("transpose_b", true);
+  auto k = make(mm);
+  ASSERT_TRUE(k);
+  EXPECT_NE(k->describe().find("row dot products"), std::string::npos) << k->describe();
+  runKernel(*k, {&x, &w}, {&y}, pool3());
+  EXPECT_TRUE(closeTo(y, referenceValues(mm, {&x, &w}), 1e-5, 1e-5, k->describe()));
+  // B stored K x N (x @ W): its rows combined, every tail of 128 columns.
+  for (int64_t n : {1, 15, 16, 17, 127, 128, 129, 300})
+    for (int64_t kk : {1, 9, 200}) {
+      Tensor a(CGC_DTYPE_FLOAT32, {1, kk}), b(CGC_DTYPE_FLOAT32, {kk, n}),
+          out(CGC_DTYPE_FLOAT32, {1, n});
+      fillRandom(a, rng, -1, 1);
+      fillRandom(b, rng, -1, 1);
+      Desc d("cgc_op.matmul");
+      d.in(a).in(b).out(out);
+      auto kernel = make(d);
+      ASSERT_TRUE(kernel);
+      // (One column is a row of B along K: its dot product.)
+      EXPECT_EQ(kernel->describe().find("row combinations") != std::string::npos, n > 1)
+          << kernel->describe();
+      for (ThreadPool *pool : {&pool1(), &pool3()}) {
+        runKernel(*kernel, {&a, &b}, {&out}, *pool);
+        EXPECT_TRUE(closeTo(out, referenceValues(d, {&a, &b}), 1e-5, 1e-5,
+                            "n " + std::to_string(n) + " k " + std::to_string(kk)));
+      }
+    }
+}
+
+} // namespace

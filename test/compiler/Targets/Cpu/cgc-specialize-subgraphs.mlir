@@ -11,7 +11,7 @@
 // convolution's epilogue fuses: accepted.
 // The reason lists every product kernel the library has and why each
 // passed it over.
-// REMARK: remark: target 'cpu' rejected subgraph 'matmulRelu' (pattern 'anchorEpilogue'): kernel 0 (cgc_op.matmul) does not fuse with cgc_op.relu after it: cgc_op.matmul: no kernel takes it (packed GEMM with a B per batch: {{.*}}; oneDNN (the packed GEMM where it runs the product): cgc_op.matmul: products with a 1-D operand do not fuse; generic: takes no chain)
+// REMARK: remark: target 'cpu' rejected subgraph 'matmulRelu' (pattern 'anchorEpilogue'): kernel 0 (cgc_op.matmul) does not fuse with cgc_op.relu after it: cgc_op.matmul: no kernel takes it (row products (one row: dots of B's rows, or B's rows combined): not a product of one row {{.*}}; packed GEMM with a B per batch: {{.*}}; oneDNN (the packed GEMM where it runs the product): cgc_op.matmul: products with a 1-D operand do not fuse; generic: takes no chain)
 // REMARK-NOT: remark:
 // CHECK-LABEL: cgc.subgraph @convolutionRelu attributes {origin = "cpu", pattern = "anchorEpilogue"}
 // CHECK-LABEL: cgc.entry_point @verdicts
@@ -27,8 +27,8 @@ cgc.module {
     %w = cgc.constant("w") : !cgc.tensor<constant 8x8x3x3x!cgc.float32>
     %c = cgc_op.convolution(%x, %w) {start_padding = [1, 1], end_padding = [1, 1], strides = [1, 1], dilations = [1, 1]} : (!cgc.tensor<1x8x6x6x!cgc.float32>, !cgc.tensor<constant 8x8x3x3x!cgc.float32>) -> !cgc.tensor<1x8x6x6x!cgc.float32>
     %r = cgc_op.relu(%c) : (!cgc.tensor<1x8x6x6x!cgc.float32>) -> !cgc.tensor<1x8x6x6x!cgc.float32>
-    %m = cgc.constant("m") : !cgc.tensor<constant 16x4x!cgc.float32>
-    %p = cgc_op.matmul(%v, %m) : (!cgc.tensor<16x!cgc.float32>, !cgc.tensor<constant 16x4x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32>
+    %m = cgc.constant("m") : !cgc.tensor<constant 4x16x!cgc.float32>
+    %p = cgc_op.matmul(%m, %v) : (!cgc.tensor<constant 4x16x!cgc.float32>, !cgc.tensor<16x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32>
     %q = cgc_op.relu(%p) : (!cgc.tensor<4x!cgc.float32>) -> !cgc.tensor<4x!cgc.float32>
     cgc.return %r, %q : !cgc.tensor<1x8x6x6x!cgc.float32>, !cgc.tensor<4x!cgc.float32>
   }

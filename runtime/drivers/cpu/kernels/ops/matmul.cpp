@@ -14,6 +14,7 @@
 #include "batched_gemm.h"
 #include "elementwise.h"
 #include "gemm.h"
+#include "gemv.h"
 #include "onednn.h"
 #include "sgemm.h"
 
@@ -921,6 +922,33 @@ using MatMulImplementation = Implementation<MatMulCase>;
 /// The implementations in order of preference, for a product alone and with
 /// a chain alike (selectMatMul).
 const MatMulImplementation kMatMulImplementations[] = {
+    {"row products (one row: dots of B's rows, or B's rows combined)",
+     [](const MatMulCase &c) {
+       const MatGeom &g = c.p.geom;
+       std::string why = rowProductMismatch(
+           c.p.dtype == CGC_DTYPE_FLOAT32, g.m == 1 && numElements(g.batch) == 1 && !g.bVector,
+           (g.bk == 1 || (g.bn == 1 && g.cn == 1)) && (g.ak == 1 || g.k == 1), cpuHasAvx512());
+       if (why.empty() && c.fused() &&
+           (c.epilogue.back().outputs.size() != 1 ||
+            c.epilogue.back().outputs[0].effectiveStrides() !=
+                c.anchor.outputs[0].effectiveStrides()))
+         why = "the chain's result must have the product's layout";
+       return why;
+     },
+     [](const MatMulCase &c, std::string &) -> std::unique_ptr<Kernel> {
+       const MatGeom &g = c.p.geom;
+       RowProduct product;
+       product.n = g.n;
+       product.k = g.k;
+       product.bByRows = g.bk != 1;
+       product.bRowStride = product.bByRows ? g.bk : g.bn;
+       product.yStride = g.cn;
+       product.alpha = c.p.alpha;
+       product.beta = c.p.beta;
+       product.c = c.p.c;
+       product.output = c.fused() ? c.epilogue.back().outputs[0] : c.anchor.outputs[0];
+       return makeRowProduct(product, c.epilogue, c.anchor.inputs.size(), c.what);
+     }},
     {"packed GEMM with a B per batch",
      [](const MatMulCase &) { return std::string(); },
      [](const MatMulCase &c, std::string &reason) {

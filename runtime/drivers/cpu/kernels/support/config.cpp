@@ -73,6 +73,10 @@ const std::vector<Field> &fields() {
                      &KernelConfig::gemmGelu));
     f.push_back(flag("batched-gemm", "batched products on the packed GEMM",
                      &KernelConfig::batchedGemm));
+    f.push_back(flag("row-product",
+                     "one-row products with B stored N x K (a Linear layer at batch 1) as row "
+                     "dot products over B as stored, without a packed copy",
+                     &KernelConfig::rowProduct));
     f.push_back(flag("separable-resize", "resize as one pass per dimension",
                      &KernelConfig::separableResize));
     f.push_back(flag("weight-arena", "prepared weights in one shared arena",

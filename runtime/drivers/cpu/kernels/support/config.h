@@ -54,6 +54,7 @@ struct KernelConfig {
   bool gemmKPairs = true;       // K in pairs for narrow products
   bool gemmGelu = true;         // erf GELU in the packed GEMM's epilogue
   bool batchedGemm = true;      // batched products on the packed GEMM
+  bool rowProduct = true;       // one-row products with B stored N x K as row dot products
   // Other ops and memory.
   bool separableResize = true; // resize as one pass per dimension
   bool weightArena = true;     // prepared weights in one shared arena
