@@ -193,6 +193,43 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
           constantsAddress = constants->GetGPUVirtualAddress();
         }
 
+  // The constants are in place and never change while the model lives: the
+  // driver may prepare what it derives from them (packed or transformed
+  // weights) now, so that the first run does no lazy work. Per dispatch of
+  // an MLIR program with constants (the driver skips a set it prepared).
+  for (const PlanCommand &command : p.commands) {
+    if (command.kind != PlanCommand::Kind::Dispatch)
+      continue;
+    const Program &program = programs.at(command.program);
+    if (program.kind != PlanProgram::Kind::Mlir)
+      continue;
+    std::vector<D3D12_MLIR_PROGRAM_BINDING> bound;
+    for (size_t i = 0; i < command.ranges.size(); ++i) {
+      const PlanRange &range = command.ranges[i];
+      if (range.buffer != PlanBuffer::Constants)
+        continue;
+      D3D12_MLIR_PROGRAM_BINDING b = {};
+      b.BindPointIndex = UINT(i);
+      b.Flags = D3D12_MLIR_PROGRAM_BINDING_FLAG_NONE;
+      b.Type = D3D12_MLIR_PROGRAM_BINDING_TYPE_GPU;
+      b.GpuBinding.StartAddress = constantsAddress + range.offset;
+      b.GpuBinding.SizeInBytes = range.bytes;
+      bound.push_back(b);
+    }
+    if (bound.empty())
+      continue;
+    std::wstring name = widen(program.name);
+    uint64_t mark = device->messageMark();
+    HRESULT hr = CGCD3D12PrepareMlirProgramConstants(program.stateObject.Get(), name.c_str(),
+                                                     UINT(bound.size()), bound.data());
+    if (FAILED(hr)) {
+      std::string more = device->messagesSince(mark, program.name);
+      fail(CGC_STATUS_INTERNAL, where() + "program '" + program.name +
+                                    "': the driver refused its constants (" + hresultText(hr) +
+                                    "): " + (more.empty() ? CGCD3D12GetLastError() : more));
+    }
+  }
+
   for (const PlanProgram &program : p.programs)
     ++(program.kind == PlanProgram::Kind::Mlir ? stats.mlir_programs : stats.kernel_programs);
   for (const PlanCommand &command : p.commands)

@@ -1299,3 +1299,36 @@ CGC_D3D12_API HRESULT CGCD3D12GetCachedMlirProgramStatus(
   *pStatus = CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS(status);
   return S_OK;
 }
+
+CGC_D3D12_API HRESULT CGCD3D12PrepareMlirProgramConstants(
+    ID3D12StateObject *pStateObject, LPCWSTR pProgramName, UINT NumBindings,
+    const D3D12_MLIR_PROGRAM_BINDING *pBindings) {
+  const char *method = "CGCD3D12PrepareMlirProgramConstants: ";
+  StateObject *object = implOf<StateObject>(pStateObject, kImplStateObject);
+  if (!object || !pProgramName || (NumBindings && !pBindings)) {
+    setLastError(std::string(method) +
+                 (!object ? "pStateObject is not a state object of this runtime"
+                          : "pProgramName must not be null, nor pBindings with bindings"));
+    return E_INVALIDARG;
+  }
+  Device *device = object->device();
+  if (!object->programs().count(pProgramName))
+    return device->fail(E_INVALIDARG, method + std::string("the state object has no MLIR program "
+                                                           "named '") +
+                                          narrow(pProgramName) + "'");
+  for (UINT i = 0; i < NumBindings; ++i)
+    if (pBindings[i].Type != D3D12_MLIR_PROGRAM_BINDING_TYPE_GPU ||
+        !pBindings[i].GpuBinding.StartAddress)
+      return device->fail(E_INVALIDARG, method + std::string("binding #") + std::to_string(i) +
+                                            " is not a GPU binding with an address");
+  auto prepare = device->ddi().pfnPrepareMlirProgramConstantsCgc;
+  if (!prepare)
+    return S_FALSE;
+  static_assert(sizeof(D3D12_MLIR_PROGRAM_BINDING) == sizeof(D3D12DDI_MLIR_PROGRAM_BINDING_0119),
+                "the API's and the DDI's bindings share one layout");
+  HRESULT hr = prepare(device->handle(), object->handle(), pProgramName, NumBindings,
+                       reinterpret_cast<const D3D12DDI_MLIR_PROGRAM_BINDING_0119 *>(pBindings));
+  if (FAILED(hr))
+    return device->fail(hr, method + std::string("the driver refused (") + hresultName(hr) + ")");
+  return S_OK;
+}

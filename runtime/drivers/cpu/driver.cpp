@@ -616,6 +616,46 @@ HRESULT getProgramBindPoints(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT so, LPCWSTR
   return describeBindPoints(it->second->compiled->program(), count, points);
 }
 
+/// The runtime's word that a program's constants are bound at these
+/// addresses with their final bytes: its kernels prepare them now
+/// (CompiledProgram::prepareConstants), not on the first run.
+HRESULT prepareMlirProgramConstants(D3D12DDI_HDEVICE h, D3D12DDI_HSTATEOBJECT so, LPCWSTR name,
+                                    UINT count, const D3D12DDI_MLIR_PROGRAM_BINDING_0119 *given) {
+  Device *device = get<Device>(h.pDrvPrivate);
+  StateObject *object = get<StateObject>(so.pDrvPrivate);
+  if (!device || !object || !name || (count && !given))
+    return E_INVALIDARG;
+  auto it = object->programs.find(name);
+  if (it == object->programs.end())
+    return E_INVALIDARG;
+  const CompiledProgram &program = *it->second->compiled;
+  const auto &bindPoints = program.program().bindings;
+  const std::string where = "PrepareMlirProgramConstants (program '" + it->second->name + "'): ";
+  std::vector<uint8_t *> addresses(bindPoints.size(), nullptr);
+  for (UINT i = 0; i < count; ++i) {
+    const UINT index = given[i].BindPointIndex;
+    if (index >= bindPoints.size() || !bindPoints[index].constant || addresses[index] ||
+        given[i].Type != D3D12DDI_MLIR_PROGRAM_BINDING_TYPE_GPU_0119 ||
+        !given[i].GpuBinding.StartAddress) {
+      device->error(where + "binding #" + std::to_string(i) + " (bind point " +
+                    std::to_string(index) + ") is not a constant bind point bound once to a GPU "
+                                            "address");
+      return E_INVALIDARG;
+    }
+    addresses[index] = reinterpret_cast<uint8_t *>(given[i].GpuBinding.StartAddress);
+  }
+  for (size_t b = 0; b < bindPoints.size(); ++b)
+    if (bindPoints[b].constant && !addresses[b]) {
+      device->error(where + "constant bind point " + std::to_string(b) + " '" +
+                    bindPoints[b].name + "' is not given");
+      return E_INVALIDARG;
+    }
+  return guarded(device, "PrepareMlirProgramConstants", [&] {
+    program.prepareConstants(addresses, device->pool);
+    return S_OK;
+  });
+}
+
 HRESULT createComputePipelineState(D3D12DDI_HDEVICE h,
                                    const D3D12DDIARG_CREATE_COMPUTE_PIPELINE_STATE_CGC *args,
                                    D3D12DDI_HPIPELINESTATE *out) {
@@ -876,6 +916,7 @@ const D3D12DDI_DEVICE_FUNCS_CORE_CGC kDeviceFuncs = {
     getProgramIdentifier, createComputePipelineState, destroyPipelineState,
     createCommandList,    destroyCommandList,   createCommandQueue,
     destroyCommandQueue,  getCachedMlirProgramStatus, getProgramBindPoints,
+    prepareMlirProgramConstants,
 };
 
 const D3D12DDI_COMMAND_LIST_FUNCS_CGC kCommandListFuncs = {

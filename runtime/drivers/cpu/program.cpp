@@ -932,6 +932,62 @@ CompiledProgram::layoutFor(const std::vector<uint8_t *> &bindings,
 }
 
 void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &pool) const {
+  execute(bindings, pool, true);
+}
+
+bool CompiledProgram::prepareConstants(const std::vector<uint8_t *> &bindings,
+                                       ThreadPool &pool) const {
+  if (!config_.prepareConstants || config_.evaluator == "reference")
+    return false;
+  const auto &declared = program_.bindings;
+  std::vector<uint8_t *> constants;
+  uint64_t privateBytes = 0;
+  for (size_t i = 0; i < declared.size(); ++i) {
+    if (declared[i].constant)
+      constants.push_back(bindings[i]);
+    else
+      privateBytes += (declared[i].bytes + 63) / 64 * 64;
+  }
+  if (constants.empty())
+    return false;
+  {
+    std::lock_guard<std::mutex> lock(prepareMutex_);
+    if (std::find(prepared_.begin(), prepared_.end(), constants) != prepared_.end())
+      return false;
+    prepared_.push_back(constants);
+  }
+  // Zeroed pages, faulted in only where a step touches them.
+  const size_t mapping = std::max<uint64_t>(privateBytes, 64);
+  auto *memory = static_cast<uint8_t *>(allocatePages(mapping, 64));
+  if (!memory)
+    throw std::bad_alloc();
+  std::vector<uint8_t *> addresses(declared.size());
+  uint64_t at = 0;
+  for (size_t i = 0; i < declared.size(); ++i) {
+    if (declared[i].constant) {
+      addresses[i] = bindings[i];
+      continue;
+    }
+    addresses[i] = memory + at;
+    at += (declared[i].bytes + 63) / 64 * 64;
+  }
+  try {
+    execute(addresses, pool, false);
+  } catch (const std::exception &e) {
+    std::lock_guard<std::mutex> lock(prepareMutex_);
+    prepareError_ = e.what();
+  }
+  freePages(memory, mapping, 64);
+  return true;
+}
+
+size_t CompiledProgram::preparedConstantSets() const {
+  std::lock_guard<std::mutex> lock(prepareMutex_);
+  return prepared_.size();
+}
+
+void CompiledProgram::execute(const std::vector<uint8_t *> &bindings, ThreadPool &pool,
+                              bool profiled) const {
   // Choices a kernel makes on its first run (preparing its weights) read
   // the program's configuration too.
   ConfigScope scope(config_);
@@ -982,7 +1038,7 @@ void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &po
     KernelArgs args;
     args.inputs = inputs.data();
     args.outputs = outputs.data();
-    if (!profile_) {
+    if (!profile_ || !profiled) {
       step.kernel->run(args, pool);
       continue;
     }
@@ -1038,6 +1094,16 @@ void CompiledProgram::printProfile() const {
      << formatFixed(double(total) / 1e6 / steady, 3)
      << " ms per run (wall time of each step, slowest first: share, us per run, us of the "
         "first run)\n";
+  {
+    std::lock_guard<std::mutex> lock(prepareMutex_);
+    if (!prepared_.empty())
+      os << "  constants prepared at load (one run over private memory, " << prepared_.size()
+         << " set" << (prepared_.size() == 1 ? "" : "s") << " of addresses)"
+         << (prepareError_.empty()
+                 ? ""
+                 : "; stopped, the first run prepared the rest: " + prepareError_)
+         << "\n";
+  }
   if (memoryStats_.boundTemporaries && config_.boundTemporaries) {
     std::shared_ptr<const Layout> last;
     {

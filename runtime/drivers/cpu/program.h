@@ -104,6 +104,22 @@ public:
   /// Runs the program with binding i at `bindings[i]`.
   void run(const std::vector<uint8_t *> &bindings, ThreadPool &pool) const;
 
+  /// Prepares what the kernels keep per constant address (packed weights,
+  /// transformed filters, oneDNN's reordered weights and primitives) for
+  /// the constant bindings of `bindings` (the others are ignored; their
+  /// entries may be null), whose bytes the caller declares final, so that
+  /// the first run does no lazy work: one run with every constant binding
+  /// at its address and every other binding in private zeroed memory, so
+  /// nothing the application or the runtime can see is written. Once per
+  /// set of constant addresses; nothing for a program without constants,
+  /// with `prepare-constants=0`, or on the reference evaluator. A run a
+  /// kernel refuses (an operand value it checks, zeros here) leaves the
+  /// rest to the first run and is shown in the profile. Returns whether it
+  /// ran.
+  bool prepareConstants(const std::vector<uint8_t *> &bindings, ThreadPool &pool) const;
+  /// How many sets of constant addresses prepareConstants prepared.
+  size_t preparedConstantSets() const;
+
   const KernelProgram &program() const { return program_; }
   const std::vector<Step> &steps() const { return steps_; }
   /// How many of the program's kernels were fused into an anchor's kernel.
@@ -184,6 +200,8 @@ private:
     std::atomic<uint64_t> calls{0};
   };
   void printProfile() const;
+  /// run(), its steps timed in the profile only with `profiled`.
+  void execute(const std::vector<uint8_t *> &bindings, ThreadPool &pool, bool profiled) const;
 
   KernelProgram program_;
   KernelConfig config_;
@@ -210,6 +228,11 @@ private:
   mutable std::vector<std::shared_ptr<const Layout>> layouts_; // most recent last
   MemoryStats memoryStats_;
   std::shared_ptr<RunMemory> memory_;
+  /// The sets of constant addresses prepareConstants prepared, and why a
+  /// preparation stopped (for the profile).
+  mutable std::mutex prepareMutex_;
+  mutable std::vector<std::vector<uint8_t *>> prepared_;
+  mutable std::string prepareError_;
 };
 
 } // namespace cgc::cpu

@@ -447,6 +447,39 @@ TEST(CpuDriver, MlirProgramRunsTheSpecPartition) {
   *mapped<float>(buffers[2].Get()) = b1;
   *mapped<float>(buffers[4].Get()) = b2;
 
+  // The constants (bind points 1-4) declared final: the driver prepares its
+  // kernels' copies now and writes nothing the application can see.
+  std::array<D3D12_MLIR_PROGRAM_BINDING, 4> constants = {};
+  for (uint32_t i = 0; i < constants.size(); ++i) {
+    constants[i].BindPointIndex = i + 1;
+    constants[i].Type = D3D12_MLIR_PROGRAM_BINDING_TYPE_GPU;
+    constants[i].GpuBinding = buffers[i + 1]->GetGPUVirtualAddress();
+  }
+  std::memset(mapped<float>(buffers[5].Get()), 0x7f, 64);
+  std::memset(mapped<float>(buffers[6].Get()), 0x7f, 64);
+  EXPECT_EQ(CGCD3D12PrepareMlirProgramConstants(stateObject.Get(), L"partition0", 4,
+                                                constants.data()),
+            S_OK)
+      << ::testing::PrintToString(messages(device.Get()));
+  for (int b : {5, 6})
+    for (int i = 0; i < 64; ++i)
+      ASSERT_EQ(reinterpret_cast<const uint8_t *>(mapped<float>(buffers[b].Get()))[i], 0x7f)
+          << "buffer " << b << " written by the preparation";
+  EXPECT_EQ(std::memcmp(mapped<float>(buffers[0].Get()), in.data(), 64), 0);
+  // A bind point that is not a constant, a constant left out, an unknown
+  // program: refused.
+  std::array<D3D12_MLIR_PROGRAM_BINDING, 4> wrong = constants;
+  wrong[0].BindPointIndex = 0;
+  EXPECT_EQ(CGCD3D12PrepareMlirProgramConstants(stateObject.Get(), L"partition0", 4, wrong.data()),
+            E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"not a constant bind point"}));
+  EXPECT_EQ(CGCD3D12PrepareMlirProgramConstants(stateObject.Get(), L"partition0", 3,
+                                                constants.data()),
+            E_INVALIDARG);
+  EXPECT_TRUE(anyMessageContains(device.Get(), {"constant bind point 4 ", "is not given"}));
+  EXPECT_EQ(CGCD3D12PrepareMlirProgramConstants(stateObject.Get(), L"nope", 4, constants.data()),
+            E_INVALIDARG);
+
   ComPtr<ID3D12StateObjectProperties1> stateObjectProperties;
   ASSERT_EQ(stateObject->QueryInterface(IID_PPV_ARGS(&stateObjectProperties)), S_OK);
   auto programId = stateObjectProperties->GetProgramIdentifier(L"partition0");

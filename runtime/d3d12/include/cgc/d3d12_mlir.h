@@ -474,6 +474,20 @@ CGC_D3D12_API HRESULT CGCD3D12GetCachedMlirProgramStatus(
     ID3D12StateObject *pStateObject, LPCWSTR pProgramName,
     CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS *pStatus);
 
+/// Declares that the constant bind points of the MLIR program pProgramName
+/// of pStateObject are bound at the GPU addresses of pBindings (GPU
+/// bindings, one per constant bind point, every constant bind point once)
+/// and hold their final bytes, which will not change while bound there: the
+/// driver may prepare what it derives from them (packed or transformed
+/// weights) now rather than on the program's first run. Nothing the
+/// application can see is written. S_OK when the driver prepared, S_FALSE
+/// when it does not implement the call (it prepares on the first run),
+/// E_INVALIDARG for an unknown program, a bind point that is not constant, a
+/// constant one missing or repeated, or a null address.
+CGC_D3D12_API HRESULT CGCD3D12PrepareMlirProgramConstants(
+    ID3D12StateObject *pStateObject, LPCWSTR pProgramName, UINT NumBindings,
+    const D3D12_MLIR_PROGRAM_BINDING *pBindings);
+
 /// Creates an event a fence can signal (SetEventOnCompletion). On Linux an
 /// event is an eventfd; CGCWaitForEvent blocks until it is signaled (and
 /// resets it), with a timeout in milliseconds (UINT32_MAX: forever). Returns

@@ -51,7 +51,7 @@ extern "C" {
 #endif
 
 #define CGC_D3D12DDI_VERSION_MAJOR 1
-#define CGC_D3D12DDI_VERSION_MINOR 2
+#define CGC_D3D12DDI_VERSION_MINOR 3
 #define CGC_D3D12DDI_VERSION ((CGC_D3D12DDI_VERSION_MAJOR << 16) | CGC_D3D12DDI_VERSION_MINOR)
 #define CGC_D3D12DDI_OPEN_ADAPTER_NAME "CgcD3D12DDIOpenAdapter"
 
@@ -403,6 +403,20 @@ typedef struct D3D12DDI_DEVICE_FUNCS_CORE_CGC {
   HRESULT (*pfnGetProgramBindPointsCgc)(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT,
                                         LPCWSTR pProgramName, UINT *pNumBindPoints,
                                         D3D12DDI_PROGRAM_BIND_POINT_CGC *pBindPoints);
+
+  /* DDI 1.3 (cgc extension): the runtime binds the constant bind points of
+   * the MLIR program pProgramName at these GPU addresses (one GPU binding
+   * per constant bind point, every constant bind point once) and their
+   * bytes are final: they will not change while bound there. The driver
+   * may prepare now what it derives from them (weights packed or
+   * transformed into its kernels' layouts) instead of on the program's
+   * first run. Nothing the runtime or the application can see may be
+   * written. E_INVALIDARG for an unknown name, a bind point that is not a
+   * constant one, a constant bind point missing or given twice, or a null
+   * address. A driver may leave it null (it prepares on the first run). */
+  HRESULT (*pfnPrepareMlirProgramConstantsCgc)(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT,
+                                               LPCWSTR pProgramName, UINT NumBindings,
+                                               const D3D12DDI_MLIR_PROGRAM_BINDING_0119 *pBindings);
 } D3D12DDI_DEVICE_FUNCS_CORE_CGC;
 
 typedef struct D3D12DDI_COMMAND_LIST_FUNCS_CGC {

@@ -81,6 +81,10 @@ const std::vector<Field> &fields() {
                      &KernelConfig::separableResize));
     f.push_back(flag("weight-arena", "prepared weights in one shared arena",
                      &KernelConfig::weightArena));
+    f.push_back(flag("prepare-constants",
+                     "constants prepared when the runtime declares them final (at load: one run "
+                     "over private memory) rather than on the first run",
+                     &KernelConfig::prepareConstants));
     f.push_back(flag("bound-temporaries",
                      "temporaries of internal bind points live in the bound bytes, where the "
                      "compiler planned them (0: in the driver's per-run memory)",

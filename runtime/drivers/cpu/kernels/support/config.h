@@ -58,6 +58,9 @@ struct KernelConfig {
   // Other ops and memory.
   bool separableResize = true; // resize as one pass per dimension
   bool weightArena = true;     // prepared weights in one shared arena
+  /// Constants prepared when the runtime declares them final (at load,
+  /// CompiledProgram::prepareConstants) rather than on the first run.
+  bool prepareConstants = true;
   /// Temporaries of internal bind points in the bound bytes, where the
   /// compiler planned them. Off by default: the driver's own per-run plan
   /// also leaves out the values its fusions never store, which the
