@@ -40,6 +40,13 @@
 using namespace cgc;
 using namespace cgc::cpu;
 
+#ifndef CGC_DRIVER_REFERENCE
+#define CGC_DRIVER_REFERENCE 0
+#endif
+// How the driver names itself in messages: this file builds both the CPU
+// driver and the reference driver (runtime/drivers/reference).
+#define CGC_DRIVER_NAME (CGC_DRIVER_REFERENCE ? "reference driver" : "CPU driver")
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -236,7 +243,7 @@ HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
     const JitInterface *jit = loadJit(error);
     if (!jit) {
       // The adapter has no device to report through.
-      std::fprintf(stderr, "CPU driver: MLIR_EXCHANGE: %s\n", error.c_str());
+      std::fprintf(stderr, "%s: MLIR_EXCHANGE: %s\n", CGC_DRIVER_NAME, error.c_str());
       return E_FAIL;
     }
     Guid guid;
@@ -359,7 +366,7 @@ void describeFusion(Device *device, const std::string &what, const CompiledProgr
   for (const auto &step : program.steps()) {
     if (step.kernels.size() < 2)
       continue;
-    std::string text = "CPU driver: " + what + ": kernels";
+    std::string text = std::string(CGC_DRIVER_NAME) + ": " + what + ": kernels";
     for (size_t k : step.kernels)
       text += " " + std::to_string(k) + " (" + program.program().kernels[k].op + ")";
     text += " fused into one kernel: " + step.kernel->describe();
@@ -441,7 +448,7 @@ HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_00
     const auto *cached = static_cast<const D3D12DDI_CACHED_MLIR_PROGRAM_CGC *>(sub.pDesc);
     if (!cached || !cached->ProgramName || !cached->pCachedBlob ||
         !cached->CachedBlobSizeInBytes || !cachedBlobs.emplace(cached->ProgramName, cached).second) {
-      device->error("CPU driver: a cached MLIR program subobject without a name or a blob, "
+      device->error(std::string(CGC_DRIVER_NAME) + ": a cached MLIR program subobject without a name or a blob, "
                     "or a second one for the same program (the runtime passes neither)");
       return E_INVALIDARG;
     }
@@ -454,7 +461,7 @@ HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_00
       return E_INVALIDARG;
     const auto *desc = static_cast<const D3D12DDI_MLIR_PROGRAM_DESC_0119 *>(sub.pDesc);
     std::string name = narrow(desc->ProgramName);
-    std::string where = "CPU driver: MLIR program '" + name + "'";
+    std::string where = std::string(CGC_DRIVER_NAME) + ": MLIR program '" + name + "'";
     ContainerReader reader;
     std::string error;
     if (!reader.open(desc->pBytecode, desc->BytecodeSizeInBytes, error)) {
@@ -522,7 +529,7 @@ HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_00
     out.programs[desc->ProgramName] = mp;
   }
   if (!cachedBlobs.empty()) {
-    device->error("CPU driver: a cached blob is given for '" +
+    device->error(std::string(CGC_DRIVER_NAME) + ": a cached blob is given for '" +
                   narrow(cachedBlobs.begin()->first.c_str()) +
                   "', which is not an MLIR program of this state object");
     return E_INVALIDARG;
@@ -666,22 +673,22 @@ HRESULT createComputePipelineState(D3D12DDI_HDEVICE h,
     ContainerReader reader;
     std::string error;
     if (!reader.open(args->pComputeShader, args->ComputeShaderSizeInBytes, error)) {
-      device->error("CPU driver: compute shader: " + error);
+      device->error(std::string(CGC_DRIVER_NAME) + ": compute shader: " + error);
       return E_INVALIDARG;
     }
     auto parts = reader.find(parts::kKernelProgram);
     if (parts.size() != 1) {
-      device->error("CPU driver: the compute shader needs exactly one 'CGKP' part");
+      device->error(std::string(CGC_DRIVER_NAME) + ": the compute shader needs exactly one 'CGKP' part");
       return E_INVALIDARG;
     }
     KernelProgram program;
     if (!deserializeKernelProgram(parts[0]->data.str(), program, error)) {
-      device->error("CPU driver: " + error);
+      device->error(std::string(CGC_DRIVER_NAME) + ": " + error);
       return E_INVALIDARG;
     }
     auto compiled = CompiledProgram::create(std::move(program), device->config, error);
     if (!compiled) {
-      device->error("CPU driver: compute pipeline: " + error);
+      device->error(std::string(CGC_DRIVER_NAME) + ": compute pipeline: " + error);
       return E_INVALIDARG;
     }
     describeFusion(device, "compute pipeline", *compiled);
@@ -896,7 +903,7 @@ HRESULT executeCommandLists(D3D12DDI_HCOMMANDQUEUE h, UINT n,
     for (UINT i = 0; i < n; ++i)
       if (const std::string &fault = get<Recording>(recordings[i].pDrvPrivate)->fault();
           !fault.empty()) {
-        queue->device->error("CPU driver: page fault in command list #" +
+        queue->device->error(std::string(CGC_DRIVER_NAME) + ": page fault in command list #" +
                              std::to_string(i) + " of the submission: " + fault);
         return DXGI_ERROR_DEVICE_HUNG;
       }

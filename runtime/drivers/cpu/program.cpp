@@ -1088,7 +1088,8 @@ void CompiledProgram::printProfile() const {
   // Steady runs: every run after the first.
   const double steady = double(std::max<uint64_t>(runs - 1, 1));
   std::ostringstream os;
-  os << "cgc CPU driver profile (configuration: " << config_.describe()
+  os << "cgc " << (config_.evaluator == "reference" ? "reference evaluator" : "CPU driver")
+     << " profile (configuration: " << config_.describe()
      << "): " << steps_.size() << " steps, " << runs
      << " runs; first run " << formatFixed(double(first) / 1e6, 3) << " ms, then "
      << formatFixed(double(total) / 1e6 / steady, 3)
