@@ -40,19 +40,7 @@ std::shared_ptr<cpu::CompiledProgram> compile(const KernelProgram &p) {
 /// y = relu(x . w): the matmul and the relu are two invocations to the
 /// compiler (x dies at the first, y is born at the second), one fused step
 /// to the driver.
-KernelProgram matmulRelu() {
-  KernelProgram p;
-  test::addF32Binding(p, "x", kM * kK, false);
-  test::addF32Binding(p, "w", kK * kN, true);
-  test::addF32Binding(p, "y", kM * kN, false);
-  p.temporaries.push_back({uint64_t(kM * kN * 4), 64});
-  p.kernels.push_back(layer("cgc_op.matmul",
-                            {f32(S::Binding, 0, {kM, kK}), f32(S::Binding, 1, {kK, kN})},
-                            f32(S::Temporary, 0, {kM, kN})));
-  p.kernels.push_back(
-      layer("cgc_op.relu", {f32(S::Temporary, 0, {kM, kN})}, f32(S::Binding, 2, {kM, kN})));
-  return p;
-}
+KernelProgram matmulRelu() { return test::matmulReluProgram(kM, kK, kN); }
 
 TEST(BindPointAliasing, AFusedStepThatReadsAndWritesSharedBytesRunsOnACopy) {
   if (!cpu_target::haveKernelLibrary())

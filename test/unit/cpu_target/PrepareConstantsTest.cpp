@@ -28,19 +28,7 @@ using test::layer;
 constexpr int64_t kM = 64, kK = 96, kN = 80;
 
 /// y = relu(x . w) with w constant (the packed GEMM packs it per address).
-KernelProgram product() {
-  KernelProgram p;
-  test::addF32Binding(p, "x", kM * kK, false);
-  test::addF32Binding(p, "w", kK * kN, true);
-  test::addF32Binding(p, "y", kM * kN, false);
-  p.temporaries.push_back({uint64_t(kM * kN * 4), 64});
-  p.kernels.push_back(layer("cgc_op.matmul",
-                            {f32(S::Binding, 0, {kM, kK}), f32(S::Binding, 1, {kK, kN})},
-                            f32(S::Temporary, 0, {kM, kN})));
-  p.kernels.push_back(
-      layer("cgc_op.relu", {f32(S::Temporary, 0, {kM, kN})}, f32(S::Binding, 2, {kM, kN})));
-  return p;
-}
+KernelProgram product() { return test::matmulReluProgram(kM, kK, kN); }
 
 TEST(PrepareConstants, OncePerAddressesNothingVisibleWrittenSameResults) {
   if (!cpu_target::haveKernelLibrary())

@@ -76,6 +76,24 @@ inline KernelDesc pointwiseConvolution(KernelOperand x, KernelOperand weights, K
   return d;
 }
 
+/// y = relu(x . w), x m x k and y m x n float32 bind points, w a constant
+/// k x n one: two layers through a temporary, which the CPU driver fuses
+/// into one step.
+inline KernelProgram matmulReluProgram(int64_t m, int64_t k, int64_t n) {
+  using S = KernelOperand::Storage;
+  KernelProgram p;
+  addF32Binding(p, "x", m * k, false);
+  addF32Binding(p, "w", k * n, true);
+  addF32Binding(p, "y", m * n, false);
+  p.temporaries.push_back({uint64_t(m * n * 4), 64});
+  p.kernels.push_back(layer("cgc_op.matmul",
+                            {f32(S::Binding, 0, {m, k}), f32(S::Binding, 1, {k, n})},
+                            f32(S::Temporary, 0, {m, n})));
+  p.kernels.push_back(
+      layer("cgc_op.relu", {f32(S::Temporary, 0, {m, n})}, f32(S::Binding, 2, {m, n})));
+  return p;
+}
+
 inline std::string readSourceFile(const std::string &relative) {
   std::ifstream file(std::string(CGC_SOURCE_DIR) + "/" + relative);
   std::stringstream text;
