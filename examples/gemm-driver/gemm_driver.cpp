@@ -476,7 +476,10 @@ const D3D12DDI_ADAPTER_FUNCS_CGC kAdapter = {CGC_D3D12DDI_VERSION,
                                              closeAdapter,
                                              &kDevice,
                                              &kList,
-                                             &kQueue};
+                                             &kQueue,
+                                             /*pfnGetCompilerPropertiesCgc: no offline
+                                                compiler, no precompiled databases*/
+                                             nullptr};
 
 } // namespace
 

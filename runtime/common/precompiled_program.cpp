@@ -1,9 +1,12 @@
 //===- precompiled_program.cpp - Precompiled MLIR programs ----------------===//
 
 #include "cgc/precompiled_program.h"
+#include "cgc/version.h"
 #include "json_int.h"
 
 #include <nlohmann/json.hpp>
+
+#include <cstdio>
 
 namespace cgc {
 
@@ -112,6 +115,27 @@ std::string describeKeyMismatch(const PrecompiledKey &found, const PrecompiledKe
     return "it was made from other bytecode (partition MD5 " + digestHex(found.partitionDigest) +
            ", this program's is " + digestHex(expected.partitionDigest) + ")";
   return "matches";
+}
+
+std::string precompiledValueKey(std::string_view adapterFamily, const Md5Digest &partition) {
+  return std::string(adapterFamily) + "/mlir-program/" + digestHex(partition);
+}
+
+uint64_t compilerVersionNumber(std::string_view identity) {
+  size_t at = identity.rfind("src:");
+  if (at == std::string_view::npos || identity.size() < at + 4 + 8)
+    return 0;
+  uint64_t digest = 0;
+  for (char c : identity.substr(at + 4, 8)) {
+    int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (v < 0)
+      return 0;
+    digest = digest << 4 | uint64_t(v);
+  }
+  // CGC_PROJECT_VERSION_STRING "major.minor.patch".
+  unsigned major = 0, minor = 0, patch = 0;
+  std::sscanf(CGC_PROJECT_VERSION_STRING, "%u.%u.%u", &major, &minor, &patch);
+  return uint64_t(major & 0xFFFF) << 48 | uint64_t(minor & 0xFFFF) << 32 | digest;
 }
 
 } // namespace cgc

@@ -192,6 +192,20 @@ cgc_status_t cgc_device_create(const cgc_device_options_t *options, cgc_device_t
 
 void cgc_device_release(cgc_device_t *device) { releaseObject(device); }
 
+cgc_status_t cgc_register_precompiled_databases(const char *state_object_database, size_t count,
+                                                const char *const *precompiled_databases) {
+  return guard([&] {
+    need(state_object_database, "cgc_register_precompiled_databases", "state_object_database");
+    need(precompiled_databases, "cgc_register_precompiled_databases", "precompiled_databases");
+    if (!count || count > UINT32_MAX)
+      fail(CGC_STATUS_INVALID_ARGUMENT,
+           "cgc_register_precompiled_databases: count must be 1 or more");
+    if (FAILED(CGCD3D12RegisterPrecompiledDatabases(state_object_database, UINT(count),
+                                                    precompiled_databases)))
+      fail(CGC_STATUS_INVALID_ARGUMENT, CGCD3D12GetLastError());
+  });
+}
+
 void *cgc_device_d3d12(cgc_device_t *device) { return device ? device->d3d.Get() : nullptr; }
 
 cgc_status_t cgc_stream_create(cgc_device_t *device, cgc_stream_t **out_stream) {

@@ -58,7 +58,8 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
   const char *noPrecompiled = std::getenv("CGC_NO_PRECOMPILED");
   bool ignorePrecompiled = (options && options->ignore_precompiled) ||
                            (noPrecompiled && *noPrecompiled && std::strcmp(noPrecompiled, "0"));
-  std::atomic<uint32_t> precompiled{0}, compiled{0}, rejected{0};
+  std::atomic<uint32_t> precompiled{0}, compiled{0}, rejected{0}, fromDatabase{0},
+      staleInDatabase{0};
   bool anyPrecompiled = false;
   uint64_t compileStart = nowNs();
   parallelFor(device->compileThreads, p.programs.size(), [&](size_t i) {
@@ -96,6 +97,13 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
         fail(CGC_STATUS_INTERNAL, what + ": the state object has no properties");
       program.id = properties->GetProgramIdentifier(name.c_str());
       CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS status = CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_NONE;
+      // Without a blob the driver may have found the program in a
+      // registered precompiled database: ask (a driver that cannot say
+      // compiled it).
+      if (!withBlob &&
+          FAILED(CGCD3D12GetCachedMlirProgramStatus(program.stateObject.Get(), name.c_str(),
+                                                    &status)))
+        status = CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_NONE;
       if (withBlob) {
         hr = CGCD3D12GetCachedMlirProgramStatus(program.stateObject.Get(), name.c_str(), &status);
         // A driver that does not report it takes no cached blobs: it compiled.
@@ -108,7 +116,11 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
       }
       if (status == CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_HIT) {
         ++precompiled;
+      } else if (status == CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_DATABASE_HIT) {
+        ++fromDatabase;
       } else {
+        if (status == CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_DATABASE_STALE)
+          ++staleInDatabase;
         ++compiled;
         if (status == CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_MISMATCH)
           ++rejected;
@@ -139,6 +151,8 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
   stats.precompiled_programs = precompiled;
   stats.compiled_programs = compiled;
   stats.precompiled_rejected = rejected;
+  stats.database_programs = fromDatabase;
+  stats.database_stale = staleInDatabase;
   stats.precompiled_ignored = ignorePrecompiled && anyPrecompiled;
 
   // Constants: in place when the file put them at a page boundary.

@@ -168,6 +168,8 @@ struct Options {
   bool quiet = false;
   int printValues = 5;
   bool noPrecompiled = false;
+  std::string sodb;
+  std::vector<std::string> psdbs;
 };
 
 /// Progress on stderr: one line rewritten in place on a terminal.
@@ -219,6 +221,13 @@ int runMain(const Options &o) {
   deviceOptions.device_threads = o.threads;
   deviceOptions.driver_options = o.driverOptions.empty() ? nullptr : o.driverOptions.c_str();
   deviceOptions.compile_threads = o.compileThreads;
+  if (!o.psdbs.empty()) {
+    std::vector<const char *> paths;
+    for (const std::string &path : o.psdbs)
+      paths.push_back(path.c_str());
+    check(cgc_register_precompiled_databases(o.sodb.c_str(), paths.size(), paths.data()),
+          kFailure, "registering the precompiled databases");
+  }
   cgc_device_t *device = nullptr;
   check(cgc_device_create(&deviceOptions, &device), kFailure, "creating the device");
   // Released on every way out, errors (fail() throws) included; in reverse
@@ -685,9 +694,17 @@ int runMain(const Options &o) {
               ? ", " + std::to_string(stats.precompiled_rejected) +
                     " of them with a precompiled program the driver did not accept"
               : "";
-      std::printf("programs: %u MLIR programs: %u precompiled, %u compiled by the driver%s%s\n",
-                  stats.mlir_programs, stats.precompiled_programs, stats.compiled_programs,
-                  rejected.c_str(),
+      std::string database =
+          stats.database_programs || stats.database_stale
+              ? ", " + std::to_string(stats.database_programs) +
+                    " from a precompiled database" +
+                    (stats.database_stale ? " (" + std::to_string(stats.database_stale) +
+                                                " stale entries compiled)"
+                                          : "")
+              : "";
+      std::printf("programs: %u MLIR programs: %u precompiled%s, %u compiled by the driver%s%s\n",
+                  stats.mlir_programs, stats.precompiled_programs, database.c_str(),
+                  stats.compiled_programs, rejected.c_str(),
                   stats.precompiled_ignored ? " (precompiled programs ignored)" : "");
     }
     if (!o.benchmark)
@@ -706,7 +723,9 @@ int runMain(const Options &o) {
        << ", \"first_run_ms\": " << timings.firstRunSeconds * 1000
        << ", \"precompiled_programs\": " << stats.precompiled_programs
        << ", \"compiled_programs\": " << stats.compiled_programs
-       << ", \"precompiled_rejected\": " << stats.precompiled_rejected << ", \"runs_ms\": [";
+       << ", \"precompiled_rejected\": " << stats.precompiled_rejected
+       << ", \"database_programs\": " << stats.database_programs
+       << ", \"database_stale\": " << stats.database_stale << ", \"runs_ms\": [";
   for (size_t i = 0; i < timings.runSeconds.size(); ++i)
     json << (i ? ", " : "") << timings.runSeconds[i] * 1000;
   json << "], \"min_ms\": " << pct(0) * 1000 << ", \"median_ms\": " << pct(0.5) * 1000
@@ -792,6 +811,14 @@ int main(int argc, char **argv) {
   app.add_flag("--no-precompiled", o.noPrecompiled,
                "Do not give the driver the model's precompiled programs: it compiles every "
                "MLIR program (as CGC_NO_PRECOMPILED=1 does)");
+  auto *sodbOption = app.add_option("--sodb", o.sodb,
+                                    "A state object database (cgc-soc add) whose precompiled "
+                                    "databases --psdb names: MLIR programs found there are not "
+                                    "compiled (docs/precompilation.md)");
+  app.add_option("--psdb", o.psdbs, "A precompiled database compiled from --sodb (cgc-soc "
+                                    "compile); repeatable")
+      ->needs(sodbOption);
+  sodbOption->needs(app.get_option("--psdb"));
   app.add_option("--report-json", o.reportJson, "Write timings and comparisons as JSON");
   app.add_option("--print-values", o.printValues, "Values shown per output")->default_str("5");
   app.add_flag("-q,--quiet", o.quiet, "Print only mismatches and errors");

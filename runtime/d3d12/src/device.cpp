@@ -41,7 +41,19 @@ static void messageCb(D3D12DDI_HRTDEVICE device, D3D12DDI_MESSAGE_SEVERITY_CGC s
   d->message(s, D3D12_MESSAGE_CATEGORY_EXECUTION, message);
 }
 
-static const D3D12DDI_RUNTIME_CALLBACKS_CGC kCallbacks = {setCommandListErrorCb, messageCb};
+static HRESULT findPrecompiledValueCb(D3D12DDI_HRTDEVICE device,
+                                      const D3D12DDI_COMPILER_CACHE_VALUE_KEY *key,
+                                      D3D12DDI_COMPILER_CACHE_TYPED_VALUE *values, UINT count) {
+  auto *d = static_cast<Device *>(device.handle);
+  if (!d)
+    return E_INVALIDARG;
+  return d->databases().find(key, values, count, [d](const std::string &text) {
+    d->message(D3D12_MESSAGE_SEVERITY_WARNING, D3D12_MESSAGE_CATEGORY_EXECUTION, text);
+  });
+}
+
+static const D3D12DDI_RUNTIME_CALLBACKS_CGC kCallbacks = {setCommandListErrorCb, messageCb,
+                                                          findPrecompiledValueCb};
 
 //===----------------------------------------------------------------------===//
 // Creation
@@ -54,8 +66,26 @@ Device::Device(Driver *driver, bool debug, bool developerMode)
 
 HRESULT Device::create(Driver *driver, UINT flags, const char *driverOptions, Device **out,
                        std::string &error) {
+  if (!registerEnvironmentDatabases(error))
+    return E_INVALIDARG;
   auto *device = new Device(driver, flags & CGC_D3D12_DEVICE_FLAG_DEBUG,
                             flags & CGC_D3D12_DEVICE_FLAG_DEVELOPER_MODE);
+  // What the driver's compiler produces: which precompiled databases it
+  // can use.
+  if (driver->funcs->pfnGetCompilerPropertiesCgc) {
+    D3D12DDI_COMPILER_PROPERTIES_CGC p = {};
+    if (SUCCEEDED(driver->funcs->pfnGetCompilerPropertiesCgc(driver->adapter, &p))) {
+      CompilerProperties properties;
+      properties.known = true;
+      p.szAdapterFamily[std::size(p.szAdapterFamily) - 1] = 0;
+      properties.adapterFamily = narrow(p.szAdapterFamily);
+      properties.minAbi = p.MinimumABISupportVersion;
+      properties.maxAbi = p.MaximumABISupportVersion;
+      properties.compilerVersion = p.CompilerVersion;
+      properties.profileVersion = p.ApplicationProfileVersion;
+      device->databases_.setProperties(std::move(properties));
+    }
+  }
   D3D12DDIARG_CREATEDEVICE_CGC args = {{device}, &kCallbacks, driverOptions};
   HRESULT hr = driver->funcs->pfnCreateDevice(driver->adapter, &args, &device->handle_);
   if (FAILED(hr)) {
@@ -110,6 +140,11 @@ HRESULT Device::QueryInterface(REFIID riid, void **ppv) {
   CGC_D3D12_QI(ID3D12Device14)
   if (riid == __uuidof(ID3D12InfoQueue) || riid == __uuidof(ID3D12InfoQueue1))
     return infoQueue_->QueryInterface(riid, ppv);
+  if (riid == kImplDevice) {
+    AddRef();
+    *ppv = this;
+    return S_OK;
+  }
   *ppv = nullptr;
   return E_NOINTERFACE;
 }
@@ -1297,6 +1332,52 @@ CGC_D3D12_API HRESULT CGCD3D12GetCachedMlirProgramStatus(
   if (FAILED(hr))
     return device->fail(hr, method + std::string("the driver failed (") + hresultName(hr) + ")");
   *pStatus = CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS(status);
+  return S_OK;
+}
+
+CGC_D3D12_API HRESULT CGCD3D12RegisterPrecompiledDatabases(
+    const char *pStateObjectDatabase, UINT NumPrecompiledDatabases,
+    const char *const *ppPrecompiledDatabases) {
+  const char *method = "CGCD3D12RegisterPrecompiledDatabases: ";
+  if (!pStateObjectDatabase || !*pStateObjectDatabase || !NumPrecompiledDatabases ||
+      !ppPrecompiledDatabases) {
+    setLastError(std::string(method) + "a state object database and at least one precompiled "
+                                       "database are needed");
+    return E_INVALIDARG;
+  }
+  std::vector<std::string> psdbs;
+  for (UINT i = 0; i < NumPrecompiledDatabases; ++i) {
+    if (!ppPrecompiledDatabases[i] || !*ppPrecompiledDatabases[i]) {
+      setLastError(std::string(method) + "precompiled database path #" + std::to_string(i) +
+                   " is null or empty");
+      return E_INVALIDARG;
+    }
+    psdbs.push_back(ppPrecompiledDatabases[i]);
+  }
+  std::string error;
+  if (!registerDatabases(pStateObjectDatabase, psdbs, error)) {
+    setLastError(method + error);
+    return E_INVALIDARG;
+  }
+  return S_OK;
+}
+
+CGC_D3D12_API void CGCD3D12ClearPrecompiledDatabases() { clearDatabases(); }
+
+CGC_D3D12_API HRESULT CGCD3D12GetPrecompiledDatabaseStatistics(
+    ID3D12Device *pDevice, CGC_D3D12_PRECOMPILED_DATABASE_STATISTICS *pStatistics) {
+  Device *device = implOf<Device>(pDevice, kImplDevice);
+  if (!device || !pStatistics) {
+    setLastError("CGCD3D12GetPrecompiledDatabaseStatistics: pDevice is not a device of this "
+                 "runtime, or pStatistics is null");
+    return E_INVALIDARG;
+  }
+  CGC_D3D12_PRECOMPILED_DATABASE_STATISTICS s = {};
+  device->databases().counts(s.RegisteredDatabases, s.MatchingDatabases,
+                             [](const std::string &) {});
+  s.Lookups = device->databases().lookups();
+  s.Hits = device->databases().hits();
+  *pStatistics = s;
   return S_OK;
 }
 

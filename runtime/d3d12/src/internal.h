@@ -16,6 +16,8 @@
 #include "cgc/bind_points.h"
 #include "cgc/kernel_program.h"
 
+#include "databases.h"
+
 #include <wrl/client.h>
 
 #include <atomic>
@@ -137,6 +139,7 @@ public:
 /// IIDs that return the implementation object itself (to recognise our own
 /// objects passed back by the application).
 extern const GUID kImplStateObject;
+extern const GUID kImplDevice;
 extern const GUID kImplResource;
 extern const GUID kImplHeap;
 extern const GUID kImplFence;
@@ -715,6 +718,8 @@ public:
   bool debug() const { return debug_; }
   D3D12_MLIR_PROGRAMS_TIER tier() const { return tier_; }
   ResourceRegistry &resources() { return resources_; }
+  /// The registered precompiled databases as this device's driver sees them.
+  DeviceDatabases &databases() { return databases_; }
 
   /// Debug output: the info queue, stderr (unless CGC_D3D12_DEBUG_QUIET=1).
   void message(D3D12_MESSAGE_SEVERITY severity, D3D12_MESSAGE_CATEGORY category,
@@ -753,6 +758,7 @@ private:
   ComPtr<InfoQueue> infoQueue_;
   std::atomic<HRESULT> removedReason_{S_OK};
   ResourceRegistry resources_;
+  DeviceDatabases databases_;
   std::shared_mutex programsMutex_;
   std::unordered_map<D3D12_PROGRAM_IDENTIFIER, std::weak_ptr<const ProgramInfo>, ProgramIdHash,
                      ProgramIdEqual>

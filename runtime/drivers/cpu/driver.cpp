@@ -21,6 +21,7 @@
 #include "cgc/precompiled_program.h"
 #include "cgc/checked.h"
 
+#include "compiler_target.h"
 #include "ddi_bind_points.h"
 #include "pages.h"
 #include "program.h"
@@ -217,6 +218,23 @@ bool isSubgraphInterface(const GUID &g) {
          guid == interfaces::kSubgraphSpecialization;
 }
 
+/// The DDI minor version of the runtime that opened the adapter (what
+/// the runtime's callback table holds).
+std::atomic<uint32_t> gRuntimeMinor{0};
+
+HRESULT getCompilerProperties(D3D12DDI_HADAPTER, D3D12DDI_COMPILER_PROPERTIES_CGC *properties) {
+  if (!properties)
+    return E_INVALIDARG;
+  *properties = {};
+  for (size_t i = 0; kAdapterFamily[i] && i + 1 < std::size(properties->szAdapterFamily); ++i)
+    properties->szAdapterFamily[i] = WCHAR(kAdapterFamily[i]);
+  properties->MinimumABISupportVersion = kAbiVersion;
+  properties->MaximumABISupportVersion = kAbiVersion;
+  properties->CompilerVersion = compilerVersionNumber(compilerIdentity());
+  properties->ApplicationProfileVersion = kApplicationProfileVersion;
+  return S_OK;
+}
+
 HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
   if (!args || !args->pData)
     return E_INVALIDARG;
@@ -300,8 +318,16 @@ HRESULT createDevice(D3D12DDI_HADAPTER, const D3D12DDIARG_CREATEDEVICE_CGC *args
     static_assert(cgc::kMaxThreads == 1024, "KernelConfig's 'threads' bound");
     auto *device = new Device(config);
     device->rt = args->hRTDevice;
-    if (args->pCallbacks)
-      device->callbacks = *args->pCallbacks;
+    if (args->pCallbacks) {
+      // A runtime older than DDI 1.4 passes the table without its database
+      // lookup: copy what it has.
+      if (gRuntimeMinor.load() >= 4) {
+        device->callbacks = *args->pCallbacks;
+      } else {
+        device->callbacks.pfnSetCommandListErrorCb = args->pCallbacks->pfnSetCommandListErrorCb;
+        device->callbacks.pfnMessageCb = args->pCallbacks->pfnMessageCb;
+      }
+    }
     out->pDrvPrivate = device;
     return S_OK;
   } catch (const std::bad_alloc &) {
@@ -492,7 +518,38 @@ HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_00
         return hr;
       cachedBlobs.erase(cached);
     }
-    if (status != D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_HIT_CGC) {
+    // No cached blob: the registered precompiled databases may hold this
+    // program's compiled form under the key the plugin derived from it.
+    std::vector<uint8_t> stored;
+    if (cached == cachedBlobs.end() && device->callbacks.pfnFindPrecompiledValueCgc) {
+      std::string key = precompiledValueKey(kAdapterFamily, digestBytecode(bytecode));
+      D3D12DDI_COMPILER_CACHE_VALUE_KEY valueKey = {key.data(), UINT(key.size())};
+      D3D12DDI_COMPILER_CACHE_TYPED_VALUE value = {D3D12DDI_COMPILER_CACHE_VALUE_TYPE_OBJECT_CODE,
+                                                   {nullptr, 0}};
+      auto find = device->callbacks.pfnFindPrecompiledValueCgc;
+      if (find(device->rt, &valueKey, &value, 1) == S_OK && value.Value.ValueSize) {
+        stored.resize(value.Value.ValueSize);
+        value.Value.pValue = stored.data();
+        if (find(device->rt, &valueKey, &value, 1) != S_OK ||
+            value.Value.ValueSize != stored.size())
+          stored.clear(); // the database changed between the two calls
+      }
+      if (!stored.empty()) {
+        D3D12DDI_CACHED_MLIR_PROGRAM_CGC fromDatabase = {desc->ProgramName, stored.data(),
+                                                         stored.size()};
+        std::string from = where + " (precompiled database value '" + key + "')";
+        HRESULT hr = guarded(device, where.c_str(), [&] {
+          return usePrecompiled(device, from, fromDatabase, bytecode, reader, program, status);
+        });
+        if (FAILED(hr))
+          return hr;
+        status = status == D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_HIT_CGC
+                     ? D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_DATABASE_HIT_CGC
+                     : D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_DATABASE_STALE_CGC;
+      }
+    }
+    if (status != D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_HIT_CGC &&
+        status != D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_DATABASE_HIT_CGC) {
       const JitInterface *jit = loadJit(error);
       if (!jit) {
         device->error(where + ": " + error + "; MLIR programs can only be created from "
@@ -947,6 +1004,7 @@ const D3D12DDI_ADAPTER_FUNCS_CGC kAdapterFuncs = {
     &kDeviceFuncs,
     &kCommandListFuncs,
     &kQueueFuncs,
+    getCompilerProperties,
 };
 
 } // namespace
@@ -958,6 +1016,7 @@ CgcD3D12DDIOpenAdapter(UINT32 runtimeVersion, const D3D12DDI_ADAPTER_FUNCS_CGC *
     return E_INVALIDARG;
   if ((runtimeVersion >> 16) != CGC_D3D12DDI_VERSION_MAJOR)
     return E_NOINTERFACE;
+  gRuntimeMinor.store(runtimeVersion & 0xFFFF);
   *funcs = &kAdapterFuncs;
   adapter->pDrvPrivate = nullptr;
   return S_OK;

@@ -86,6 +86,21 @@ bool readPrecompiledProgram(const void *blob, size_t size, ContainerReader &read
 /// reads 1").
 std::string describeKeyMismatch(const PrecompiledKey &found, const PrecompiledKey &expected);
 
+/// The value key under which a precompiled database holds the compiled
+/// form of the Partition IR bytecode with this digest for an adapter
+/// family (docs/precompilation.md): "<family>/mlir-program/<32 hex>". The
+/// compiler plugin stores under it, the driver derives it at
+/// CreateStateObject: the key depends on what decides the object code only
+/// (not the program's name), so equal partitions share one value.
+std::string precompiledValueKey(std::string_view adapterFamily, const Md5Digest &partition);
+
+/// A D3D12_VERSION_NUMBER for a compiler identity "<prefix> src:<16 hex>"
+/// (cmake/CompilerIdentity.cmake): the project's major and minor version,
+/// then the first 32 bits of the source digest as build and revision, so
+/// that a compiler built from other sources has another version. 0 if the
+/// identity has no source digest.
+uint64_t compilerVersionNumber(std::string_view identity);
+
 } // namespace cgc
 
 #endif // CGC_PRECOMPILED_PROGRAM_H

@@ -113,6 +113,17 @@ typedef struct cgc_device_options_t {
 } cgc_device_options_t;
 
 CGC_RUNTIME_API void cgc_device_options_init(cgc_device_options_t *options);
+
+/* Registers, for the process, a state object database and the precompiled
+ * databases compiled from it (cgc-soc; docs/precompilation.md): models
+ * loaded afterwards on devices whose driver matches a database create their
+ * MLIR programs from it instead of compiling them (cgc_model_stats_t::
+ * database_programs). CGC_STATUS_INVALID_ARGUMENT naming the file for one
+ * that cannot be opened or is not such a database. The environment
+ * variable CGC_D3D12_PRECOMPILED_DATABASES="SODB=PSDB[,PSDB][;...]" does the
+ * same when the first device is created. */
+CGC_RUNTIME_API cgc_status_t cgc_register_precompiled_databases(
+    const char *state_object_database, size_t count, const char *const *precompiled_databases);
 /* options may be NULL for the defaults. */
 CGC_RUNTIME_API cgc_status_t cgc_device_create(const cgc_device_options_t *options,
                                                cgc_device_t **out_device);
@@ -305,6 +316,12 @@ typedef struct cgc_model_stats_t {
    * (OpenExistingHeapFromAddress), without a copy. */
   bool constants_in_place;
   uint64_t constants_address; /* GPU virtual address of the constants */
+  /* Of the MLIR programs without a precompiled program in the model: created
+   * from a registered precompiled database (nothing compiled), and those a
+   * database held a stale value for (another compiler or bytecode: compiled;
+   * counted in compiled_programs too). */
+  uint32_t database_programs;
+  uint32_t database_stale;
 } cgc_model_stats_t;
 
 CGC_RUNTIME_API void cgc_model_stats(const cgc_model_t *model, cgc_model_stats_t *out_stats);

@@ -466,6 +466,13 @@ enum CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS {
   /// The blob was made by another compiler (another driver, another build),
   /// from other bytecode or in another format: the bytecode was compiled.
   CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_MISMATCH = 2,
+  /// No cached blob was given; the program was created from the object code
+  /// a registered precompiled database holds for it; nothing was compiled.
+  CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_DATABASE_HIT = 3,
+  /// A registered precompiled database holds a value under the program's
+  /// key, made by another compiler or from other bytecode: the bytecode was
+  /// compiled.
+  CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS_DATABASE_STALE = 4,
 };
 
 /// How the MLIR program pProgramName of pStateObject was created.
@@ -473,6 +480,40 @@ enum CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS {
 CGC_D3D12_API HRESULT CGCD3D12GetCachedMlirProgramStatus(
     ID3D12StateObject *pStateObject, LPCWSTR pProgramName,
     CGC_D3D12_CACHED_MLIR_PROGRAM_STATUS *pStatus);
+
+/// Registers, for the process, a state object database (SODB) and the
+/// precompiled databases (PSDBs) compiled from it (cgc-soc compile): the
+/// shader cache registration API's component, docs/precompilation.md.
+/// Devices then offer their drivers the values of every registered PSDB that
+/// matches the driver's compiler (adapter family, ABI, compiler version,
+/// application profile), through groups whose version is the SODB's; a
+/// driver creates an MLIR program from such a value instead of compiling
+/// its bytecode (CGCD3D12GetCachedMlirProgramStatus: DATABASE_HIT). The
+/// files are opened and checked now and read again at each lookup: keep
+/// them in place while registered. E_INVALIDARG (CGCD3D12GetLastError) for
+/// a file that cannot be opened or is not such a database, a PSDB for
+/// another application, or no PSDB. The environment variable
+/// CGC_D3D12_PRECOMPILED_DATABASES="SODB=PSDB[,PSDB...][;SODB=...]" registers
+/// the same way when the first device is created (a failure fails that
+/// creation, naming the variable).
+CGC_D3D12_API HRESULT CGCD3D12RegisterPrecompiledDatabases(
+    const char *pStateObjectDatabase, UINT NumPrecompiledDatabases,
+    const char *const *ppPrecompiledDatabases);
+/// Forgets every registered database (the environment's included).
+CGC_D3D12_API void CGCD3D12ClearPrecompiledDatabases();
+
+struct CGC_D3D12_PRECOMPILED_DATABASE_STATISTICS {
+  UINT RegisteredDatabases; ///< PSDBs registered in the process
+  UINT MatchingDatabases;   ///< of them, those this device's driver can use
+  UINT64 Lookups;           ///< programs the driver looked up
+  UINT64 Hits;              ///< lookups a database answered
+};
+/// What pDevice's driver found in the registered databases so far: a miss
+/// (Lookups - Hits) is compiled by the driver. Each registered database the
+/// driver cannot use is reported once as a warning (debug output), with
+/// the reason.
+CGC_D3D12_API HRESULT CGCD3D12GetPrecompiledDatabaseStatistics(
+    ID3D12Device *pDevice, CGC_D3D12_PRECOMPILED_DATABASE_STATISTICS *pStatistics);
 
 /// Declares that the constant bind points of the MLIR program pProgramName
 /// of pStateObject are bound at the GPU addresses of pBindings (GPU

@@ -51,7 +51,7 @@ extern "C" {
 #endif
 
 #define CGC_D3D12DDI_VERSION_MAJOR 1
-#define CGC_D3D12DDI_VERSION_MINOR 3
+#define CGC_D3D12DDI_VERSION_MINOR 4
 #define CGC_D3D12DDI_VERSION ((CGC_D3D12DDI_VERSION_MAJOR << 16) | CGC_D3D12DDI_VERSION_MINOR)
 #define CGC_D3D12DDI_OPEN_ADAPTER_NAME "CgcD3D12DDIOpenAdapter"
 
@@ -102,6 +102,10 @@ typedef struct D3D12DDI_OPTIONS_DATA_MLIR {
    pOutputData is the size query: S_OK and the size. */
 #ifndef E_NOT_SUFFICIENT_BUFFER
 #define E_NOT_SUFFICIENT_BUFFER ((HRESULT)0x8007007AL)
+#endif
+
+#ifndef DXGI_ERROR_ALREADY_EXISTS
+#define DXGI_ERROR_ALREADY_EXISTS ((HRESULT)0x887A0036L)
 #endif
 
 typedef struct D3D12DDI_MLIR_EXCHANGE_0119 {
@@ -174,7 +178,83 @@ typedef enum D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_CGC {
   /* A cached blob was given but is for another compiler, another bytecode
    * or another blob format: the bytecode was compiled. */
   D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_MISMATCH_CGC = 2,
+  /* DDI 1.4: no cached blob was given; created from the object code a
+   * registered precompiled database holds under the program's value key
+   * (pfnFindPrecompiledValueCgc); the bytecode was not compiled. */
+  D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_DATABASE_HIT_CGC = 3,
+  /* DDI 1.4: a registered precompiled database holds a value under the
+   * program's key, but for another compiler, bytecode or format: the
+   * bytecode was compiled. */
+  D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_DATABASE_STALE_CGC = 4,
 } D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_CGC;
+
+/*===----------------------------------------------------------------------===*
+ * Precompiled databases (DDI 1.4, cgc extension; docs/precompilation.md)
+ *
+ * Advanced Shader Delivery's cache value types (the shader compiler
+ * plugin's D3D12DDI_COMPILER_CACHE_*), shared by the compiler plugin DDI
+ * (cgc/d3d12ddi_compiler.h) and this one: a driver derives the value key of
+ * each MLIR program it is asked to create (as the plugin for its adapter
+ * family did when it compiled the program offline) and asks the runtime
+ * for the value with pfnFindPrecompiledValueCgc; the runtime answers from
+ * the precompiled databases the application registered whose target
+ * matches the driver's pfnGetCompilerPropertiesCgc.
+ *===----------------------------------------------------------------------===*/
+
+typedef enum D3D12DDI_COMPILER_CACHE_VALUE_TYPE {
+  D3D12DDI_COMPILER_CACHE_VALUE_TYPE_OBJECT_CODE = 0,
+  D3D12DDI_COMPILER_CACHE_VALUE_TYPE_METADATA = 1,
+  D3D12DDI_COMPILER_CACHE_VALUE_TYPE_DEBUG_PDB = 2,
+  D3D12DDI_COMPILER_CACHE_VALUE_TYPE_PERFORMANCE_DATA = 3,
+  D3D12DDI_COMPILER_CACHE_VALUE_TYPE_MAX_VALID = 4,
+} D3D12DDI_COMPILER_CACHE_VALUE_TYPE;
+
+typedef enum D3D12DDI_COMPILER_VALUE_TYPE_FLAGS {
+  D3D12DDI_COMPILER_VALUE_TYPE_FLAGS_NONE = 0,
+  D3D12DDI_COMPILER_VALUE_TYPE_FLAGS_OBJECT_CODE = 1 << 0,
+  D3D12DDI_COMPILER_VALUE_TYPE_FLAGS_METADATA = 1 << 1,
+  D3D12DDI_COMPILER_VALUE_TYPE_FLAGS_DEBUG_PDB = 1 << 2,
+  D3D12DDI_COMPILER_VALUE_TYPE_FLAGS_PERFORMANCE_DATA = 1 << 3,
+} D3D12DDI_COMPILER_VALUE_TYPE_FLAGS;
+
+typedef struct D3D12DDI_COMPILER_CACHE_VALUE_KEY {
+  const void *pKey;
+  UINT KeySize;
+} D3D12DDI_COMPILER_CACHE_VALUE_KEY;
+
+typedef struct D3D12DDI_COMPILER_CACHE_VALUE {
+  void *pValue;
+  SIZE_T ValueSize;
+} D3D12DDI_COMPILER_CACHE_VALUE;
+
+typedef struct D3D12DDI_COMPILER_CACHE_TYPED_VALUE {
+  D3D12DDI_COMPILER_CACHE_VALUE_TYPE Type;
+  D3D12DDI_COMPILER_CACHE_VALUE Value;
+} D3D12DDI_COMPILER_CACHE_TYPED_VALUE;
+
+typedef struct D3D12DDI_COMPILER_CACHE_CONST_VALUE {
+  const void *pValue;
+  SIZE_T ValueSize;
+} D3D12DDI_COMPILER_CACHE_CONST_VALUE;
+
+typedef struct D3D12DDI_COMPILER_CACHE_TYPED_CONST_VALUE {
+  D3D12DDI_COMPILER_CACHE_VALUE_TYPE Type;
+  D3D12DDI_COMPILER_CACHE_CONST_VALUE Value;
+} D3D12DDI_COMPILER_CACHE_TYPED_CONST_VALUE;
+
+/* What a driver's compiler produces (D3D_SHADER_CACHE_COMPILER_PROPERTIES of
+ * the shader cache registration API): a precompiled database is used only
+ * if it was compiled for this adapter family, an ABI version in
+ * [Minimum, Maximum]ABISupportVersion, this CompilerVersion and an
+ * application profile version with the same upper 32 bits. Versions are
+ * D3D12_VERSION_NUMBERs; ABI versions 0 and UINT64_MAX are reserved. */
+typedef struct D3D12DDI_COMPILER_PROPERTIES_CGC {
+  WCHAR szAdapterFamily[128];
+  UINT64 MinimumABISupportVersion;
+  UINT64 MaximumABISupportVersion;
+  UINT64 CompilerVersion;
+  UINT64 ApplicationProfileVersion;
+} D3D12DDI_COMPILER_PROPERTIES_CGC;
 
 typedef struct D3D12DDI_STATE_SUBOBJECT_0054 {
   D3D12DDI_STATE_SUBOBJECT_TYPE Type;
@@ -325,6 +405,20 @@ typedef struct D3D12DDI_RUNTIME_CALLBACKS_CGC {
   void (*pfnMessageCb)(D3D12DDI_HRTDEVICE hRTDevice,
                        D3D12DDI_MESSAGE_SEVERITY_CGC Severity,
                        const char *pMessage);
+  /* DDI 1.4 (present when the runtime's version is 1.4 or later): the value
+   * of the given types stored under *pValueKey in the registered precompiled
+   * databases that match the driver's compiler properties, with the
+   * shader compiler plugin's FindValue semantics (no allocator): for each
+   * entry, ValueSize 0 asks for the size (written back); a buffer at least
+   * that large receives the value. S_OK when every type was found,
+   * DXGI_ERROR_NOT_FOUND when the key (or one of the types) is not stored
+   * or no database is registered, DXGI_ERROR_MORE_DATA when a buffer is too
+   * small (the size needed written back). The runtime counts the lookups it
+   * answers for the application (CGCD3D12GetPrecompiledDatabaseStatistics). */
+  HRESULT (*pfnFindPrecompiledValueCgc)(D3D12DDI_HRTDEVICE hRTDevice,
+                                        const D3D12DDI_COMPILER_CACHE_VALUE_KEY *pValueKey,
+                                        D3D12DDI_COMPILER_CACHE_TYPED_VALUE *pValues,
+                                        UINT NumValues);
 } D3D12DDI_RUNTIME_CALLBACKS_CGC;
 
 typedef struct D3D12DDIARG_CREATEDEVICE_CGC {
@@ -458,6 +552,11 @@ typedef struct D3D12DDI_ADAPTER_FUNCS_CGC {
   const D3D12DDI_DEVICE_FUNCS_CORE_CGC *pDeviceFuncs;
   const D3D12DDI_COMMAND_LIST_FUNCS_CGC *pCommandListFuncs;
   const D3D12DDI_COMMAND_QUEUE_FUNCS_CGC *pCommandQueueFuncs;
+  /* DDI 1.4 (cgc extension): what the adapter's compiler produces, which
+   * decides the precompiled databases the runtime offers the driver. A
+   * driver may leave it null: it then gets no database values. */
+  HRESULT (*pfnGetCompilerPropertiesCgc)(D3D12DDI_HADAPTER,
+                                         D3D12DDI_COMPILER_PROPERTIES_CGC *pProperties);
 } D3D12DDI_ADAPTER_FUNCS_CGC;
 
 typedef HRESULT (*PFND3D12DDI_OPEN_ADAPTER_CGC)(UINT32 RuntimeVersion,
