@@ -48,6 +48,11 @@ for sanitizer in getattr(config, "cgc_sanitize", "").split(","):
 if os.path.isdir(os.path.join(config.cgc_obj_root, "python", "cgc")):
     config.available_features.add("cgc-python")
 
+# The SQLite shell, for the database tests (scripts/packages.txt installs it).
+import shutil
+if shutil.which("sqlite3"):
+    config.available_features.add("sqlite3")
+
 # The fuzz targets are built (test/fuzz/CMakeLists.txt: clang with libFuzzer).
 if os.path.exists(os.path.join(config.cgc_tools_dir, "cgc-fuzz-compiled-model")):
     config.available_features.add("cgc-fuzz")

@@ -221,6 +221,7 @@ int replay(const std::string &sodbPath, const std::vector<std::string> &psdbs,
   if (failed)
     return 1;
   if (requireHits && fromDatabase != programs) {
+    std::fflush(stdout);
     std::fprintf(stderr, "cgc-soc: error: %zu of %zu programs were compiled "
                          "(--require-hits)\n",
                  programs - fromDatabase, programs);
@@ -352,6 +353,7 @@ int main(int argc, char **argv) {
     }
     return list(plugin, sodb, psdb, listApp);
   } catch (const std::exception &e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "cgc-soc: error: %s\n", e.what());
     return 1;
   }

@@ -17,6 +17,10 @@ struct CgcTestDriverCounters {
   std::atomic<int> stateObjects{0};
   std::atomic<int> dispatchGraphs{0};
   std::atomic<int> executions{0};
+  /// Programs created from a registered precompiled database's value, and
+  /// values found for a program but made from another container.
+  std::atomic<int> databaseHits{0};
+  std::atomic<int> databaseStale{0};
 };
 
 /// TEST-ONLY configuration of the double.

@@ -11,6 +11,13 @@
 //     size-query protocol; other interfaces are DXGI_ERROR_UNSUPPORTED;
 //   - it counts the DDI calls it receives (cgcTestDriverCounters) so tests
 //     can check that the runtime rejected something before calling it;
+//   - its adapter family is "cgc-test-copy", compiled for offline by the
+//     second compiler plugin (test_plugin.c): at CreateStateObject it looks
+//     each program up in the registered precompiled databases under
+//     "cgc-test-copy/<FNV-1a of the container>" and, on a hit, takes the
+//     bind points from the value ('TCPY', the FNV, the 'CGBP' part) instead
+//     of reading the container (counted as databaseHits; a value made from
+//     another container is databaseStale);
 //   - TEST-ONLY knobs (cgcTestDriverKnobs, set by tests through dlsym) make
 //     it report another MLIR programs tier (read by the runtime when a
 //     device is created: set the knob, then create the device) or answer a
@@ -27,6 +34,7 @@
 #include "TestDriver.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -120,6 +128,16 @@ HRESULT getCaps(D3D12DDI_HADAPTER, const D3D12DDIARG_GETCAPS *args) {
   return E_INVALIDARG;
 }
 
+HRESULT getCompilerProperties(D3D12DDI_HADAPTER, D3D12DDI_COMPILER_PROPERTIES_CGC *p) {
+  *p = {};
+  const char family[] = "cgc-test-copy";
+  for (size_t i = 0; family[i]; ++i)
+    p->szAdapterFamily[i] = WCHAR(family[i]);
+  p->MinimumABISupportVersion = p->MaximumABISupportVersion = 1;
+  p->CompilerVersion = 0x0001000000000000ull;
+  return S_OK;
+}
+
 HRESULT createDevice(D3D12DDI_HADAPTER, const D3D12DDIARG_CREATEDEVICE_CGC *args,
                      D3D12DDI_HDEVICE *out) {
   out->pDrvPrivate = new Device{*args->pCallbacks, args->hRTDevice, {}, {}, 1};
@@ -139,18 +157,59 @@ HRESULT createHeap(D3D12DDI_HDEVICE, const D3D12DDIARG_CREATEHEAP_CGC *args, D3D
 }
 void destroyHeap(D3D12DDI_HDEVICE, D3D12DDI_HHEAP h) { std::free(h.pDrvPrivate); }
 
+uint64_t fnv1a(const void *data, size_t size) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < size; ++i)
+    h = (h ^ static_cast<const uint8_t *>(data)[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/// The bind points the test plugin stored for this container, if a
+/// registered database holds them.
+bool fromDatabase(Device *device, const D3D12DDI_MLIR_PROGRAM_DESC_0119 *desc,
+                  std::vector<BindPoint> &bindPoints) {
+  auto find = device->callbacks.pfnFindPrecompiledValueCgc;
+  if (!find)
+    return false;
+  uint64_t hash = fnv1a(desc->pBytecode, desc->BytecodeSizeInBytes);
+  char key[64];
+  std::snprintf(key, sizeof key, "cgc-test-copy/%016llx", (unsigned long long)hash);
+  D3D12DDI_COMPILER_CACHE_VALUE_KEY valueKey = {key, UINT(std::strlen(key))};
+  D3D12DDI_COMPILER_CACHE_TYPED_VALUE value = {D3D12DDI_COMPILER_CACHE_VALUE_TYPE_OBJECT_CODE,
+                                               {nullptr, 0}};
+  if (find(device->rt, &valueKey, &value, 1) != S_OK || value.Value.ValueSize < 12)
+    return false;
+  std::vector<uint8_t> code(value.Value.ValueSize);
+  value.Value.pValue = code.data();
+  if (find(device->rt, &valueKey, &value, 1) != S_OK)
+    return false;
+  uint64_t madeFrom = 0;
+  std::memcpy(&madeFrom, code.data() + 4, 8);
+  std::string error;
+  if (std::memcmp(code.data(), "TCPY", 4) || madeFrom != hash ||
+      !deserializeBindPoints(std::string(code.begin() + 12, code.end()), bindPoints, error)) {
+    ++gCounters.databaseStale;
+    return false;
+  }
+  ++gCounters.databaseHits;
+  return true;
+}
+
 HRESULT compile(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_0054 *args, StateObject &so) {
   ++gCounters.stateObjects;
   for (UINT i = 0; i < args->NumSubobjects; ++i) {
     auto *desc = static_cast<const D3D12DDI_MLIR_PROGRAM_DESC_0119 *>(args->pSubobjects[i].pDesc);
-    ContainerReader reader;
-    std::string error;
-    if (!reader.open(desc->pBytecode, desc->BytecodeSizeInBytes, error))
-      return E_INVALIDARG;
-    auto bp = reader.find(parts::kBindPoints);
     auto program = std::make_shared<Program>();
-    if (bp.size() != 1 || !deserializeBindPoints(bp[0]->data.str(), program->bindPoints, error) ||
-        program->bindPoints.empty())
+    if (!fromDatabase(device, desc, program->bindPoints)) {
+      ContainerReader reader;
+      std::string error;
+      if (!reader.open(desc->pBytecode, desc->BytecodeSizeInBytes, error))
+        return E_INVALIDARG;
+      auto bp = reader.find(parts::kBindPoints);
+      if (bp.size() != 1 || !deserializeBindPoints(bp[0]->data.str(), program->bindPoints, error))
+        return E_INVALIDARG;
+    }
+    if (program->bindPoints.empty())
       return E_INVALIDARG;
     std::lock_guard<std::mutex> lock(device->mutex);
     program->serial = device->next++;
@@ -292,7 +351,8 @@ const D3D12DDI_ADAPTER_FUNCS_CGC kAdapter = {CGC_D3D12DDI_VERSION,
                                              closeAdapter,
                                              &kDevice,
                                              &kList,
-                                             &kQueue};
+                                             &kQueue,
+                                             getCompilerProperties};
 
 } // namespace
 
