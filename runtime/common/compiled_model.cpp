@@ -707,6 +707,24 @@ bool CompiledModel::Impl::open(const void *data, size_t size, bool mappedFile,
 const ExecutionPlan &CompiledModel::getPlan() const { return impl->plan; }
 ByteView CompiledModel::getOutputIR() const { return impl->outputIR; }
 ByteView CompiledModel::getConstants() const { return impl->constants; }
+
+std::array<uint8_t, 16> CompiledModel::getDigest() const {
+  std::array<uint8_t, 16> digest;
+  std::memcpy(digest.data(), impl->reader.bytes().data + 4, 16);
+  return digest;
+}
+
+std::array<uint8_t, 16> constantDigest(const std::array<uint8_t, 16> &model, uint64_t offset,
+                                       uint64_t bytes) {
+  std::string text = "cgc constants 1";
+  text.append(reinterpret_cast<const char *>(model.data()), model.size());
+  for (uint64_t v : {offset, bytes})
+    for (int i = 0; i < 8; ++i)
+      text += char(uint8_t(v >> (8 * i)));
+  std::array<uint8_t, 16> digest;
+  md5(text.data(), text.size(), digest.data());
+  return digest;
+}
 ByteView CompiledModel::getPartitionBytecode(size_t index) const {
   return impl->bytecode.at(index);
 }

@@ -659,3 +659,40 @@ extern "C" cgc_dtype_t cgc_dtype_from_name(const char *name) {
       return dtype;
   return CGC_DTYPE_INVALID;
 }
+
+namespace cgc {
+
+uint64_t fastChecksum(const void *data, size_t size) {
+  // Four independent lanes over 32-byte stripes (multiply-rotate mixing,
+  // as in the xxHash family), then the tail and a final avalanche.
+  constexpr uint64_t kP1 = 0x9E3779B185EBCA87ull, kP2 = 0xC2B2AE3D27D4EB4Full,
+                     kP3 = 0x165667B19E3779F9ull;
+  auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
+  auto round = [&](uint64_t acc, uint64_t v) { return rotl(acc + v * kP2, 31) * kP1; };
+  const auto *p = static_cast<const uint8_t *>(data);
+  uint64_t lanes[4] = {kP1 + kP2, kP2, 0, 0 - kP1};
+  size_t n = size;
+  for (; n >= 32; p += 32, n -= 32)
+    for (int i = 0; i < 4; ++i) {
+      uint64_t v;
+      std::memcpy(&v, p + 8 * i, 8);
+      lanes[i] = round(lanes[i], v);
+    }
+  uint64_t h = rotl(lanes[0], 1) + rotl(lanes[1], 7) + rotl(lanes[2], 12) + rotl(lanes[3], 18);
+  h += uint64_t(size);
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    h = rotl(h ^ round(0, v), 27) * kP1 + kP3;
+  }
+  for (; n; ++p, --n)
+    h = rotl(h ^ (*p * kP3), 11) * kP1;
+  h ^= h >> 33;
+  h *= kP2;
+  h ^= h >> 29;
+  h *= kP3;
+  h ^= h >> 32;
+  return h;
+}
+
+} // namespace cgc

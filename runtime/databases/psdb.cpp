@@ -12,10 +12,19 @@
 //                    key and version
 //   cache_group_values (GroupKey, Position, ValueKey): a group's value keys,
 //                    in the order SetObjectValueKeys gave them
+//   cache_external_values (Key, Type, Offset, Size, Checksum): large values
+//                    (prepared constants) in "<database>.values" beside it,
+//                    each at a page boundary, with their fastChecksum
 //
 //===----------------------------------------------------------------------===//
 
 #include "sqlite.h"
+
+#include "cgc/container.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 namespace cgc::db {
 
@@ -29,6 +38,9 @@ CREATE TABLE app_id (id INTEGER NOT NULL PRIMARY KEY, exe TEXT NOT NULL,
 CREATE TABLE cache_values (Key BLOB NOT NULL, Type INTEGER NOT NULL, Value BLOB NOT NULL,
   PRIMARY KEY (Key, Type));
 CREATE TABLE cache_groups (Key BLOB NOT NULL PRIMARY KEY, Version INTEGER NOT NULL);
+CREATE TABLE cache_external_values (Key BLOB NOT NULL, Type INTEGER NOT NULL,
+  Offset INTEGER NOT NULL, Size INTEGER NOT NULL, Checksum INTEGER NOT NULL,
+  PRIMARY KEY (Key, Type));
 CREATE TABLE cache_group_values (GroupKey BLOB NOT NULL, Position INTEGER NOT NULL,
   ValueKey BLOB NOT NULL, PRIMARY KEY (GroupKey, Position),
   FOREIGN KEY(GroupKey) REFERENCES cache_groups(Key) ON DELETE CASCADE);
@@ -137,6 +149,60 @@ std::optional<Bytes> PrecompiledDatabase::findValue(const Bytes &key, ValueType 
   if (!s.step())
     return std::nullopt;
   return s.blob(0, "cache_values.Value");
+}
+
+bool PrecompiledDatabase::storeExternalValue(const Bytes &key, uint32_t type, const Bytes &value) {
+  if (findExternalValue(key, type))
+    return false;
+  const std::string file = externalValuesPath();
+  uint64_t end = externalValuesEnd();
+  uint64_t offset = (end + 4095) / 4096 * 4096;
+  FILE *out = std::fopen(file.c_str(), end ? "r+b" : "w+b");
+  if (!out)
+    throw Error(file + ": cannot open: " + std::strerror(errno));
+  bool ok = fseeko(out, off_t(offset), SEEK_SET) == 0 &&
+            std::fwrite(value.data(), 1, value.size(), out) == value.size();
+  ok = std::fclose(out) == 0 && ok;
+  if (!ok)
+    throw Error(file + ": cannot write " + std::to_string(value.size()) + " bytes");
+  impl_->c.prepare("INSERT INTO cache_external_values (Key, Type, Offset, Size, Checksum) "
+                   "VALUES (?, ?, ?, ?, ?)")
+      .bind(1, key)
+      .bind(2, int64_t(type))
+      .bind(3, int64_t(offset))
+      .bind(4, int64_t(value.size()))
+      .bind(5, int64_t(fastChecksum(value.data(), value.size())))
+      .run();
+  return true;
+}
+
+std::optional<PrecompiledDatabase::ExternalValue>
+PrecompiledDatabase::findExternalValue(const Bytes &key, uint32_t type) {
+  Statement s = impl_->c.prepare(
+      "SELECT Offset, Size, Checksum FROM cache_external_values WHERE Key = ? AND Type = ?");
+  s.bind(1, key).bind(2, int64_t(type));
+  if (!s.step())
+    return std::nullopt;
+  ExternalValue v;
+  int64_t offset = s.integer(0, "cache_external_values.Offset");
+  int64_t size = s.integer(1, "cache_external_values.Size");
+  if (offset < 0 || size < 0 || offset % 4096)
+    throw Error(path() + ": external value " + keyText(key) + " has offset " +
+                std::to_string(offset) + " and size " + std::to_string(size));
+  v.offset = uint64_t(offset);
+  v.size = uint64_t(size);
+  v.checksum = uint64_t(s.integer(2, "cache_external_values.Checksum"));
+  return v;
+}
+
+uint64_t PrecompiledDatabase::externalValuesEnd() {
+  Statement s = impl_->c.prepare("SELECT max(Offset + Size) FROM cache_external_values");
+  if (!s.step() || s.isNull(0))
+    return 0;
+  int64_t end = s.integer(0, "the end of the external values");
+  if (end < 0)
+    throw Error(path() + ": external values end at " + std::to_string(end));
+  return uint64_t(end);
 }
 
 void PrecompiledDatabase::storeGroup(const Bytes &key, uint32_t version,

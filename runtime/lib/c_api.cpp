@@ -199,7 +199,8 @@ cgc_status_t cgc_register_precompiled_databases(const char *state_object_databas
     need(precompiled_databases, "cgc_register_precompiled_databases", "precompiled_databases");
     if (!count || count > UINT32_MAX)
       fail(CGC_STATUS_INVALID_ARGUMENT,
-           "cgc_register_precompiled_databases: count must be 1 or more");
+           "cgc_register_precompiled_databases: count must be 1 .. 2^32-1, not " +
+               std::to_string(count));
     if (FAILED(CGCD3D12RegisterPrecompiledDatabases(state_object_database, UINT(count),
                                                     precompiled_databases)))
       fail(CGC_STATUS_INVALID_ARGUMENT, CGCD3D12GetLastError());

@@ -211,6 +211,8 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
   // driver may prepare what it derives from them (packed or transformed
   // weights) now, so that the first run does no lazy work. Per dispatch of
   // an MLIR program with constants (the driver skips a set it prepared).
+  const std::array<uint8_t, 16> modelDigest = file.getDigest();
+  uint64_t prepareStart = nowNs();
   for (const PlanCommand &command : p.commands) {
     if (command.kind != PlanCommand::Kind::Dispatch)
       continue;
@@ -218,6 +220,7 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
     if (program.kind != PlanProgram::Kind::Mlir)
       continue;
     std::vector<D3D12_MLIR_PROGRAM_BINDING> bound;
+    std::vector<CGC_D3D12_CONSTANT_DIGEST> digests;
     for (size_t i = 0; i < command.ranges.size(); ++i) {
       const PlanRange &range = command.ranges[i];
       if (range.buffer != PlanBuffer::Constants)
@@ -229,21 +232,36 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
       b.GpuBinding.StartAddress = constantsAddress + range.offset;
       b.GpuBinding.SizeInBytes = range.bytes;
       bound.push_back(b);
+      // What the bytes are (the file's verified digest, the range): a
+      // precompiled database may hold them prepared (cgc-soc prepare).
+      CGC_D3D12_CONSTANT_DIGEST d;
+      auto digest = constantDigest(modelDigest, range.offset, range.bytes);
+      std::memcpy(d.Digest, digest.data(), 16);
+      digests.push_back(d);
     }
     if (bound.empty())
       continue;
     std::wstring name = widen(program.name);
     uint64_t mark = device->messageMark();
-    HRESULT hr = CGCD3D12PrepareMlirProgramConstants(program.stateObject.Get(), name.c_str(),
-                                                     UINT(bound.size()), bound.data());
+    CGC_D3D12_PREPARED_CONSTANTS_STATISTICS prepared = {};
+    HRESULT hr = CGCD3D12PrepareMlirProgramConstantsWithDigests(
+        program.stateObject.Get(), name.c_str(), UINT(bound.size()), bound.data(), digests.data(),
+        &prepared);
+    stats.prepared_blocks_mapped += prepared.BlocksMapped;
+    stats.prepared_bytes_mapped += prepared.BytesMapped;
+    stats.prepared_blocks_computed += prepared.BlocksComputed;
+    stats.prepared_bytes_computed += prepared.BytesComputed;
     if (FAILED(hr)) {
-      std::string more = device->messagesSince(mark, program.name);
+      // Sequential: every message since the mark is about this program
+      // (the runtime's own, a database's corruption, come without its name).
+      std::string more = device->messagesSince(mark);
       fail(CGC_STATUS_INTERNAL, where() + "program '" + program.name +
                                     "': the driver refused its constants (" + hresultText(hr) +
                                     "): " + (more.empty() ? CGCD3D12GetLastError() : more));
     }
   }
 
+  stats.prepare_ns = nowNs() - prepareStart;
   for (const PlanProgram &program : p.programs)
     ++(program.kind == PlanProgram::Kind::Mlir ? stats.mlir_programs : stats.kernel_programs);
   for (const PlanCommand &command : p.commands)

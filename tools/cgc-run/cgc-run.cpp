@@ -707,6 +707,13 @@ int runMain(const Options &o) {
                   stats.compiled_programs, rejected.c_str(),
                   stats.precompiled_ignored ? " (precompiled programs ignored)" : "");
     }
+    if (stats.prepared_blocks_mapped || stats.prepared_blocks_computed)
+      std::printf("constants: prepared at load in %.1f ms: %llu blocks (%.2f MiB) mapped from a "
+                  "precompiled database, %llu blocks (%.2f MiB) transformed\n",
+                  double(stats.prepare_ns) / 1e6, (unsigned long long)stats.prepared_blocks_mapped,
+                  double(stats.prepared_bytes_mapped) / (1 << 20),
+                  (unsigned long long)stats.prepared_blocks_computed,
+                  double(stats.prepared_bytes_computed) / (1 << 20));
     if (!o.benchmark)
       std::printf("timing: run %.3f ms\n", pct(0) * 1000);
   }
@@ -725,7 +732,11 @@ int runMain(const Options &o) {
        << ", \"compiled_programs\": " << stats.compiled_programs
        << ", \"precompiled_rejected\": " << stats.precompiled_rejected
        << ", \"database_programs\": " << stats.database_programs
-       << ", \"database_stale\": " << stats.database_stale << ", \"runs_ms\": [";
+       << ", \"database_stale\": " << stats.database_stale
+       << ", \"prepare_ms\": " << double(stats.prepare_ns) / 1e6
+       << ", \"prepared_blocks_mapped\": " << stats.prepared_blocks_mapped
+       << ", \"prepared_blocks_computed\": " << stats.prepared_blocks_computed
+       << ", \"prepared_bytes_computed\": " << stats.prepared_bytes_computed << ", \"runs_ms\": [";
   for (size_t i = 0; i < timings.runSeconds.size(); ++i)
     json << (i ? ", " : "") << timings.runSeconds[i] * 1000;
   json << "], \"min_ms\": " << pct(0) * 1000 << ", \"median_ms\": " << pct(0.5) * 1000

@@ -62,6 +62,14 @@ HRESULT APIENTRY findValueCb(D3D12DDI_HRTCOMPILERCACHESESSION h,
   try {
     HRESULT result = S_OK;
     for (UINT i = 0; i < count; ++i) {
+      if (values[i].Type == D3D12DDI_COMPILER_CACHE_VALUE_TYPE_PREPARED_CONSTANTS_CGC) {
+        // Beside the database: presence and size only.
+        auto external = s->psdb->findExternalValue(keyBytes(key), values[i].Type);
+        if (!external)
+          return DXGI_ERROR_NOT_FOUND;
+        values[i].Value.ValueSize = SIZE_T(external->size);
+        continue;
+      }
       if (values[i].Type >= D3D12DDI_COMPILER_CACHE_VALUE_TYPE_MAX_VALID)
         return E_INVALIDARG;
       auto found = s->psdb->findValue(keyBytes(key), db::ValueType(values[i].Type));
@@ -92,13 +100,28 @@ HRESULT APIENTRY storeValueCb(D3D12DDI_HRTCOMPILERCACHESESSION h,
     return E_INVALIDARG;
   uint32_t seen = 0;
   for (UINT i = 0; i < count; ++i) {
-    if (values[i].Type >= D3D12DDI_COMPILER_CACHE_VALUE_TYPE_MAX_VALID ||
-        !values[i].Value.pValue || !values[i].Value.ValueSize || (seen & (1u << values[i].Type)))
+    const bool prepared = values[i].Type == D3D12DDI_COMPILER_CACHE_VALUE_TYPE_PREPARED_CONSTANTS_CGC;
+    const uint32_t bit = prepared ? 1u << 16 : 1u << values[i].Type;
+    if ((!prepared && values[i].Type >= D3D12DDI_COMPILER_CACHE_VALUE_TYPE_MAX_VALID) ||
+        !values[i].Value.pValue || !values[i].Value.ValueSize || (seen & bit))
       return E_INVALIDARG;
-    seen |= 1u << values[i].Type;
+    seen |= bit;
   }
   try {
     db::Bytes k = keyBytes(key);
+    // Prepared constants go beside the database (large, mapped at load).
+    if (seen & (1u << 16)) {
+      if (count != 1)
+        return E_INVALIDARG;
+      const auto *p = static_cast<const uint8_t *>(values[0].Value.pValue);
+      if (!s->psdb->storeExternalValue(k, values[0].Type,
+                                       db::Bytes(p, p + values[0].Value.ValueSize))) {
+        ++s->shared;
+        return DXGI_ERROR_ALREADY_EXISTS;
+      }
+      ++s->stored;
+      return S_OK;
+    }
     for (UINT i = 0; i < count; ++i)
       if (s->psdb->findValue(k, db::ValueType(values[i].Type))) {
         ++s->shared;
@@ -232,6 +255,10 @@ Plugin::Plugin(const std::string &path) : path_(path) {
         !compiler_.pfnDestroyCompiler || !compiler_.pfnCalcPrivateStateObjectSize ||
         !compiler_.pfnCompileCreateStateObject || !compiler_.pfnDestroyStateObject)
       throw fail("it did not fill the compiler table (" + hr(h) + ")");
+    // Optional: a plugin that does not prepare constants refuses the table.
+    if (FAILED(ddi_->pfnFillDDITable(handle_, D3D12DDI_COMPILER_TABLE_TYPE_CONSTANTS_CGC,
+                                     &constants_, sizeof(constants_))))
+      constants_ = {};
     if (FAILED(h = ddi_->pfnSetCallbackDDITable(handle_, D3D12DDI_COMPILER_CALLBACK_TABLE_TYPE_CACHE,
                                                 &kCallbacks, sizeof(kCallbacks))))
       throw fail("it refused the cache callbacks (" + hr(h) + ")");
@@ -360,6 +387,12 @@ Plugin::Result Plugin::compile(db::StateObjectDatabase &sodb, db::PrecompiledDat
     D3D12DDI_HCOMPILERSTATEOBJECT so = {soMemory.data()};
     Session session;
     session.psdb = &psdb;
+    struct DestroyObject {
+      const D3D12DDI_COMPILER_FUNCS &f;
+      D3D12DDI_HCOMPILER c;
+      D3D12DDI_HCOMPILERSTATEOBJECT so;
+      ~DestroyObject() { f.pfnDestroyStateObject(c, so); }
+    } destroyObject{compiler_, compiler, so};
     psdb.transaction([&] {
       h = compiler_.pfnCompileCreateStateObject(
           compiler, {&session}, D3D12DDI_COMPILER_VALUE_TYPE_FLAGS(valueTypes), &args, so);
@@ -368,7 +401,6 @@ Plugin::Result Plugin::compile(db::StateObjectDatabase &sodb, db::PrecompiledDat
         h = E_FAIL;
       }
       if (FAILED(h)) {
-        compiler_.pfnDestroyStateObject(compiler, so);
         std::string text;
         for (const auto &m : session.messages)
           text += "\n  " + m;
@@ -377,13 +409,53 @@ Plugin::Result Plugin::compile(db::StateObjectDatabase &sodb, db::PrecompiledDat
       }
       psdb.storeGroup(key, object->version, session.keys);
     });
-    compiler_.pfnDestroyStateObject(compiler, so);
     ++result.stateObjects;
     result.programs += object->programs.size();
     result.valuesStored += session.stored;
     result.valuesShared += session.shared;
   }
   return result;
+}
+
+bool Plugin::prepareConstants(db::PrecompiledDatabase &psdb, UINT family, uint64_t abi,
+                              const std::string &programName,
+                              const std::vector<uint8_t> &container,
+                              const std::vector<Constant> &constants, UINT threads) {
+  if (!preparesConstants())
+    throw PluginError("compiler plugin '" + path_ + "' does not prepare constants");
+  D3D12DDI_COMPILER_TARGET target = {family, abi};
+  PrivateMemory compilerMemory(compiler_.pfnCalcPrivateCompilerSize(&target, nullptr));
+  D3D12DDI_HCOMPILER compiler = {compilerMemory.data()};
+  HRESULT h = compiler_.pfnCreateCompiler(&target, nullptr, compiler, {this});
+  if (FAILED(h))
+    throw PluginError("compiler plugin '" + path_ + "': CreateCompiler failed (" + hr(h) + ")");
+  struct Destroy {
+    const D3D12DDI_COMPILER_FUNCS &f;
+    D3D12DDI_HCOMPILER c;
+    ~Destroy() { f.pfnDestroyCompiler(c); }
+  } destroy{compiler_, compiler};
+  std::wstring name = widen(programName);
+  D3D12DDI_MLIR_PROGRAM_DESC_0119 program = {name.c_str(), container.data(), container.size()};
+  std::vector<D3D12DDI_MLIR_PROGRAM_CONSTANT_CGC> given;
+  for (const Constant &c : constants) {
+    D3D12DDI_MLIR_PROGRAM_CONSTANT_CGC g = {c.bindPoint, c.data, c.bytes, {}};
+    std::memcpy(g.Digest.Digest, c.digest.data(), 16);
+    given.push_back(g);
+  }
+  Session session;
+  session.psdb = &psdb;
+  psdb.transaction([&] {
+    h = constants_.pfnPrepareMlirProgramConstantsCgc(compiler, {&session}, &program,
+                                                      UINT(given.size()), given.data(), threads);
+    if (FAILED(h)) {
+      std::string text;
+      for (const auto &m : session.messages)
+        text += "\n  " + m;
+      throw PluginError("compiler plugin '" + path_ + "': the constants of program '" +
+                        programName + "' were not prepared (" + hr(h) + ")" + text);
+    }
+  });
+  return session.stored != 0;
 }
 
 } // namespace cgc::soc

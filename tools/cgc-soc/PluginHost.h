@@ -15,6 +15,7 @@
 
 #include "cgc/d3d12ddi_compiler.h"
 
+#include <array>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -58,8 +59,25 @@ public:
   Result compile(db::StateObjectDatabase &sodb, db::PrecompiledDatabase &psdb, UINT family,
                  uint64_t abi, uint32_t valueTypes, const std::optional<db::Bytes> &key);
 
+  /// Whether the plugin prepares constants offline
+  /// (D3D12DDI_COMPILER_TABLE_TYPE_CONSTANTS_CGC).
+  bool preparesConstants() const { return constants_.pfnPrepareMlirProgramConstantsCgc; }
+  struct Constant {
+    uint32_t bindPoint;
+    const void *data;
+    uint64_t bytes;
+    std::array<uint8_t, 16> digest;
+  };
+  /// Prepares one program's constants on `threads` worker threads into
+  /// `psdb` (beside it). Returns whether a value was stored (false: nothing
+  /// to prepare, or already there).
+  bool prepareConstants(db::PrecompiledDatabase &psdb, UINT family, uint64_t abi,
+                        const std::string &programName, const std::vector<uint8_t> &container,
+                        const std::vector<Constant> &constants, UINT threads);
+
 private:
   std::string path_;
+  D3D12DDI_COMPILER_CONSTANTS_FUNCS_CGC constants_ = {};
   void *library_ = nullptr;
   D3D12DDI_HCOMPILERDDI handle_ = {};
   const D3D12DDI_COMPILER_DDI_FUNCS *ddi_ = nullptr;

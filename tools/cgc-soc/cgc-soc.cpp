@@ -8,6 +8,9 @@
 //   cgc-soc compile SODB PSDB --plugin P [--adapter-family F] [--abi N]
 //                                   the SODB's state objects through a
 //                                   compiler plugin into a new PSDB
+//   cgc-soc prepare PSDB MODEL.cgc... --plugin P [--threads 1,2]
+//                                   the models' constants prepared offline
+//                                   in the driver's layouts, beside the PSDB
 //   cgc-soc replay SODB [--psdb PSDB...] [--driver D]
 //                                   creates every state object on a device
 //                                   with the databases registered; says how
@@ -139,6 +142,59 @@ int compile(const std::string &sodbPath, const std::string &psdbPath,
               psdbPath.c_str(), result.stateObjects, result.programs, info.name.c_str(),
               (unsigned long long)abi, soc::versionText(info.compilerVersion).c_str(),
               result.valuesStored, result.valuesShared);
+  return 0;
+}
+
+int prepare(const std::string &psdbPath, const std::vector<std::string> &models,
+            const std::string &pluginPath, const std::vector<unsigned> &threadCounts) {
+  auto psdb = db::PrecompiledDatabase::open(psdbPath, true);
+  soc::Plugin plugin(pluginPath);
+  if (!plugin.preparesConstants())
+    throw soc::PluginError("compiler plugin '" + pluginPath + "' does not prepare constants");
+  const db::CompilerTarget &target = psdb->target();
+  UINT family = plugin.familyIndex(target.adapterFamily);
+  if (plugin.adapterFamilies().at(family).compilerVersion != target.compilerVersion)
+    throw soc::PluginError(psdbPath + " was compiled by compiler " +
+                           soc::versionText(target.compilerVersion) + "; this plugin is " +
+                           soc::versionText(plugin.adapterFamilies().at(family).compilerVersion));
+  for (const std::string &path : models) {
+    CompiledModel model;
+    std::string error;
+    if (!model.openFile(path, error))
+      throw db::Error(error);
+    const ExecutionPlan &plan = model.getPlan();
+    const ByteView constants = model.getConstants();
+    const auto digest = model.getDigest();
+    size_t prepared = 0, dispatches = 0;
+    uint64_t before = psdb->externalValuesEnd();
+    for (const PlanCommand &command : plan.commands) {
+      if (command.kind != PlanCommand::Kind::Dispatch ||
+          plan.programs.at(command.program).kind != PlanProgram::Kind::Mlir)
+        continue;
+      std::vector<soc::Plugin::Constant> given;
+      for (size_t i = 0; i < command.ranges.size(); ++i) {
+        const PlanRange &range = command.ranges[i];
+        if (range.buffer != PlanBuffer::Constants)
+          continue;
+        if (range.offset > constants.size || range.bytes > constants.size - range.offset)
+          throw db::Error(path + ": a constant binding lies outside the constants");
+        given.push_back({uint32_t(i), constants.data + range.offset, range.bytes,
+                         constantDigest(digest, range.offset, range.bytes)});
+      }
+      if (given.empty())
+        continue;
+      ++dispatches;
+      std::vector<uint8_t> container = model.buildProgramContainer(command.program);
+      for (unsigned threads : threadCounts)
+        prepared += plugin.prepareConstants(*psdb, family, target.abiVersion,
+                                            plan.programs[command.program].name, container,
+                                            given, threads);
+    }
+    std::printf("%s: %zu dispatches with constants, %zu prepared-constants values stored "
+                "(%.2f MiB beside %s)\n",
+                path.c_str(), dispatches, prepared,
+                double(psdb->externalValuesEnd() - before) / (1 << 20), psdbPath.c_str());
+  }
   return 0;
 }
 
@@ -324,6 +380,22 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--key", key, "compile only the state object with this key");
   compileCmd->add_flag("--no-metadata", noMetadata, "store object code only");
 
+  std::vector<unsigned> threadCounts = {1};
+  CLI::App *prepareCmd = app.add_subcommand(
+      "prepare", "prepare compiled models' constants offline, in the driver's layouts, beside "
+                 "a PSDB (its plugin must prepare constants; the layouts are those of this "
+                 "machine's instruction sets)");
+  prepareCmd->add_option("psdb", psdb, "the precompiled database (from cgc-soc compile)")
+      ->required();
+  prepareCmd->add_option("models", models, "compiled models (.cgc)")->required();
+  prepareCmd->add_option("--plugin", plugin, "the compiler plugin that compiled the PSDB")
+      ->required();
+  prepareCmd->add_option("--threads", threadCounts,
+                         "the driver's worker threads to prepare for (layouts may depend on "
+                         "them; default 1)")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, 1024u));
+
   CLI::App *replayCmd = app.add_subcommand(
       "replay", "create every state object of an SODB on a device, with PSDBs registered");
   replayCmd->add_option("sodb", sodb, "the state object database")->required();
@@ -345,6 +417,8 @@ int main(int argc, char **argv) {
       return add(sodb, models, addApp);
     if (compileCmd->parsed())
       return compile(sodb, psdb, plugin, family, abi, !noMetadata, key);
+    if (prepareCmd->parsed())
+      return prepare(psdb, models, plugin, threadCounts);
     if (replayCmd->parsed())
       return replay(sodb, psdbs, driver, key, requireHits);
     if (plugin.empty() && sodb.empty() && psdb.empty()) {

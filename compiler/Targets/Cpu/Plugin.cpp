@@ -28,6 +28,8 @@
 #include "compiler/Targets/Cpu/PartitionCompiler.h"
 #include "compiler_target.h"
 #include "jit.h"
+#include "program.h"
+#include "thread_pool.h"
 
 // Last: <wsl/winadapter.h> defines `interface`.
 #include "cgc/d3d12ddi_compiler.h"
@@ -318,6 +320,98 @@ void APIENTRY destroyStateObject(D3D12DDI_HCOMPILER, D3D12DDI_HCOMPILERSTATEOBJE
     static_cast<StateObject *>(so.pDrvPrivate)->~StateObject();
 }
 
+/// Prepares `program`'s constants as its driver would at load, recording
+/// the blocks (prepared.h), and stores them as one value.
+HRESULT prepareConstants(const Compiler &compiler, D3D12DDI_HRTCOMPILERCACHESESSION session,
+                         const D3D12DDI_MLIR_PROGRAM_DESC_0119 *desc, UINT count,
+                         const D3D12DDI_MLIR_PROGRAM_CONSTANT_CGC *constants, UINT threads) {
+  const D3D12DDI_COMPILER_CACHE_CALLBACKS &cache = compiler.plugin->cache;
+  auto report = [&](const std::string &text) {
+    if (cache.pfnCompilerCacheMessageCgc)
+      cache.pfnCompilerCacheMessageCgc(session, text.c_str());
+    return E_INVALIDARG;
+  };
+  if (!desc || (count && !constants) || threads == 0 || threads > 1024)
+    return E_INVALIDARG;
+  std::string where = "MLIR program '" + narrowText(desc->ProgramName) + "'";
+  ContainerReader reader;
+  std::string error;
+  if (!reader.open(desc->pBytecode, desc->BytecodeSizeInBytes, error))
+    return report(where + ": " + error);
+  auto mlir = reader.find(parts::kMLIR);
+  Guid iface;
+  ByteView bytecode;
+  if (mlir.size() != 1 || !ContainerReader::splitMLIRPart(*mlir[0], iface, bytecode, error))
+    return report(where + ": the container needs exactly one valid 'MLIR' part " + error);
+  KernelProgram lowered;
+  if (!cpu_target::compilePartition(bytecode.data, bytecode.size, lowered, error))
+    return report(where + ": " + error);
+  auto program = cpu::CompiledProgram::create(std::move(lowered), cpu::KernelConfig(), error);
+  if (!program)
+    return report(where + ": " + error);
+  const auto &declared = program->program().bindings;
+  std::vector<uint8_t *> bindings(declared.size(), nullptr);
+  std::vector<std::array<uint8_t, 16>> digests(declared.size());
+  for (UINT i = 0; i < count; ++i) {
+    const UINT b = constants[i].BindPointIndex;
+    if (b >= declared.size() || !declared[b].constant || bindings[b] || !constants[i].pData ||
+        constants[i].SizeInBytes < declared[b].bytes)
+      return report(where + ": constant #" + std::to_string(i) + " (bind point " +
+                    std::to_string(b) + ") is not a constant bind point given once with its "
+                    "bytes");
+    bindings[b] = static_cast<uint8_t *>(const_cast<void *>(constants[i].pData));
+    std::memcpy(digests[b].data(), constants[i].Digest.Digest, 16);
+  }
+  std::vector<cpu::prepared::Range> ranges;
+  std::vector<std::array<uint8_t, 16>> keyDigests;
+  for (size_t b = 0; b < declared.size(); ++b) {
+    if (!declared[b].constant)
+      continue;
+    if (!bindings[b])
+      return report(where + ": constant bind point " + std::to_string(b) + " '" +
+                    declared[b].name + "' is not given");
+    ranges.push_back({bindings[b], size_t(declared[b].bytes), digests[b]});
+    keyDigests.push_back(digests[b]);
+  }
+  if (ranges.empty())
+    return S_FALSE; // nothing to prepare
+  cpu::ThreadPool pool(static_cast<int>(threads));
+  cpu::prepared::Context context(cpu::prepared::Context::Mode::Record, std::move(ranges));
+  program->prepareConstants(bindings, pool, &context);
+  std::vector<cpu::prepared::Context::Block> blocks = context.takeRecorded();
+  std::vector<cpu::PreparedBlockRef> refs;
+  for (const auto &block : blocks)
+    refs.push_back({block.key, block.data.data(), block.data.size()});
+  std::vector<uint8_t> value = cpu::writePreparedValue(refs);
+  std::string key = cpu::preparedValueKey(digestBytecode(bytecode), keyDigests,
+                                          program->preparedSignature(size_t(pool.size())));
+  D3D12DDI_COMPILER_CACHE_VALUE_KEY valueKey = {key.data(), UINT(key.size())};
+  D3D12DDI_COMPILER_CACHE_TYPED_CONST_VALUE typed = {
+      D3D12DDI_COMPILER_CACHE_VALUE_TYPE_PREPARED_CONSTANTS_CGC, {value.data(), value.size()}};
+  HRESULT hr = cache.pfnCompilerCacheStoreValue(session, &valueKey, &typed, 1);
+  if (FAILED(hr) && hr != DXGI_ERROR_ALREADY_EXISTS)
+    return report(where + ": the cache refused its prepared constants");
+  return S_OK;
+}
+
+HRESULT APIENTRY prepareConstantsEntry(D3D12DDI_HCOMPILER h, D3D12DDI_HRTCOMPILERCACHESESSION session,
+                                       const D3D12DDI_MLIR_PROGRAM_DESC_0119 *desc, UINT count,
+                                       const D3D12DDI_MLIR_PROGRAM_CONSTANT_CGC *constants,
+                                       UINT threads) {
+  auto *compiler = static_cast<Compiler *>(h.pDrvPrivate);
+  if (!compiler)
+    return E_INVALIDARG;
+  try {
+    return prepareConstants(*compiler, session, desc, count, constants, threads);
+  } catch (const std::bad_alloc &) {
+    return E_OUTOFMEMORY;
+  } catch (const std::exception &e) {
+    if (compiler->plugin->cache.pfnCompilerCacheMessageCgc)
+      compiler->plugin->cache.pfnCompilerCacheMessageCgc(session, e.what());
+    return E_FAIL;
+  }
+}
+
 HRESULT APIENTRY fillDDITable(D3D12DDI_HCOMPILERDDI h, D3D12DDI_COMPILER_TABLE_TYPE type,
                               void *table, SIZE_T size) {
   auto *plugin = static_cast<PluginObject *>(h.pDrvPrivate);
@@ -336,6 +430,13 @@ HRESULT APIENTRY fillDDITable(D3D12DDI_HCOMPILERDDI h, D3D12DDI_COMPILER_TABLE_T
     static const D3D12DDI_COMPILER_FUNCS funcs = {
         calcCompilerSize,    createCompiler,           destroyCompiler,
         calcStateObjectSize, compileCreateStateObject, destroyStateObject};
+    if (size != sizeof(funcs))
+      return E_INVALIDARG;
+    std::memcpy(table, &funcs, sizeof(funcs));
+    return S_OK;
+  }
+  if (type == D3D12DDI_COMPILER_TABLE_TYPE_CONSTANTS_CGC) {
+    static const D3D12DDI_COMPILER_CONSTANTS_FUNCS_CGC funcs = {prepareConstantsEntry};
     if (size != sizeof(funcs))
       return E_INVALIDARG;
     std::memcpy(table, &funcs, sizeof(funcs));

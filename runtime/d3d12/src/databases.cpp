@@ -1,8 +1,15 @@
 //===- databases.cpp - Registered SODB/PSDB pairs -------------------------===//
 
+#include "cgc/container.h"
+#include "cgc/databases.h"
+
 #include "databases.h"
 
-#include "cgc/databases.h"
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -23,6 +30,13 @@ struct Registered {
   std::unique_ptr<db::PrecompiledDatabase> psdb;
   /// Value keys of the groups whose version is the SODB's.
   std::unordered_set<std::string> eligible;
+  /// "<psdb>.values" mapped read-only (never unmapped: drivers keep
+  /// pointers into it for the life of the process), or null.
+  const uint8_t *values = nullptr;
+  uint64_t valuesBytes = 0;
+  /// External values whose checksum was checked.
+  std::mutex verifiedMutex;
+  std::unordered_set<std::string> verified;
 };
 
 std::shared_mutex gMutex;
@@ -75,6 +89,28 @@ bool registerDatabases(const std::string &sodbPath, const std::vector<std::strin
         throw db::Error(path + ": it was compiled for application '" + psdbApp->name + "' (" +
                         psdbApp->exeFilename + "), the state object database is for '" +
                         sodbApp->name + "' (" + sodbApp->exeFilename + ")");
+      if (uint64_t end = entry->psdb->externalValuesEnd()) {
+        const std::string file = entry->psdb->externalValuesPath();
+        int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+        struct stat st = {};
+        if (fd < 0 || ::fstat(fd, &st) != 0) {
+          if (fd >= 0)
+            ::close(fd);
+          throw db::Error(file + ": cannot open the database's values: " + std::strerror(errno));
+        }
+        if (uint64_t(st.st_size) < end) {
+          ::close(fd);
+          throw db::Error(file + ": holds " + std::to_string(st.st_size) +
+                          " bytes; the database's values need " + std::to_string(end) +
+                          " (truncated)");
+        }
+        void *p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+        ::close(fd);
+        if (p == MAP_FAILED)
+          throw db::Error(file + ": cannot map it: " + std::strerror(errno));
+        entry->values = static_cast<const uint8_t *>(p);
+        entry->valuesBytes = uint64_t(st.st_size);
+      }
       for (const auto &group : entry->psdb->groups()) {
         auto version = sodb->findObjectVersion(group.key);
         if (!version || *version != group.version)
@@ -125,6 +161,11 @@ bool registerEnvironmentDatabases(std::string &error) {
       }
       std::vector<std::string> psdbs;
       std::string list = pair.substr(eq + 1);
+      if (list.find_first_not_of(',') == std::string::npos) {
+        ok = false;
+        message = "'" + pair + "' names no precompiled database";
+        break;
+      }
       for (size_t at = 0; at <= list.size();) {
         size_t comma = list.find(',', at);
         std::string one = list.substr(at, comma == std::string::npos ? comma : comma - at);
@@ -211,6 +252,55 @@ HRESULT DeviceDatabases::find(const D3D12DDI_COMPILER_CACHE_VALUE_KEY *key,
     if (hr == S_OK && !sizeQuery)
       ++hits_;
     return hr;
+  }
+  return DXGI_ERROR_NOT_FOUND;
+}
+
+HRESULT DeviceDatabases::map(const D3D12DDI_COMPILER_CACHE_VALUE_KEY *key, uint32_t type,
+                             const void **data, SIZE_T *size, const Report &report) {
+  if (!key || !key->pKey || !key->KeySize || !data || !size)
+    return E_INVALIDARG;
+  *data = nullptr;
+  *size = 0;
+  db::Bytes wanted(static_cast<const uint8_t *>(key->pKey),
+                   static_cast<const uint8_t *>(key->pKey) + key->KeySize);
+  std::vector<std::shared_ptr<Registered>> registered;
+  {
+    std::shared_lock lock(gMutex);
+    registered = gRegistered;
+  }
+  for (const auto &entry : registered) {
+    if (!entry->values || !mismatch(entry->psdb->target(), properties_).empty())
+      continue;
+    std::optional<db::PrecompiledDatabase::ExternalValue> value;
+    try {
+      value = entry->psdb->findExternalValue(wanted, type);
+    } catch (const db::Error &e) {
+      report(std::string("precompiled database lookup failed: ") + e.what());
+      return E_FAIL;
+    }
+    if (!value)
+      continue;
+    const std::string file = entry->psdb->externalValuesPath();
+    if (value->offset > entry->valuesBytes || value->size > entry->valuesBytes - value->offset) {
+      report(file + ": value '" + text(wanted) + "' lies outside the file (corrupted database)");
+      return E_FAIL;
+    }
+    const uint8_t *p = entry->values + value->offset;
+    {
+      std::lock_guard lock(entry->verifiedMutex);
+      if (!entry->verified.count(text(wanted) + "/" + std::to_string(type))) {
+        if (fastChecksum(p, value->size) != value->checksum) {
+          report(file + ": value '" + text(wanted) +
+                 "' does not match its checksum (corrupted database)");
+          return E_FAIL;
+        }
+        entry->verified.insert(text(wanted) + "/" + std::to_string(type));
+      }
+    }
+    *data = p;
+    *size = SIZE_T(value->size);
+    return S_OK;
   }
   return DXGI_ERROR_NOT_FOUND;
 }

@@ -57,6 +57,9 @@ public:
   /// for each registered database it cannot use (once per database).
   HRESULT find(const D3D12DDI_COMPILER_CACHE_VALUE_KEY *key,
                D3D12DDI_COMPILER_CACHE_TYPED_VALUE *values, UINT count, const Report &report);
+  /// pfnMapPrecompiledValueCgc for this device.
+  HRESULT map(const D3D12DDI_COMPILER_CACHE_VALUE_KEY *key, uint32_t type, const void **data,
+              SIZE_T *size, const Report &report);
   uint64_t lookups() const { return lookups_.load(); }
   uint64_t hits() const { return hits_.load(); }
   /// Registered PSDBs, and those this device's driver can use.

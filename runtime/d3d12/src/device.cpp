@@ -52,8 +52,20 @@ static HRESULT findPrecompiledValueCb(D3D12DDI_HRTDEVICE device,
   });
 }
 
-static const D3D12DDI_RUNTIME_CALLBACKS_CGC kCallbacks = {setCommandListErrorCb, messageCb,
-                                                          findPrecompiledValueCb};
+static HRESULT mapPrecompiledValueCb(D3D12DDI_HRTDEVICE device,
+                                     const D3D12DDI_COMPILER_CACHE_VALUE_KEY *key,
+                                     D3D12DDI_COMPILER_CACHE_VALUE_TYPE type, const void **data,
+                                     SIZE_T *size) {
+  auto *d = static_cast<Device *>(device.handle);
+  if (!d)
+    return E_INVALIDARG;
+  return d->databases().map(key, uint32_t(type), data, size, [d](const std::string &text) {
+    d->message(D3D12_MESSAGE_SEVERITY_ERROR, D3D12_MESSAGE_CATEGORY_EXECUTION, text);
+  });
+}
+
+static const D3D12DDI_RUNTIME_CALLBACKS_CGC kCallbacks = {
+    setCommandListErrorCb, messageCb, findPrecompiledValueCb, mapPrecompiledValueCb};
 
 //===----------------------------------------------------------------------===//
 // Creation
@@ -1381,10 +1393,12 @@ CGC_D3D12_API HRESULT CGCD3D12GetPrecompiledDatabaseStatistics(
   return S_OK;
 }
 
-CGC_D3D12_API HRESULT CGCD3D12PrepareMlirProgramConstants(
-    ID3D12StateObject *pStateObject, LPCWSTR pProgramName, UINT NumBindings,
-    const D3D12_MLIR_PROGRAM_BINDING *pBindings) {
-  const char *method = "CGCD3D12PrepareMlirProgramConstants: ";
+/// Both CGCD3D12PrepareMlirProgramConstants entry points.
+static HRESULT prepareConstantsImpl(const char *method, ID3D12StateObject *pStateObject,
+                                    LPCWSTR pProgramName, UINT NumBindings,
+                                    const D3D12_MLIR_PROGRAM_BINDING *pBindings,
+                                    const CGC_D3D12_CONSTANT_DIGEST *pDigests,
+                                    CGC_D3D12_PREPARED_CONSTANTS_STATISTICS *pStatistics) {
   StateObject *object = implOf<StateObject>(pStateObject, kImplStateObject);
   if (!object || !pProgramName || (NumBindings && !pBindings)) {
     setLastError(std::string(method) +
@@ -1402,14 +1416,48 @@ CGC_D3D12_API HRESULT CGCD3D12PrepareMlirProgramConstants(
         !pBindings[i].GpuBinding.StartAddress)
       return device->fail(E_INVALIDARG, method + std::string("binding #") + std::to_string(i) +
                                             " is not a GPU binding with an address");
-  auto prepare = device->ddi().pfnPrepareMlirProgramConstantsCgc;
-  if (!prepare)
-    return S_FALSE;
   static_assert(sizeof(D3D12_MLIR_PROGRAM_BINDING) == sizeof(D3D12DDI_MLIR_PROGRAM_BINDING_0119),
                 "the API's and the DDI's bindings share one layout");
-  HRESULT hr = prepare(device->handle(), object->handle(), pProgramName, NumBindings,
-                       reinterpret_cast<const D3D12DDI_MLIR_PROGRAM_BINDING_0119 *>(pBindings));
+  static_assert(sizeof(CGC_D3D12_CONSTANT_DIGEST) == sizeof(D3D12DDI_CONSTANT_DIGEST_CGC) &&
+                    sizeof(CGC_D3D12_PREPARED_CONSTANTS_STATISTICS) ==
+                        sizeof(D3D12DDI_PREPARED_CONSTANTS_STATISTICS_CGC),
+                "the API's and the DDI's digests and statistics share one layout");
+  const auto *bindings = reinterpret_cast<const D3D12DDI_MLIR_PROGRAM_BINDING_0119 *>(pBindings);
+  if (pStatistics)
+    *pStatistics = {};
+  HRESULT hr;
+  if (pDigests && device->ddi().pfnPrepareMlirProgramConstantsWithDigestsCgc) {
+    hr = device->ddi().pfnPrepareMlirProgramConstantsWithDigestsCgc(
+        device->handle(), object->handle(), pProgramName, NumBindings, bindings,
+        reinterpret_cast<const D3D12DDI_CONSTANT_DIGEST_CGC *>(pDigests),
+        reinterpret_cast<D3D12DDI_PREPARED_CONSTANTS_STATISTICS_CGC *>(pStatistics));
+  } else if (auto prepare = device->ddi().pfnPrepareMlirProgramConstantsCgc) {
+    hr = prepare(device->handle(), object->handle(), pProgramName, NumBindings, bindings);
+  } else {
+    return S_FALSE;
+  }
   if (FAILED(hr))
     return device->fail(hr, method + std::string("the driver refused (") + hresultName(hr) + ")");
   return S_OK;
+}
+
+CGC_D3D12_API HRESULT CGCD3D12PrepareMlirProgramConstants(
+    ID3D12StateObject *pStateObject, LPCWSTR pProgramName, UINT NumBindings,
+    const D3D12_MLIR_PROGRAM_BINDING *pBindings) {
+  return prepareConstantsImpl("CGCD3D12PrepareMlirProgramConstants: ", pStateObject,
+                              pProgramName, NumBindings, pBindings, nullptr, nullptr);
+}
+
+CGC_D3D12_API HRESULT CGCD3D12PrepareMlirProgramConstantsWithDigests(
+    ID3D12StateObject *pStateObject, LPCWSTR pProgramName, UINT NumBindings,
+    const D3D12_MLIR_PROGRAM_BINDING *pBindings, const CGC_D3D12_CONSTANT_DIGEST *pDigests,
+    CGC_D3D12_PREPARED_CONSTANTS_STATISTICS *pStatistics) {
+  if (NumBindings && !pDigests) {
+    setLastError("CGCD3D12PrepareMlirProgramConstantsWithDigests: pDigests is null");
+    return E_INVALIDARG;
+  }
+  static const CGC_D3D12_CONSTANT_DIGEST none = {};
+  return prepareConstantsImpl("CGCD3D12PrepareMlirProgramConstantsWithDigests: ", pStateObject,
+                              pProgramName, NumBindings, pBindings,
+                              NumBindings ? pDigests : &none, pStatistics);
 }

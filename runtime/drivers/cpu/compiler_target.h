@@ -20,7 +20,10 @@
 #include "cgc/kernel_program.h"
 #include "cgc/precompiled_program.h"
 
+#include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace cgc::cpu {
 
@@ -30,6 +33,34 @@ inline constexpr uint64_t kAbiVersion =
 /// No application-specific compilation: profile version 0 for every
 /// application.
 inline constexpr uint64_t kApplicationProfileVersion = 0;
+
+//===----------------------------------------------------------------------===//
+// Prepared constants (prepared.h): one PSDB value per program and set of
+// constant contents, written by the plugin, read by the driver.
+//===----------------------------------------------------------------------===//
+
+/// "<family>/prepared/<partition MD5>/<MD5 of the bindings' digests and the
+/// preparation signature>".
+std::string preparedValueKey(const Md5Digest &partition,
+                             const std::vector<std::array<uint8_t, 16>> &digests,
+                             const std::string &signature);
+
+/// A prepared-constants value:
+///   'CGPR'  uint32 version (1), uint32 block count, uint32 0
+///   per block: uint32 key bytes, uint32 0, uint64 offset, uint64 bytes,
+///              then the key, padded to 8 bytes
+///   the blocks, each at a multiple of 4096 from the value's start (the
+///   runtime maps the value page-aligned, so blocks are too)
+struct PreparedBlockRef {
+  std::string key;
+  const void *data = nullptr;
+  size_t bytes = 0;
+};
+std::vector<uint8_t> writePreparedValue(const std::vector<PreparedBlockRef> &blocks);
+/// The blocks of a value (pointers into it); false with a message for a
+/// malformed one.
+bool readPreparedValue(const void *value, size_t size, std::vector<PreparedBlockRef> &blocks,
+                       std::string &error);
 
 } // namespace cgc::cpu
 

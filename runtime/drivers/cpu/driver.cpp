@@ -59,6 +59,8 @@ struct MlirProgram {
   uint64_t serial = 0;
   std::shared_ptr<const CompiledProgram> compiled;
   D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_CGC cacheStatus = D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_NONE_CGC;
+  /// MD5 of its Partition IR: the key of its prepared constants.
+  Md5Digest partition = {};
 };
 
 struct StateObject {
@@ -510,7 +512,8 @@ HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_00
     KernelProgram program;
     auto status = D3D12DDI_CACHED_MLIR_PROGRAM_STATUS_NONE_CGC;
     auto cached = desc->ProgramName ? cachedBlobs.find(desc->ProgramName) : cachedBlobs.end();
-    if (cached != cachedBlobs.end()) {
+    const bool givenBlob = cached != cachedBlobs.end();
+    if (givenBlob) {
       HRESULT hr = guarded(device, where.c_str(), [&] {
         return usePrecompiled(device, where, *cached->second, bytecode, reader, program, status);
       });
@@ -521,7 +524,7 @@ HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_00
     // No cached blob: the registered precompiled databases may hold this
     // program's compiled form under the key the plugin derived from it.
     std::vector<uint8_t> stored;
-    if (cached == cachedBlobs.end() && device->callbacks.pfnFindPrecompiledValueCgc) {
+    if (!givenBlob && device->callbacks.pfnFindPrecompiledValueCgc) {
       std::string key = precompiledValueKey(kAdapterFamily, digestBytecode(bytecode));
       D3D12DDI_COMPILER_CACHE_VALUE_KEY valueKey = {key.data(), UINT(key.size())};
       D3D12DDI_COMPILER_CACHE_TYPED_VALUE value = {D3D12DDI_COMPILER_CACHE_VALUE_TYPE_OBJECT_CODE,
@@ -583,6 +586,7 @@ HRESULT compilePrograms(Device *device, const D3D12DDIARG_CREATE_STATE_OBJECT_00
     mp->serial = device->nextSerial.fetch_add(1);
     mp->compiled = std::move(compiled);
     mp->cacheStatus = status;
+    mp->partition = digestBytecode(bytecode);
     out.programs[desc->ProgramName] = mp;
   }
   if (!cachedBlobs.empty()) {
@@ -683,8 +687,12 @@ HRESULT getProgramBindPoints(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT so, LPCWSTR
 /// The runtime's word that a program's constants are bound at these
 /// addresses with their final bytes: its kernels prepare them now
 /// (CompiledProgram::prepareConstants), not on the first run.
-HRESULT prepareMlirProgramConstants(D3D12DDI_HDEVICE h, D3D12DDI_HSTATEOBJECT so, LPCWSTR name,
-                                    UINT count, const D3D12DDI_MLIR_PROGRAM_BINDING_0119 *given) {
+/// Both PrepareMlirProgramConstants entry points: with `digests`, the
+/// prepared constants may come from a registered precompiled database.
+HRESULT prepareConstants(D3D12DDI_HDEVICE h, D3D12DDI_HSTATEOBJECT so, LPCWSTR name, UINT count,
+                         const D3D12DDI_MLIR_PROGRAM_BINDING_0119 *given,
+                         const D3D12DDI_CONSTANT_DIGEST_CGC *digests,
+                         D3D12DDI_PREPARED_CONSTANTS_STATISTICS_CGC *statistics) {
   Device *device = get<Device>(h.pDrvPrivate);
   StateObject *object = get<StateObject>(so.pDrvPrivate);
   if (!device || !object || !name || (count && !given))
@@ -692,10 +700,12 @@ HRESULT prepareMlirProgramConstants(D3D12DDI_HDEVICE h, D3D12DDI_HSTATEOBJECT so
   auto it = object->programs.find(name);
   if (it == object->programs.end())
     return E_INVALIDARG;
-  const CompiledProgram &program = *it->second->compiled;
+  const MlirProgram &mlir = *it->second;
+  const CompiledProgram &program = *mlir.compiled;
   const auto &bindPoints = program.program().bindings;
-  const std::string where = "PrepareMlirProgramConstants (program '" + it->second->name + "'): ";
+  const std::string where = "PrepareMlirProgramConstants (program '" + mlir.name + "'): ";
   std::vector<uint8_t *> addresses(bindPoints.size(), nullptr);
+  std::vector<std::array<uint8_t, 16>> contents(bindPoints.size());
   for (UINT i = 0; i < count; ++i) {
     const UINT index = given[i].BindPointIndex;
     if (index >= bindPoints.size() || !bindPoints[index].constant || addresses[index] ||
@@ -707,6 +717,8 @@ HRESULT prepareMlirProgramConstants(D3D12DDI_HDEVICE h, D3D12DDI_HSTATEOBJECT so
       return E_INVALIDARG;
     }
     addresses[index] = reinterpret_cast<uint8_t *>(given[i].GpuBinding.StartAddress);
+    if (digests)
+      std::memcpy(contents[index].data(), digests[i].Digest, 16);
   }
   for (size_t b = 0; b < bindPoints.size(); ++b)
     if (bindPoints[b].constant && !addresses[b]) {
@@ -715,9 +727,63 @@ HRESULT prepareMlirProgramConstants(D3D12DDI_HDEVICE h, D3D12DDI_HSTATEOBJECT so
       return E_INVALIDARG;
     }
   return guarded(device, "PrepareMlirProgramConstants", [&] {
-    program.prepareConstants(addresses, device->pool);
+    if (!digests) {
+      program.prepareConstants(addresses, device->pool);
+      return S_OK;
+    }
+    std::vector<prepared::Range> ranges;
+    std::vector<std::array<uint8_t, 16>> keyDigests;
+    for (size_t b = 0; b < bindPoints.size(); ++b)
+      if (bindPoints[b].constant) {
+        ranges.push_back({addresses[b], size_t(bindPoints[b].bytes), contents[b]});
+        keyDigests.push_back(contents[b]);
+      }
+    prepared::Context context(prepared::Context::Mode::Replay, std::move(ranges));
+    // The blocks the plugin prepared offline for these contents, mapped.
+    if (auto map = device->callbacks.pfnMapPrecompiledValueCgc) {
+      std::string key = preparedValueKey(
+          mlir.partition, keyDigests, program.preparedSignature(size_t(device->pool.size())));
+      D3D12DDI_COMPILER_CACHE_VALUE_KEY valueKey = {key.data(), UINT(key.size())};
+      const void *value = nullptr;
+      SIZE_T size = 0;
+      HRESULT hr = map(device->rt, &valueKey,
+                       D3D12DDI_COMPILER_CACHE_VALUE_TYPE_PREPARED_CONSTANTS_CGC, &value, &size);
+      if (hr == S_OK) {
+        std::vector<PreparedBlockRef> blocks;
+        std::string error;
+        if (!readPreparedValue(value, size, blocks, error)) {
+          device->error(where + "the prepared constants '" + key +
+                        "' of a precompiled database are corrupt: " + error);
+          return E_INVALIDARG;
+        }
+        for (const PreparedBlockRef &block : blocks)
+          context.add(block.key, block.data, block.bytes);
+      } else if (hr != DXGI_ERROR_NOT_FOUND) {
+        device->error(where + "the precompiled database failed to map '" + key + "'");
+        return hr;
+      }
+    }
+    program.prepareConstants(addresses, device->pool, &context);
+    if (statistics)
+      *statistics = {context.mapped.load(), context.mappedBytes.load(), context.computed.load(),
+                     context.computedBytes.load()};
     return S_OK;
   });
+}
+
+HRESULT prepareMlirProgramConstants(D3D12DDI_HDEVICE h, D3D12DDI_HSTATEOBJECT so, LPCWSTR name,
+                                    UINT count, const D3D12DDI_MLIR_PROGRAM_BINDING_0119 *given) {
+  return prepareConstants(h, so, name, count, given, nullptr, nullptr);
+}
+
+HRESULT prepareMlirProgramConstantsWithDigests(
+    D3D12DDI_HDEVICE h, D3D12DDI_HSTATEOBJECT so, LPCWSTR name, UINT count,
+    const D3D12DDI_MLIR_PROGRAM_BINDING_0119 *given, const D3D12DDI_CONSTANT_DIGEST_CGC *digests,
+    D3D12DDI_PREPARED_CONSTANTS_STATISTICS_CGC *statistics) {
+  if (count && !digests)
+    return E_INVALIDARG;
+  static const D3D12DDI_CONSTANT_DIGEST_CGC none = {};
+  return prepareConstants(h, so, name, count, given, count ? digests : &none, statistics);
 }
 
 HRESULT createComputePipelineState(D3D12DDI_HDEVICE h,
@@ -980,7 +1046,7 @@ const D3D12DDI_DEVICE_FUNCS_CORE_CGC kDeviceFuncs = {
     getProgramIdentifier, createComputePipelineState, destroyPipelineState,
     createCommandList,    destroyCommandList,   createCommandQueue,
     destroyCommandQueue,  getCachedMlirProgramStatus, getProgramBindPoints,
-    prepareMlirProgramConstants,
+    prepareMlirProgramConstants, prepareMlirProgramConstantsWithDigests,
 };
 
 const D3D12DDI_COMMAND_LIST_FUNCS_CGC kCommandListFuncs = {

@@ -365,6 +365,8 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
   p.config_ = config;
   // Every kernel choice below reads the program's configuration.
   ConfigScope scope(p.config_);
+  // Preparation sites are numbered in construction order (prepared.h).
+  prepared::SiteNumbering numbering;
   p.program_ = std::move(program);
   const KernelProgram &kp = p.program_;
 
@@ -937,6 +939,22 @@ void CompiledProgram::run(const std::vector<uint8_t *> &bindings, ThreadPool &po
 
 bool CompiledProgram::prepareConstants(const std::vector<uint8_t *> &bindings,
                                        ThreadPool &pool) const {
+  return prepareConstants(bindings, pool, nullptr);
+}
+
+std::string CompiledProgram::preparedSignature(size_t threads) const {
+  // The settings that do not decide what kernels make (how many threads
+  // were asked for: the pool's size counts; spinning; profiling) aside.
+  KernelConfig deciding = config_;
+  const KernelConfig defaults;
+  deciding.threads = defaults.threads;
+  deciding.spinUs = defaults.spinUs;
+  deciding.profile = defaults.profile;
+  return prepared::signature(deciding.describe(), threads);
+}
+
+bool CompiledProgram::prepareConstants(const std::vector<uint8_t *> &bindings, ThreadPool &pool,
+                                       prepared::Context *) const {
   if (!config_.prepareConstants || config_.evaluator == "reference")
     return false;
   const auto &declared = program_.bindings;

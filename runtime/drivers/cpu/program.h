@@ -23,6 +23,7 @@
 #define CGC_CPU_PROGRAM_H
 
 #include "cgc/kernel_program.h"
+#include "prepared.h"
 #include "config.h"
 #include "kernels.h"
 #include "planning/temporaries.h"
@@ -117,6 +118,14 @@ public:
   /// rest to the first run and is shown in the profile. Returns whether it
   /// ran.
   bool prepareConstants(const std::vector<uint8_t *> &bindings, ThreadPool &pool) const;
+  /// The same while `context` lives (its ranges the constant bindings with
+  /// their content digests, prepared.h): sites take their blocks from it
+  /// (replay) or hand it what they computed (record).
+  bool prepareConstants(const std::vector<uint8_t *> &bindings, ThreadPool &pool,
+                        prepared::Context *context) const;
+  /// What decides this program's prepared layouts besides its kernel
+  /// program: prepared::signature of its configuration on `threads`.
+  std::string preparedSignature(size_t threads) const;
   /// How many sets of constant addresses prepareConstants prepared.
   size_t preparedConstantSets() const;
 

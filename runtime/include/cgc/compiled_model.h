@@ -33,6 +33,7 @@
 #include "cgc/dtype.h"
 #include "cgc/kernel_program.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -139,6 +140,15 @@ bool parseExecutionPlan(std::string_view text, ExecutionPlan &plan,
 // The compiled model
 //===----------------------------------------------------------------------===//
 
+/// The content digest of constants bytes [offset, offset + bytes) of a
+/// compiled model with digest `model` (CompiledModel::getDigest): what the
+/// runtime declares for a constant binding at load
+/// (CGCD3D12PrepareMlirProgramConstantsWithDigests) and what `cgc-soc
+/// prepare` prepares for. MD5 of "cgc constants 1", the model digest, the
+/// offset and the size (little-endian).
+std::array<uint8_t, 16> constantDigest(const std::array<uint8_t, 16> &model, uint64_t offset,
+                                       uint64_t bytes);
+
 class CompiledModel {
 public:
   CompiledModel();
@@ -173,6 +183,9 @@ public:
   /// The versions part: "1.0.0" and "0.1.0".
   const std::string &getIRVersion() const;
   const std::string &getCompilerVersion() const;
+  /// The container's digest (MD5, checked when the file was opened): the
+  /// content identity of everything in it.
+  std::array<uint8_t, 16> getDigest() const;
 
 private:
   struct Impl;

@@ -148,6 +148,19 @@ public:
   /// already stored under `key` (DXGI_ERROR_ALREADY_EXISTS).
   bool storeValue(const Bytes &key, ValueType type, const Bytes &value);
   std::optional<Bytes> findValue(const Bytes &key, ValueType type);
+
+  /// Large values (prepared constants) live beside the database, in
+  /// "<path>.values", each at a page boundary, with a cache_external_values
+  /// row (offset, size, fastChecksum). false if already stored.
+  bool storeExternalValue(const Bytes &key, uint32_t type, const Bytes &value);
+  struct ExternalValue {
+    uint64_t offset = 0, size = 0, checksum = 0;
+  };
+  std::optional<ExternalValue> findExternalValue(const Bytes &key, uint32_t type);
+  /// The end offset of the last external value (0: none, and no ".values"
+  /// file is needed).
+  uint64_t externalValuesEnd();
+  std::string externalValuesPath() const { return path() + ".values"; }
   /// A group: the SODB key and version of one state object and the value
   /// keys its compilation produced, in order. Replaces a group of that key.
   void storeGroup(const Bytes &key, uint32_t version, const std::vector<Bytes> &valueKeys);

@@ -322,6 +322,16 @@ typedef struct cgc_model_stats_t {
    * counted in compiled_programs too). */
   uint32_t database_programs;
   uint32_t database_stale;
+  /* The constants' preparation at load (weights transformed into the
+   * driver's layouts, CGCD3D12PrepareMlirProgramConstantsWithDigests):
+   * blocks mapped from a registered precompiled database (made offline by
+   * cgc-soc prepare; nothing transformed) and computed at load, with their
+   * bytes, and the time it took. */
+  uint64_t prepared_blocks_mapped;
+  uint64_t prepared_bytes_mapped;
+  uint64_t prepared_blocks_computed;
+  uint64_t prepared_bytes_computed;
+  uint64_t prepare_ns;
 } cgc_model_stats_t;
 
 CGC_RUNTIME_API void cgc_model_stats(const cgc_model_t *model, cgc_model_stats_t *out_stats);

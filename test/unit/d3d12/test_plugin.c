@@ -205,10 +205,15 @@ static HRESULT APIENTRY compileStateObject(D3D12DDI_HCOMPILER h,
   for (UINT i = 0; i < args->NumSubobjects; ++i) {
     const D3D12DDI_MLIR_PROGRAM_DESC_0119 *desc =
         (const D3D12DDI_MLIR_PROGRAM_DESC_0119 *)args->pSubobjects[i].pDesc;
-    const unsigned char *container = (const unsigned char *)desc->pBytecode;
+    const unsigned char *container = NULL;
+    const unsigned char *bp = NULL;
     UINT32 bpSize = 0;
-    const unsigned char *bp = findPart(container, desc->BytecodeSizeInBytes, "CGBP", &bpSize);
-    if (args->pSubobjects[i].Type != D3D12DDI_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM || !bp) {
+    if (args->pSubobjects[i].Type == D3D12DDI_STATE_SUBOBJECT_TYPE_MLIR_PROGRAM && desc &&
+        desc->pBytecode) {
+      container = (const unsigned char *)desc->pBytecode;
+      bp = findPart(container, desc->BytecodeSizeInBytes, "CGBP", &bpSize);
+    }
+    if (!bp) {
       if (cache->pfnCompilerCacheMessageCgc)
         cache->pfnCompilerCacheMessageCgc(session, "test plugin: not an MLIR program container "
                                                    "with a 'CGBP' part");

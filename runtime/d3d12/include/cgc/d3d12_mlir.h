@@ -529,6 +529,34 @@ CGC_D3D12_API HRESULT CGCD3D12PrepareMlirProgramConstants(
     ID3D12StateObject *pStateObject, LPCWSTR pProgramName, UINT NumBindings,
     const D3D12_MLIR_PROGRAM_BINDING *pBindings);
 
+/// The content identity of a constant binding's bytes (the application's
+/// choice of digest: equal bytes, equal digest; a compiled model's runtime
+/// derives it from the file's verified digest, the binding's offset and
+/// size).
+struct CGC_D3D12_CONSTANT_DIGEST {
+  UINT8 Digest[16];
+};
+/// What the driver did with the program's constants: prepared blocks
+/// mapped from a registered precompiled database (made offline by
+/// `cgc-soc prepare`; nothing transformed) and computed now.
+struct CGC_D3D12_PREPARED_CONSTANTS_STATISTICS {
+  UINT64 BlocksMapped;
+  UINT64 BytesMapped;
+  UINT64 BlocksComputed;
+  UINT64 BytesComputed;
+};
+/// CGCD3D12PrepareMlirProgramConstants with the content digest of each
+/// binding's bytes (pDigests[i] for pBindings[i]): the driver may map the
+/// prepared constants from a registered precompiled database that holds
+/// them for exactly these contents (docs/precompilation.md) instead of
+/// transforming the weights. pStatistics may be null. Return values as
+/// CGCD3D12PrepareMlirProgramConstants; a driver without the digest entry
+/// point prepares as that does (statistics zero).
+CGC_D3D12_API HRESULT CGCD3D12PrepareMlirProgramConstantsWithDigests(
+    ID3D12StateObject *pStateObject, LPCWSTR pProgramName, UINT NumBindings,
+    const D3D12_MLIR_PROGRAM_BINDING *pBindings, const CGC_D3D12_CONSTANT_DIGEST *pDigests,
+    CGC_D3D12_PREPARED_CONSTANTS_STATISTICS *pStatistics);
+
 /// Creates an event a fence can signal (SetEventOnCompletion). On Linux an
 /// event is an eventfd; CGCWaitForEvent blocks until it is signaled (and
 /// resets it), with a timeout in milliseconds (UINT32_MAX: forever). Returns

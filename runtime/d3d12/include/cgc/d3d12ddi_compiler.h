@@ -210,6 +210,35 @@ typedef struct D3D12DDI_COMPILER_FUNCS {
   PFND3D12DDI_COMPILER_DESTROY_STATE_OBJECT pfnDestroyStateObject;
 } D3D12DDI_COMPILER_FUNCS;
 
+/*--- Constants (TABLE_TYPE_CONSTANTS_CGC, cgc extension) --------------------*/
+
+/* The spec's "constant preprocessing ... offline": a plugin whose driver
+ * prepares constants (transforms weights into its kernels' layouts) does it
+ * here, for one MLIR program and one set of constant contents, and stores
+ * the result as a D3D12DDI_COMPILER_CACHE_VALUE_TYPE_PREPARED_CONSTANTS_CGC
+ * value under a key its driver derives again from the same program,
+ * digests and its own configuration (pfnMapPrecompiledValueCgc at
+ * pfnPrepareMlirProgramConstantsWithDigestsCgc). Threads: the worker
+ * threads the driver will run the program on, where layouts depend on it.
+ * No SetObjectValueKeys: prepared constants belong to no state object. */
+#define D3D12DDI_COMPILER_TABLE_TYPE_CONSTANTS_CGC ((D3D12DDI_COMPILER_TABLE_TYPE)0x10000)
+
+typedef struct D3D12DDI_MLIR_PROGRAM_CONSTANT_CGC {
+  UINT BindPointIndex;
+  const void *pData;
+  UINT64 SizeInBytes;
+  D3D12DDI_CONSTANT_DIGEST_CGC Digest;
+} D3D12DDI_MLIR_PROGRAM_CONSTANT_CGC;
+
+typedef HRESULT(APIENTRY *PFND3D12DDI_COMPILER_PREPARE_CONSTANTS_CGC)(
+    D3D12DDI_HCOMPILER, D3D12DDI_HRTCOMPILERCACHESESSION,
+    const D3D12DDI_MLIR_PROGRAM_DESC_0119 *pProgram, UINT NumConstants,
+    const D3D12DDI_MLIR_PROGRAM_CONSTANT_CGC *pConstants, UINT Threads);
+
+typedef struct D3D12DDI_COMPILER_CONSTANTS_FUNCS_CGC {
+  PFND3D12DDI_COMPILER_PREPARE_CONSTANTS_CGC pfnPrepareMlirProgramConstantsCgc;
+} D3D12DDI_COMPILER_CONSTANTS_FUNCS_CGC;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

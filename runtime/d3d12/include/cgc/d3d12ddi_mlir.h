@@ -207,6 +207,10 @@ typedef enum D3D12DDI_COMPILER_CACHE_VALUE_TYPE {
   D3D12DDI_COMPILER_CACHE_VALUE_TYPE_DEBUG_PDB = 2,
   D3D12DDI_COMPILER_CACHE_VALUE_TYPE_PERFORMANCE_DATA = 3,
   D3D12DDI_COMPILER_CACHE_VALUE_TYPE_MAX_VALID = 4,
+  /* cgc extension: a program's constants prepared offline in its driver's
+   * layouts for one set of constant contents (docs/precompilation.md).
+   * Stored beside the PSDB and mapped, not copied, by the runtime. */
+  D3D12DDI_COMPILER_CACHE_VALUE_TYPE_PREPARED_CONSTANTS_CGC = 0x100,
 } D3D12DDI_COMPILER_CACHE_VALUE_TYPE;
 
 typedef enum D3D12DDI_COMPILER_VALUE_TYPE_FLAGS {
@@ -215,7 +219,26 @@ typedef enum D3D12DDI_COMPILER_VALUE_TYPE_FLAGS {
   D3D12DDI_COMPILER_VALUE_TYPE_FLAGS_METADATA = 1 << 1,
   D3D12DDI_COMPILER_VALUE_TYPE_FLAGS_DEBUG_PDB = 1 << 2,
   D3D12DDI_COMPILER_VALUE_TYPE_FLAGS_PERFORMANCE_DATA = 1 << 3,
+  D3D12DDI_COMPILER_VALUE_TYPE_FLAGS_PREPARED_CONSTANTS_CGC = 1 << 16,
 } D3D12DDI_COMPILER_VALUE_TYPE_FLAGS;
+
+/* The content identity of a constant binding: a digest the runtime
+ * derives from the bytes it binds there (for a compiled model: the file's
+ * verified digest, the binding's offset and size), the same for the offline
+ * preparation and at load. */
+typedef struct D3D12DDI_CONSTANT_DIGEST_CGC {
+  UINT8 Digest[16];
+} D3D12DDI_CONSTANT_DIGEST_CGC;
+
+/* What a driver did with a program's constants at
+ * pfnPrepareMlirProgramConstantsWithDigestsCgc: prepared blocks taken from a
+ * precompiled database (mapped, nothing transformed) and computed. */
+typedef struct D3D12DDI_PREPARED_CONSTANTS_STATISTICS_CGC {
+  UINT64 BlocksMapped;
+  UINT64 BytesMapped;
+  UINT64 BlocksComputed;
+  UINT64 BytesComputed;
+} D3D12DDI_PREPARED_CONSTANTS_STATISTICS_CGC;
 
 typedef struct D3D12DDI_COMPILER_CACHE_VALUE_KEY {
   const void *pKey;
@@ -419,6 +442,15 @@ typedef struct D3D12DDI_RUNTIME_CALLBACKS_CGC {
                                         const D3D12DDI_COMPILER_CACHE_VALUE_KEY *pValueKey,
                                         D3D12DDI_COMPILER_CACHE_TYPED_VALUE *pValues,
                                         UINT NumValues);
+  /* DDI 1.4: a value stored beside a matching registered PSDB (type
+   * PREPARED_CONSTANTS_CGC), mapped read-only: *ppData stays valid for the
+   * life of the process, page-aligned. The runtime checks the value's
+   * checksum on its first use (a mismatch is E_FAIL with a message: a
+   * corrupted database). S_OK, DXGI_ERROR_NOT_FOUND. */
+  HRESULT (*pfnMapPrecompiledValueCgc)(D3D12DDI_HRTDEVICE hRTDevice,
+                                       const D3D12DDI_COMPILER_CACHE_VALUE_KEY *pValueKey,
+                                       D3D12DDI_COMPILER_CACHE_VALUE_TYPE Type,
+                                       const void **ppData, SIZE_T *pSize);
 } D3D12DDI_RUNTIME_CALLBACKS_CGC;
 
 typedef struct D3D12DDIARG_CREATEDEVICE_CGC {
@@ -511,6 +543,18 @@ typedef struct D3D12DDI_DEVICE_FUNCS_CORE_CGC {
   HRESULT (*pfnPrepareMlirProgramConstantsCgc)(D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT,
                                                LPCWSTR pProgramName, UINT NumBindings,
                                                const D3D12DDI_MLIR_PROGRAM_BINDING_0119 *pBindings);
+
+  /* DDI 1.4 (cgc extension): pfnPrepareMlirProgramConstantsCgc with the
+   * content digest of each binding (pDigests[i] for pBindings[i]): the
+   * driver may take the prepared constants from a registered precompiled
+   * database (pfnMapPrecompiledValueCgc) instead of transforming the
+   * weights, and reports what it did in *pStatistics (may be null). A
+   * driver may leave it null. */
+  HRESULT (*pfnPrepareMlirProgramConstantsWithDigestsCgc)(
+      D3D12DDI_HDEVICE, D3D12DDI_HSTATEOBJECT, LPCWSTR pProgramName, UINT NumBindings,
+      const D3D12DDI_MLIR_PROGRAM_BINDING_0119 *pBindings,
+      const D3D12DDI_CONSTANT_DIGEST_CGC *pDigests,
+      D3D12DDI_PREPARED_CONSTANTS_STATISTICS_CGC *pStatistics);
 } D3D12DDI_DEVICE_FUNCS_CORE_CGC;
 
 typedef struct D3D12DDI_COMMAND_LIST_FUNCS_CGC {

@@ -18,6 +18,7 @@
 
 #include "conv_internal.h"
 #include "gemm.h"
+#include "prepared.h"
 #include "math.h"
 
 #include <algorithm>
@@ -349,7 +350,8 @@ private:
   struct Prepared {
     const void *src;
     dnnl::memory::desc desc;
-    std::shared_ptr<AlignedBuffer> data;
+    std::shared_ptr<AlignedBuffer> data; // null for a block from a database
+    const void *ready;
   };
 
   Geometry wholePiece() const { return Geometry(); }
@@ -801,10 +803,19 @@ private:
     std::lock_guard<std::mutex> lock(preparedMutex_);
     for (const Prepared &p : prepared_)
       if (p.src == src && p.desc == pc.pd.weights_desc())
-        return p.data->data();
-    auto data = std::make_shared<AlignedBuffer>(pc.pd.weights_desc().get_size());
+        return p.ready;
+    const size_t bytes = pc.pd.weights_desc().get_size();
+    prepared::Context *context = nullptr;
+    std::string key;
+    if (const void *mapped = prepared::lookup(site_, onednn::layoutText(pc.pd.weights_desc()), src,
+                                              nullptr, bytes, context, key)) {
+      prepared_.push_back({src, pc.pd.weights_desc(), nullptr, mapped});
+      return mapped;
+    }
+    auto data = std::make_shared<AlignedBuffer>(bytes);
     reorder(data->data());
-    prepared_.push_back({src, pc.pd.weights_desc(), data});
+    prepared::done(context, key, data->data(), bytes);
+    prepared_.push_back({src, pc.pd.weights_desc(), data, data->data()});
     return data->data();
   }
 
@@ -908,6 +919,7 @@ private:
   mutable std::map<Geometry, std::unique_ptr<Piece>> pieces_;
   mutable std::map<std::pair<int, bool>, SplitForm> splitForm_;
   mutable std::mutex preparedMutex_;
+  int site_ = prepared::nextSite(); // of prepared_ (prepared.h)
   mutable std::vector<Prepared> prepared_;
   mutable onednn::SourcePageOut weightsPageOut_;
 };

@@ -1,6 +1,7 @@
 //===- onednn.cpp - oneDNN plumbing for the CPU kernels -------------===//
 
 #include "onednn.h"
+#include "prepared.h"
 
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -349,14 +350,32 @@ void SourcePageOut::release(const PlainOperand &operand, const void *base) {
 #endif
 }
 
+std::string layoutText(const dnnl::memory::desc &desc) {
+  const dnnl_memory_desc_t &d = desc.data;
+  std::string text = "t" + std::to_string(int(d.data_type)) + "f" + std::to_string(int(d.format_kind));
+  for (int i = 0; i < d.ndims; ++i)
+    text += (i ? "x" : "d") + std::to_string(d.dims[i]) + "p" + std::to_string(d.padded_dims[i]);
+  if (d.format_kind == dnnl_blocked) {
+    const dnnl_blocking_desc_t &b = d.format_desc.blocking;
+    for (int i = 0; i < d.ndims; ++i)
+      text += (i ? "," : "s") + std::to_string(b.strides[i]);
+    for (int i = 0; i < b.inner_nblks; ++i)
+      text += "b" + std::to_string(b.inner_idxs[i]) + ":" + std::to_string(b.inner_blks[i]);
+  } else {
+    text += "?"; // an opaque layout: only the same primitive makes it
+  }
+  text += "e" + std::to_string(d.extra.flags);
+  return text;
+}
+
 PreparedWeights::PreparedWeights(const KernelOperand &weights, bool constant)
-    : constant_(constant) {
+    : constant_(constant), site_(prepared::nextSite()) {
   weights_.dims = weights.shape;
   weights_.strides = weights.effectiveStrides();
 }
 
 PreparedWeights::PreparedWeights(PlainOperand weights, bool constant)
-    : weights_(std::move(weights)), constant_(constant) {}
+    : weights_(std::move(weights)), constant_(constant), site_(prepared::nextSite()) {}
 
 const float *PreparedWeights::get(const float *w, const float *b, size_t bytes, Scratch &scratch,
                                   FunctionRef<void(float *)> fill) const {
@@ -370,10 +389,18 @@ const float *PreparedWeights::get(const float *w, const float *b, size_t bytes, 
     std::lock_guard<std::mutex> lock(mutex_);
     for (const Entry &e : entries_)
       if (e.weights == w && e.bias == b)
-        return static_cast<const float *>(e.data->data());
+        return e.ready;
+    prepared::Context *context = nullptr;
+    std::string key;
+    if (const void *mapped = prepared::lookup(site_, "", w, b, bytes, context, key)) {
+      // Made offline from these very bytes: the source is never read.
+      entries_.push_back({w, b, nullptr, static_cast<const float *>(mapped)});
+      return static_cast<const float *>(mapped);
+    }
     auto data = std::make_shared<AlignedBuffer>(bytes);
     fill(static_cast<float *>(data->data()));
-    entries_.push_back({w, b, data});
+    prepared::done(context, key, data->data(), bytes);
+    entries_.push_back({w, b, data, static_cast<const float *>(data->data())});
     ready = static_cast<const float *>(data->data());
   }
   // Only the prepared copy is read from now on.

@@ -147,6 +147,10 @@ void execute(const dnnl::primitive &prim, size_t scratchpadBytes,
              std::unordered_map<int, dnnl::memory> &args);
 
 /// Wraps a pointer as a dnnl::memory without copying.
+/// A memory descriptor's layout as text (dims, type, blocking): what tells
+/// two prepared copies of one source apart (prepared.h).
+std::string layoutText(const dnnl::memory::desc &desc);
+
 inline dnnl::memory wrap(const dnnl::memory::desc &desc, const void *ptr) {
   return dnnl::memory(desc, engine(), const_cast<void *>(ptr));
 }
@@ -170,8 +174,9 @@ private:
 /// A direct kernel's weights (and bias) in the layout it reads. Constant
 /// ones are prepared once per pair of source addresses (a constant is
 /// immutable while bound at its address) and the source's pages handed
-/// back (SourcePageOut); others into scratch on every call. Safe for
-/// concurrent use.
+/// back (SourcePageOut); others into scratch on every call. A constant's
+/// copy may instead come from a precompiled database (prepared.h): then the
+/// source is not read at all. Safe for concurrent use.
 class PreparedWeights {
 public:
   PreparedWeights(const KernelOperand &weights, bool constant);
@@ -186,10 +191,12 @@ public:
 private:
   struct Entry {
     const void *weights, *bias;
-    std::shared_ptr<AlignedBuffer> data;
+    std::shared_ptr<AlignedBuffer> data; // null for a block mapped from a database
+    const float *ready;
   };
   PlainOperand weights_; // for handing the source pages back
   bool constant_;
+  int site_; // prepared::nextSite() at construction
   mutable std::mutex mutex_;
   mutable std::vector<Entry> entries_;
   mutable SourcePageOut pageOut_;

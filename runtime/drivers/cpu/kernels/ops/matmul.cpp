@@ -16,6 +16,7 @@
 #include "gemm.h"
 #include "gemv.h"
 #include "onednn.h"
+#include "prepared.h"
 #include "sgemm.h"
 
 #include <algorithm>
@@ -551,10 +552,19 @@ private:
     std::lock_guard<std::mutex> lock(packMutex_);
     for (const Packed &p : packed_)
       if (p.src == src && p.desc == pc.pd.weights_desc())
-        return p.data->data();
-    auto data = std::make_shared<AlignedBuffer>(pc.pd.weights_desc().get_size());
+        return p.ready;
+    const size_t bytes = pc.pd.weights_desc().get_size();
+    prepared::Context *context = nullptr;
+    std::string key;
+    if (const void *mapped = prepared::lookup(site_, onednn::layoutText(pc.pd.weights_desc()), src,
+                                              nullptr, bytes, context, key)) {
+      packed_.push_back({src, pc.pd.weights_desc(), nullptr, mapped});
+      return mapped;
+    }
+    auto data = std::make_shared<AlignedBuffer>(bytes);
     reorder(pc, src, data->data());
-    packed_.push_back({src, pc.pd.weights_desc(), data});
+    prepared::done(context, key, data->data(), bytes);
+    packed_.push_back({src, pc.pd.weights_desc(), data, data->data()});
     return data->data();
   }
 
@@ -609,7 +619,8 @@ private:
   struct Packed {
     const void *src;
     dnnl::memory::desc desc;
-    std::shared_ptr<AlignedBuffer> data;
+    std::shared_ptr<AlignedBuffer> data; // null for a block from a database
+    const void *ready;
   };
 
   MatGeom g_;
@@ -635,6 +646,7 @@ private:
   mutable std::map<std::pair<int, int64_t>, std::unique_ptr<Piece>> pieces_;
   mutable std::map<int, Split> splits_;
   mutable std::mutex packMutex_;
+  int site_ = prepared::nextSite(); // of packed_ (prepared.h)
   mutable std::vector<Packed> packed_;
   mutable onednn::SourcePageOut bPageOut_;
 };
