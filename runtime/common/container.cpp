@@ -8,6 +8,9 @@
 #include <unistd.h>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <thread>
+#include <atomic>
 
 namespace cgc {
 
@@ -201,11 +204,55 @@ size_t ContainerWriter::Part::payloadSize() const {
 struct ContainerWriter::Layout {
   size_t size = 0;
   std::vector<size_t> offsets, paddings, payloads;
+  // The 'CGCK' part, last (checksumShift_ != 0).
+  size_t checksumOffset = 0, checksumCount = 0;
 };
+
+void ContainerWriter::addChecksums(unsigned chunkShift) {
+  checksumShift_ = std::clamp(chunkShift, 12u, 30u);
+}
+
+namespace {
+/// Checksums of consecutive chunks of a byte stream.
+class ChunkHasher {
+public:
+  explicit ChunkHasher(unsigned shift) : chunk_(size_t(1) << shift) {}
+  void update(const uint8_t *p, size_t n) {
+    while (n) {
+      if (buffer_.empty() && n >= chunk_) {
+        sums_.push_back(fastChecksum(p, chunk_));
+        p += chunk_;
+        n -= chunk_;
+        continue;
+      }
+      size_t take = std::min(n, chunk_ - buffer_.size());
+      buffer_.insert(buffer_.end(), p, p + take);
+      p += take;
+      n -= take;
+      if (buffer_.size() == chunk_) {
+        sums_.push_back(fastChecksum(buffer_.data(), buffer_.size()));
+        buffer_.clear();
+      }
+    }
+  }
+  const std::vector<uint64_t> &finish() {
+    if (!buffer_.empty())
+      sums_.push_back(fastChecksum(buffer_.data(), buffer_.size()));
+    buffer_.clear();
+    return sums_;
+  }
+
+private:
+  size_t chunk_;
+  std::vector<uint8_t> buffer_;
+  std::vector<uint64_t> sums_;
+};
+} // namespace
 
 bool ContainerWriter::layout(Layout &out, std::string *error) const {
   // Header, offset table, then each part (header + payload).
-  size_t offset = kContainerHeaderSize + 4 * parts_.size();
+  const size_t partCount = parts_.size() + (checksumShift_ ? 1 : 0);
+  size_t offset = kContainerHeaderSize + 4 * partCount;
   for (const Part &part : parts_) {
     out.offsets.push_back(offset);
     size_t payload = part.payloadSize();
@@ -218,6 +265,12 @@ bool ContainerWriter::layout(Layout &out, std::string *error) const {
     out.paddings.push_back(padding);
     out.payloads.push_back(payload);
     offset += 8 + payload;
+  }
+  if (checksumShift_) {
+    const size_t chunk = size_t(1) << checksumShift_;
+    out.checksumOffset = offset;
+    out.checksumCount = (offset - 20 + chunk - 1) / chunk;
+    offset += 8 + 24 + 8 * out.checksumCount;
   }
   if (offset > UINT32_MAX) {
     if (error)
@@ -243,12 +296,13 @@ bool ContainerWriter::writeTo(
     return false;
   // The header and offset table, then per part its header (and padding)
   // and payload pieces: hashed first, then written.
-  std::vector<uint8_t> head(kContainerHeaderSize + 4 * parts_.size(), 0);
+  const size_t partCount = parts_.size() + (checksumShift_ ? 1 : 0);
+  std::vector<uint8_t> head(kContainerHeaderSize + 4 * partCount, 0);
   put32(head.data(), kContainerFourCC);
   put16(head.data() + 20, kContainerMajor);
   put16(head.data() + 22, kContainerMinor);
   put32(head.data() + 24, uint32_t(l.size));
-  put32(head.data() + 28, uint32_t(parts_.size()));
+  put32(head.data() + 28, uint32_t(partCount));
   std::vector<std::vector<uint8_t>> partHeads(parts_.size());
   for (size_t i = 0; i < parts_.size(); ++i) {
     const Part &part = parts_[i];
@@ -260,6 +314,8 @@ bool ContainerWriter::writeTo(
     if (part.alignment)
       put32(h.data() + 8, uint32_t(l.paddings[i]));
   }
+  if (checksumShift_)
+    put32(head.data() + kContainerHeaderSize + 4 * parts_.size(), uint32_t(l.checksumOffset));
   auto forEachPiece = [&](const std::function<bool(const uint8_t *, size_t)> &fn) {
     for (size_t i = 0; i < parts_.size(); ++i) {
       const Part &part = parts_[i];
@@ -276,19 +332,63 @@ bool ContainerWriter::writeTo(
     }
     return true;
   };
+  // The 'CGCK' part, from the checksums of everything before it.
+  std::optional<ChunkHasher> chunks;
+  if (checksumShift_)
+    chunks.emplace(checksumShift_);
+  std::vector<uint8_t> checksumPart;
+  auto finishChecksums = [&] {
+    const std::vector<uint64_t> &sums = chunks->finish();
+    checksumPart.assign(8 + 24 + 8 * sums.size(), 0);
+    uint8_t *p = checksumPart.data();
+    put32(p, parts::kChecksums);
+    put32(p + 4, uint32_t(checksumPart.size() - 8));
+    put32(p + 8, 1);
+    put32(p + 12, checksumShift_);
+    for (int i = 0; i < 8; ++i) {
+      p[16 + i] = uint8_t(uint64_t(l.checksumOffset) >> (8 * i));
+      p[24 + i] = uint8_t(uint64_t(sums.size()) >> (8 * i));
+    }
+    for (size_t c = 0; c < sums.size(); ++c)
+      for (int i = 0; i < 8; ++i)
+        p[32 + 8 * c + i] = uint8_t(sums[c] >> (8 * i));
+  };
   if (computeDigest) {
     MD5Hasher hasher;
     hasher.update(head.data() + 20, head.size() - 20);
+    if (chunks)
+      chunks->update(head.data() + 20, head.size() - 20);
     forEachPiece([&](const uint8_t *data, size_t size) {
       hasher.update(data, size);
+      if (chunks)
+        chunks->update(data, size);
       return true;
     });
+    if (chunks) {
+      finishChecksums();
+      hasher.update(checksumPart.data(), checksumPart.size());
+    }
     hasher.final(head.data() + 4);
+    if (!sink(head.data(), head.size()))
+      return false;
+    if (!forEachPiece([&](const uint8_t *data, size_t size) { return sink(data, size); }))
+      return false;
+    return checksumPart.empty() || sink(checksumPart.data(), checksumPart.size());
   }
+  if (chunks)
+    chunks->update(head.data() + 20, head.size() - 20);
   if (!sink(head.data(), head.size()))
     return false;
-  return forEachPiece(
-      [&](const uint8_t *data, size_t size) { return sink(data, size); });
+  if (!forEachPiece([&](const uint8_t *data, size_t size) {
+        if (chunks)
+          chunks->update(data, size);
+        return sink(data, size);
+      }))
+    return false;
+  if (!chunks)
+    return true;
+  finishChecksums();
+  return sink(checksumPart.data(), checksumPart.size());
 }
 
 bool ContainerWriter::writeToOnePass(
@@ -377,6 +477,57 @@ void md5Releasing(const uint8_t *data, size_t size, bool release,
 }
 } // namespace
 
+namespace {
+/// Checks the chunks of bytes [20, covered) of `base` against `sums` (little-
+/// endian uint64s) on up to 8 threads; with `release`, the pages of each
+/// chunk are dropped from the (file-backed) mapping once checked.
+bool verifyChunks(const uint8_t *base, uint64_t covered, size_t chunk, const uint8_t *sums,
+                  uint64_t count, bool release, std::string &error) {
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  std::atomic<uint64_t> next{0};
+  std::atomic<uint64_t> bad{UINT64_MAX};
+  auto work = [&] {
+    constexpr uint64_t kBatch = 4;
+    for (uint64_t first; (first = next.fetch_add(kBatch)) < count;) {
+      for (uint64_t c = first; c < std::min(count, first + kBatch); ++c) {
+        const uint8_t *at = base + 20 + c * chunk;
+        size_t n = size_t(std::min<uint64_t>(chunk, covered - 20 - c * chunk));
+        uint64_t expected;
+        std::memcpy(&expected, sums + 8 * c, 8);
+        if (fastChecksum(at, n) != expected) {
+          uint64_t seen = bad.load();
+          while (c < seen && !bad.compare_exchange_weak(seen, c)) {
+          }
+        }
+        if (release) {
+          uintptr_t b = (uintptr_t(at) + page - 1) & ~(page - 1);
+          uintptr_t e = uintptr_t(at + n) & ~(page - 1);
+          if (e > b)
+            madvise(reinterpret_cast<void *>(b), e - b, MADV_DONTNEED);
+        }
+      }
+    }
+  };
+  unsigned threads = std::min<unsigned>(8, std::max(1u, std::thread::hardware_concurrency()));
+  if (count < 8)
+    threads = 1;
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+  if (bad.load() != UINT64_MAX) {
+    uint64_t c = bad.load();
+    error = "container checksum mismatch in bytes [" + std::to_string(20 + c * chunk) + ", " +
+            std::to_string(std::min<uint64_t>(covered, 20 + (c + 1) * chunk)) +
+            "): the contents were modified after they were written";
+    return false;
+  }
+  return true;
+}
+} // namespace
+
 bool ContainerReader::open(const void *data, size_t size, bool releaseHashed,
                            std::string &error) {
   base_ = static_cast<const uint8_t *>(data);
@@ -439,6 +590,32 @@ bool ContainerReader::open(const void *data, size_t size, bool releaseHashed,
     error = "container has " + std::to_string(size - expected) +
             " bytes after its last part";
     return false;
+  }
+  checksummed_ = false;
+  if (!parts_.empty() && parts_.back().fourCC == parts::kChecksums) {
+    // Chunk checksums instead of the digest (see the header).
+    const Part cgck = parts_.back();
+    parts_.pop_back();
+    const uint8_t *p = cgck.data.data;
+    uint64_t covered = 0, count = 0;
+    uint32_t version = cgck.data.size >= 24 ? get32(p) : 0;
+    uint32_t shift = cgck.data.size >= 24 ? get32(p + 4) : 0;
+    if (cgck.data.size >= 24) {
+      std::memcpy(&covered, p + 8, 8);
+      std::memcpy(&count, p + 16, 8);
+    }
+    const size_t chunk = shift >= 12 && shift <= 30 ? size_t(1) << shift : 0;
+    if (version != 1 || !chunk || covered != cgck.offset ||
+        count != (covered - 20 + chunk - 1) / chunk || cgck.data.size != 24 + 8 * count) {
+      error = "malformed 'CGCK' checksums part (version " + std::to_string(version) +
+              ", chunk shift " + std::to_string(shift) + ", " + std::to_string(count) +
+              " checksums of bytes [20, " + std::to_string(covered) + "))";
+      return false;
+    }
+    if (!verifyChunks(base_, covered, chunk, p + 24, count, releaseHashed, error))
+      return false;
+    checksummed_ = true;
+    return true;
   }
   uint8_t digest[16];
   md5Releasing(base_ + 20, size - 20, releaseHashed, digest);

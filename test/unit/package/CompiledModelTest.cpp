@@ -278,10 +278,21 @@ TEST_F(CompiledModelTest, DamagedContainersAreRejected) {
   std::vector<uint8_t> half(bytes.begin(), bytes.begin() + bytes.size() / 2);
   EXPECT_NE(openError(half).find("truncated"), std::string::npos)
       << openError(half);
-  // Tampered: one byte of the constants flipped.
+  // Tampered: one byte flipped, in the 'CGCK' checksums at the end (the
+  // file's checksums are what a reader verifies) and in the constants.
   std::vector<uint8_t> tampered = bytes;
   tampered[tampered.size() - 3] ^= 1;
-  EXPECT_NE(openError(tampered).find("digest"), std::string::npos)
+  EXPECT_NE(openError(tampered).find("checksum mismatch in bytes [20, "), std::string::npos)
+      << openError(tampered);
+  cgc::ContainerReader reader;
+  std::string error;
+  ASSERT_TRUE(reader.open(bytes.data(), bytes.size(), error)) << error;
+  EXPECT_TRUE(reader.verifiedByChecksums());
+  const cgc::ByteView constants = reader.find(cgc::parts::kConstants).at(0)->data;
+  tampered = bytes;
+  tampered[size_t(constants.data - bytes.data()) + constants.size - 1] ^= 1;
+  EXPECT_NE(openError(tampered).find("the contents were modified after they were written"),
+            std::string::npos)
       << openError(tampered);
   // An unknown part.
   std::vector<uint8_t> unknown =

@@ -168,3 +168,64 @@ TEST(Container, ReportsUnknownParts) {
 }
 
 } // namespace
+
+// A 'CGCK' part: chunk checksums a reader verifies instead of the digest
+// (cgc/container.h). Every writing path makes the same bytes, the digest
+// still covers everything, and a flipped byte anywhere before the part is
+// found and located.
+TEST(Container, ChunkChecksumsReplaceTheDigestCheck) {
+  ContainerWriter writer;
+  writer.addPart(parts::kPlan, std::string_view("{\"x\":1}"));
+  std::vector<uint8_t> blob(50000);
+  for (size_t i = 0; i < blob.size(); ++i)
+    blob[i] = uint8_t(i * 131 + 7);
+  writer.addAlignedPart(parts::kConstants, blob.data(), blob.size(), 4096);
+  writer.addChecksums(12); // 4 KiB chunks: 14 of them
+  std::vector<uint8_t> bytes = writer.finish();
+  std::vector<uint8_t> streamed;
+  ASSERT_TRUE(writer.writeTo([&](const void *d, size_t n) {
+    streamed.insert(streamed.end(), static_cast<const uint8_t *>(d),
+                    static_cast<const uint8_t *>(d) + n);
+    return true;
+  }));
+  std::vector<uint8_t> onePass;
+  uint8_t digest[16];
+  ASSERT_TRUE(writer.writeToOnePass(
+      [&](const void *d, size_t n) {
+        onePass.insert(onePass.end(), static_cast<const uint8_t *>(d),
+                       static_cast<const uint8_t *>(d) + n);
+        return true;
+      },
+      digest));
+  std::memcpy(onePass.data() + 4, digest, 16);
+  EXPECT_EQ(streamed, bytes);
+  EXPECT_EQ(onePass, bytes);
+  uint8_t md5Digest[16];
+  md5(bytes.data() + 20, bytes.size() - 20, md5Digest);
+  EXPECT_EQ(std::memcmp(md5Digest, bytes.data() + 4, 16), 0);
+
+  ContainerReader reader;
+  std::string error;
+  ASSERT_TRUE(reader.open(bytes.data(), bytes.size(), error)) << error;
+  EXPECT_TRUE(reader.verifiedByChecksums());
+  EXPECT_EQ(reader.getParts().size(), 2u); // the 'CGCK' part is not listed
+  for (size_t at : {size_t(24), size_t(5000), bytes.size() - 300}) {
+    std::vector<uint8_t> bad = bytes;
+    // Inside the covered bytes (the checksums part is the last ~150).
+    ASSERT_LT(at, reader.bytes().size);
+    bad[at] ^= 0x10;
+    ContainerReader r;
+    std::string why;
+    if (at == 24) {
+      EXPECT_FALSE(r.open(bad.data(), bad.size(), why)); // the size field
+      continue;
+    }
+    EXPECT_FALSE(r.open(bad.data(), bad.size(), why));
+    EXPECT_NE(why.find("checksum mismatch in bytes"), std::string::npos) << why;
+  }
+  // A malformed checksums part is an error, not a pass.
+  std::vector<uint8_t> bad = bytes;
+  bad[bad.size() - 8 * 14 - 20] ^= 1; // its chunk shift
+  EXPECT_FALSE(reader.open(bad.data(), bad.size(), error));
+  EXPECT_NE(error.find("malformed 'CGCK'"), std::string::npos) << error;
+}
