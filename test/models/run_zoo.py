@@ -110,6 +110,38 @@ def run(cmd, log):
     return proc.returncode, proc.stdout, time.time() - start
 
 
+_PREPARED = set()  # models whose databases this run made
+
+
+def prepare_databases(args, name, model, work):
+    """cgc-compile --no-precompile, then cgc-soc add / compile / prepare (for
+    every thread count of the run) into WORK/app.sodb, app.psdb (once per
+    model). Returns (compiled model, sodb, psdb)."""
+    bin_dir = os.path.dirname(os.path.abspath(args.cgc_run))
+    compiled = os.path.join(work, "plain.cgc")
+    sodb, psdb = os.path.join(work, "app.sodb"), os.path.join(work, "app.psdb")
+    if name in _PREPARED:
+        return compiled, sodb, psdb
+    for f in (compiled, sodb, psdb, psdb + ".values"):
+        if os.path.exists(f):
+            os.remove(f)
+    plugin = os.path.join(os.path.dirname(bin_dir), "lib", "libcgc_compiler_plugin_cpu.so")
+    cmd = [os.path.join(bin_dir, "cgc-compile"), model, "--no-precompile", "-o", compiled]
+    for shape in MODELS.get(name, []):
+        cmd += ["--input-shape", shape]
+    threads = ",".join(str(t if t else os.cpu_count()) for t in
+                       sorted({int(t) for t in args.threads.split(",") if t != ""}))
+    soc = os.path.join(bin_dir, "cgc-soc")
+    for step in (cmd, [soc, "add", sodb, compiled],
+                 [soc, "compile", sodb, psdb, "--plugin", plugin],
+                 [soc, "prepare", psdb, compiled, "--plugin", plugin, "--threads", threads]):
+        code, output, _ = run(step, os.path.join(work, "databases.log"))
+        if code:
+            raise RuntimeError("%s failed:\n%s" % (" ".join(step), output[-3000:]))
+    _PREPARED.add(name)
+    return compiled, sodb, psdb
+
+
 def run_cgc(args, name, model, inputs, work, ort_out, threads, results):
     """cgc-run on `model` at `threads` and its outputs against ONNX Runtime's
     in `ort_out`; appends the entry to `results`. Returns 1 on a failure."""
@@ -125,6 +157,14 @@ def run_cgc(args, name, model, inputs, work, ort_out, threads, results):
         cmd = [args.ort_run, model] + inputs + ["--ep", "cgc", "--all-on-ep", "--ep-stats",
                                                  "--output-dir", cgc_out, "--report-json",
                                                  report, "--threads", str(threads)]
+    elif args.psdb:
+        # The model's programs and prepared constants from an SODB/PSDB pair
+        # (prepare_databases): nothing compiled or transformed at load.
+        label = "%s from a precompiled database" % label
+        compiled, sodb, psdb = prepare_databases(args, name, model, work)
+        cmd = [args.cgc_run, compiled] + inputs + ["--output-dir", cgc_out, "--report-json",
+                                                    report, "--threads", str(threads),
+                                                    "--sodb", sodb, "--psdb", psdb]
     else:
         cmd = [args.cgc_run, model] + inputs + ["--output-dir", cgc_out, "--report-json",
                                                  report, "--threads", str(threads)]
@@ -159,6 +199,15 @@ def run_cgc(args, name, model, inputs, work, ort_out, threads, results):
             entry["status"] = "FAIL"
     with open(report) as f:
         timing = json.load(f)
+    if args.psdb and (timing.get("compiled_programs") or timing.get("prepared_blocks_computed")
+                      or not timing.get("database_programs")):
+        entry["status"] = "FAIL"
+        entry["outputs"]["(database)"] = {
+            "matches": False,
+            "error": "%s programs compiled, %s prepared blocks transformed at load, %s from the "
+                     "database: the precompiled database did not serve the model" % (
+                         timing.get("compiled_programs"), timing.get("prepared_blocks_computed"),
+                         timing.get("database_programs"))}
     entry["cgc_compile_ms"] = timing.get("compile_ms", 0)
     entry["cgc_load_ms"] = timing.get("load_ms")
     entry["cgc_run_ms"] = timing.get("min_ms")
@@ -196,6 +245,11 @@ def main():
                              "MLIR_EXCHANGE (the CPU driver: MLIR programs its JIT "
                              "compiles); 'fallback' for the fallback target's kernel "
                              "programs alone, 'cpu' for the in-process target")
+    parser.add_argument("--psdb", action="store_true",
+                        help="run each model from an SODB/PSDB pair made by cgc-soc (add, "
+                             "compile, prepare for the thread counts): a round trip through "
+                             "the precompiled databases, which must serve every program and "
+                             "prepared constant (docs/precompilation.md)")
     parser.add_argument("--through-ep", action="store_true",
                         help="run cgc through ONNX Runtime with cgc's plugin execution "
                              "provider (cgc-ort-run --ep cgc --all-on-ep) instead of cgc-run")

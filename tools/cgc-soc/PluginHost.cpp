@@ -417,6 +417,26 @@ Plugin::Result Plugin::compile(db::StateObjectDatabase &sodb, db::PrecompiledDat
   return result;
 }
 
+std::vector<uint8_t> Plugin::exchange(UINT family, uint64_t abi, const GUID &mlirInterface,
+                                      const void *input, size_t inputSize) {
+  D3D12DDI_COMPILER_TARGET target = {family, abi};
+  SIZE_T size = 0;
+  D3D12DDI_MLIR_EXCHANGE_0119 ex = {mlirInterface, input, inputSize, nullptr, &size};
+  D3D12DDIARG_GETCAPS caps = {D3D12DDICAPS_TYPE_MLIR_EXCHANGE_0119, 0, nullptr, &ex,
+                              UINT(sizeof(ex))};
+  HRESULT h = caps_.pfnGetCaps(handle_, &target, nullptr, &caps);
+  if (FAILED(h))
+    throw PluginError("compiler plugin '" + path_ + "': the MLIR exchange failed (" + hr(h) +
+                      ")");
+  std::vector<uint8_t> answer(size);
+  ex.pOutputData = answer.data();
+  if (FAILED(h = caps_.pfnGetCaps(handle_, &target, nullptr, &caps)))
+    throw PluginError("compiler plugin '" + path_ + "': the MLIR exchange failed (" + hr(h) +
+                      ")");
+  answer.resize(size);
+  return answer;
+}
+
 bool Plugin::prepareConstants(db::PrecompiledDatabase &psdb, UINT family, uint64_t abi,
                               const std::string &programName,
                               const std::vector<uint8_t> &container,

@@ -59,6 +59,14 @@ public:
   Result compile(db::StateObjectDatabase &sodb, db::PrecompiledDatabase &psdb, UINT family,
                  uint64_t abi, uint32_t valueTypes, const std::optional<db::Bytes> &key);
 
+  /// An MLIR exchange answered by the plugin for (family, abi) through
+  /// GetCaps (D3D12DDICAPS_TYPE_MLIR_EXCHANGE_0119), with the size-query
+  /// protocol: what a device of that family answers to
+  /// CheckFeatureSupport(D3D12_FEATURE_MLIR_EXCHANGE). Throws with the
+  /// HRESULT.
+  std::vector<uint8_t> exchange(UINT family, uint64_t abi, const GUID &mlirInterface,
+                                const void *input, size_t inputSize);
+
   /// Whether the plugin prepares constants offline
   /// (D3D12DDI_COMPILER_TABLE_TYPE_CONSTANTS_CGC).
   bool preparesConstants() const { return constants_.pfnPrepareMlirProgramConstantsCgc; }

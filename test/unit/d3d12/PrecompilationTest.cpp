@@ -5,7 +5,7 @@
 // plain C against the DDI headers) compiling a partition that the test
 // double then creates from the registered database and runs through the
 // runtime. The CPU driver's plugin and the stale-key cases are in
-// test/tools/cgc-soc (lit, with sqlite3).
+// test/runtime/precompiled-databases.test (lit, with sqlite3).
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,6 +175,34 @@ TEST(Plugins, NegotiationFailsCleanly) {
   EXPECT_EQ(families[0].abiVersions, std::vector<uint64_t>{1});
   EXPECT_NE(errorOf([&] { plugin.familyIndex("gpu"); }).find("has no adapter family 'gpu'"),
             std::string::npos);
+}
+
+// The MLIR exchange without a device: the CPU plugin answers a pattern
+// declaration request through GetCaps with exactly what a CPU-driver
+// device answers to CheckFeatureSupport, so an offline toolchain can lower
+// Input IR for that adapter family with no driver loaded.
+TEST(Plugins, TheCpuPluginAnswersTheMlirExchangeLikeItsDriver) {
+  const std::string path = CGC_CPU_PLUGIN_PATH;
+  if (!fs::exists(path))
+    GTEST_SKIP() << "this build has no compiler: no CPU plugin";
+  soc::Plugin plugin(path);
+  UINT family = plugin.familyIndex("cgc-cpu-x86-64");
+  std::vector<uint8_t> offline = plugin.exchange(
+      family, plugin.adapterFamilies()[family].abiVersions[0], CGC_SUBGRAPH_DECLARATION_REQUEST,
+      nullptr, 0);
+  ASSERT_GT(offline.size(), kContainerHeaderSize);
+
+  ComPtr<ID3D12Device14> device = makeDevice(nullptr);
+  ASSERT_TRUE(device);
+  SIZE_T size = 0;
+  D3D12_FEATURE_DATA_MLIR_EXCHANGE ex = {CGC_SUBGRAPH_DECLARATION_REQUEST, nullptr, 0, nullptr,
+                                         &size};
+  ASSERT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_MLIR_EXCHANGE, &ex, sizeof(ex)), S_OK);
+  std::vector<uint8_t> online(size);
+  ex.pOutputData = online.data();
+  ASSERT_EQ(device->CheckFeatureSupport(D3D12_FEATURE_MLIR_EXCHANGE, &ex, sizeof(ex)), S_OK);
+  online.resize(size);
+  EXPECT_EQ(offline, online);
 }
 
 TEST(Plugins, SecondPluginRunsAPartitionThroughTheRuntime) {
