@@ -122,20 +122,18 @@ std::string precompiledValueKey(std::string_view adapterFamily, const Md5Digest 
 }
 
 uint64_t compilerVersionNumber(std::string_view identity) {
-  size_t at = identity.rfind("src:");
-  if (at == std::string_view::npos || identity.size() < at + 4 + 8)
+  if (identity.rfind("src:") == std::string_view::npos)
     return 0;
-  uint64_t digest = 0;
-  for (char c : identity.substr(at + 4, 8)) {
-    int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (v < 0)
-      return 0;
-    digest = digest << 4 | uint64_t(v);
-  }
+  // All of the identity (the sources' digest and the MLIR version the
+  // compiler was built against) decides the build and revision parts.
+  uint8_t digest[16];
+  md5(identity.data(), identity.size(), digest);
+  uint64_t bits = uint64_t(digest[0]) << 24 | uint64_t(digest[1]) << 16 |
+                  uint64_t(digest[2]) << 8 | uint64_t(digest[3]);
   // CGC_PROJECT_VERSION_STRING "major.minor.patch".
   unsigned major = 0, minor = 0, patch = 0;
   std::sscanf(CGC_PROJECT_VERSION_STRING, "%u.%u.%u", &major, &minor, &patch);
-  return uint64_t(major & 0xFFFF) << 48 | uint64_t(minor & 0xFFFF) << 32 | digest;
+  return uint64_t(major & 0xFFFF) << 48 | uint64_t(minor & 0xFFFF) << 32 | bits;
 }
 
 } // namespace cgc

@@ -35,6 +35,7 @@
 #include "cgc/d3d12ddi_compiler.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
@@ -65,6 +66,24 @@ std::string narrowText(LPCWSTR text) {
   for (; text && *text; ++text)
     out += *text < 0x80 ? char(*text) : '?';
   return out;
+}
+
+/// `text` as a JSON string literal.
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", unsigned(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 bool validTarget(const D3D12DDI_COMPILER_TARGET *target) {
@@ -266,16 +285,20 @@ HRESULT compileStateObject(const Compiler &compiler, D3D12DDI_HRTCOMPILERCACHESE
     keys.push_back(key);
     D3D12DDI_COMPILER_CACHE_VALUE_KEY valueKey = {key.data(), UINT(key.size())};
     // Equal partitions (another program, another state object) share a value.
-    D3D12DDI_COMPILER_CACHE_TYPED_VALUE probe = {D3D12DDI_COMPILER_CACHE_VALUE_TYPE_OBJECT_CODE,
-                                                 {nullptr, 0}};
+    D3D12DDI_COMPILER_CACHE_TYPED_VALUE probe = {
+        flags & D3D12DDI_COMPILER_VALUE_TYPE_FLAGS_OBJECT_CODE
+            ? D3D12DDI_COMPILER_CACHE_VALUE_TYPE_OBJECT_CODE
+            : D3D12DDI_COMPILER_CACHE_VALUE_TYPE_METADATA,
+        {nullptr, 0}};
     if (cache.pfnCompilerCacheFindValue(session, &valueKey, &probe, 1) == S_OK)
       continue;
     std::vector<uint8_t> blob;
     if (!cpu_target::precompilePartition(bytecode, blob, error))
       return report(where + ": " + error);
-    std::string metadata = std::string("{\"compiler\": \"") + cpu_target::compilerIdentity() +
-                           "\", \"partition_md5\": \"" + digestHex(digest) +
-                           "\", \"program\": \"" + narrowText(desc->ProgramName) + "\"}";
+    std::string metadata = std::string("{\"compiler\": ") +
+                           jsonString(cpu_target::compilerIdentity()) +
+                           ", \"partition_md5\": \"" + digestHex(digest) +
+                           "\", \"program\": " + jsonString(narrowText(desc->ProgramName)) + "}";
     std::vector<D3D12DDI_COMPILER_CACHE_TYPED_CONST_VALUE> values;
     if (flags & D3D12DDI_COMPILER_VALUE_TYPE_FLAGS_OBJECT_CODE)
       values.push_back({D3D12DDI_COMPILER_CACHE_VALUE_TYPE_OBJECT_CODE, {blob.data(), blob.size()}});
@@ -288,7 +311,7 @@ HRESULT compileStateObject(const Compiler &compiler, D3D12DDI_HRTCOMPILERCACHESE
                                                   UINT(values.size()));
     if (FAILED(hr) && hr != DXGI_ERROR_ALREADY_EXISTS)
       return report(where + ": the cache refused its values");
-    ++out.values;
+    out.values += hr == S_OK;
   }
   std::vector<D3D12DDI_COMPILER_CACHE_VALUE_KEY> valueKeys;
   for (const std::string &key : keys)

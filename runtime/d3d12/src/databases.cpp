@@ -305,7 +305,7 @@ HRESULT DeviceDatabases::map(const D3D12DDI_COMPILER_CACHE_VALUE_KEY *key, uint3
   return DXGI_ERROR_NOT_FOUND;
 }
 
-void DeviceDatabases::counts(uint32_t &registered, uint32_t &matching, const Report &report) {
+void DeviceDatabases::counts(uint32_t &registered, uint32_t &matching) {
   std::shared_lock lock(gMutex);
   registered = uint32_t(gRegistered.size());
   matching = 0;

@@ -60,10 +60,12 @@ public:
   /// pfnMapPrecompiledValueCgc for this device.
   HRESULT map(const D3D12DDI_COMPILER_CACHE_VALUE_KEY *key, uint32_t type, const void **data,
               SIZE_T *size, const Report &report);
+  /// Lookups: the driver's size queries (a first call with ValueSize 0);
+  /// hits: the calls that returned a value's bytes.
   uint64_t lookups() const { return lookups_.load(); }
   uint64_t hits() const { return hits_.load(); }
   /// Registered PSDBs, and those this device's driver can use.
-  void counts(uint32_t &registered, uint32_t &matching, const Report &report);
+  void counts(uint32_t &registered, uint32_t &matching);
 
 private:
   CompilerProperties properties_;

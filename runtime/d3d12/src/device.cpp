@@ -1385,8 +1385,7 @@ CGC_D3D12_API HRESULT CGCD3D12GetPrecompiledDatabaseStatistics(
     return E_INVALIDARG;
   }
   CGC_D3D12_PRECOMPILED_DATABASE_STATISTICS s = {};
-  device->databases().counts(s.RegisteredDatabases, s.MatchingDatabases,
-                             [](const std::string &) {});
+  device->databases().counts(s.RegisteredDatabases, s.MatchingDatabases);
   s.Lookups = device->databases().lookups();
   s.Hits = device->databases().hits();
   *pStatistics = s;

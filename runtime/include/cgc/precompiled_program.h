@@ -96,9 +96,10 @@ std::string precompiledValueKey(std::string_view adapterFamily, const Md5Digest 
 
 /// A D3D12_VERSION_NUMBER for a compiler identity "<prefix> src:<16 hex>"
 /// (cmake/CompilerIdentity.cmake): the project's major and minor version,
-/// then the first 32 bits of the source digest as build and revision, so
-/// that a compiler built from other sources has another version. 0 if the
-/// identity has no source digest.
+/// then 32 bits of the identity's MD5 (its source digest and MLIR version)
+/// as build and revision, so that a compiler built from other sources or
+/// against another MLIR has another version. 0 if the identity has no
+/// source digest.
 uint64_t compilerVersionNumber(std::string_view identity);
 
 } // namespace cgc

@@ -489,13 +489,15 @@ CGC_D3D12_API HRESULT CGCD3D12GetCachedMlirProgramStatus(
 /// application profile), through groups whose version is the SODB's; a
 /// driver creates an MLIR program from such a value instead of compiling
 /// its bytecode (CGCD3D12GetCachedMlirProgramStatus: DATABASE_HIT). The
-/// files are opened and checked now and read again at each lookup: keep
-/// them in place while registered. E_INVALIDARG (CGCD3D12GetLastError) for
+/// files are opened and checked now (which groups are current is decided
+/// now, from the SODB); the PSDBs stay open and are queried at each lookup
+/// and their ".values" files stay mapped: keep them in place. E_INVALIDARG (CGCD3D12GetLastError) for
 /// a file that cannot be opened or is not such a database, a PSDB for
 /// another application, or no PSDB. The environment variable
 /// CGC_D3D12_PRECOMPILED_DATABASES="SODB=PSDB[,PSDB...][;SODB=...]" registers
-/// the same way when the first device is created (a failure fails that
-/// creation, naming the variable).
+/// the same way when the first device is created; a failure fails that
+/// creation and every later one, naming the variable (the pairs before the
+/// bad one stay registered).
 CGC_D3D12_API HRESULT CGCD3D12RegisterPrecompiledDatabases(
     const char *pStateObjectDatabase, UINT NumPrecompiledDatabases,
     const char *const *ppPrecompiledDatabases);
