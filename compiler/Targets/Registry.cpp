@@ -89,6 +89,23 @@ void registerBuiltinTargets() {
           }
           return info.target;
         });
+    registerTargetKind(
+        "plugin",
+        "plugin:PATH[@FAMILY], the patterns a compiler plugin declares for an adapter family "
+        "(its first without @FAMILY) through GetCaps: a device's target with no device "
+        "(docs/precompilation.md)",
+        [](llvm::StringRef argument,
+           std::string &error) -> std::optional<TargetHandle> {
+          DeviceTargetInfo info;
+          if (!describePluginTarget(argument.str(), info, error))
+            return std::nullopt;
+          if (!info.target) {
+            error = "target 'plugin:" + argument.str() + "': " + info.label +
+                    " cannot be compiled for: " + info.unavailable;
+            return std::nullopt;
+          }
+          return info.target;
+        });
   });
 }
 

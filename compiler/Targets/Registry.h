@@ -10,6 +10,9 @@
 //   device[:NAME|PATH]     the patterns a D3D12 device's driver declares
 //                          through MLIR_EXCHANGE (compiler/Targets/Device);
 //                          the default device without an argument
+//   plugin:PATH[@FAMILY]   the patterns a compiler plugin declares for an
+//                          adapter family, through its GetCaps: offline,
+//                          no device (docs/precompilation.md)
 //
 // Other targets (device-backed ones) register a kind with
 // registerTargetKind.

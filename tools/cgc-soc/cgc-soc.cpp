@@ -22,7 +22,7 @@
 #include "cgc/compiled_model.h"
 #include "cgc/databases.h"
 
-#include "PluginHost.h"
+#include "plugin_host.h"
 #include "ToolSupport.h"
 
 #include "cgc/d3d12_mlir.h"

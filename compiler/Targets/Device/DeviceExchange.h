@@ -67,6 +67,15 @@ bool queryCapabilities(void *d3d12Device, Capabilities &caps, std::string &error
 /// otherwise, as the API returns.
 ExchangeFn makeExchange(DeviceRef device);
 
+/// An offline stand-in for a device: a compiler plugin
+/// (cgc/d3d12ddi_compiler.h) answering the tier, interface and MLIR_EXCHANGE
+/// queries through its GetCaps for one adapter family, with no driver
+/// loaded (docs/precompilation.md). `spec` is "PATH[@FAMILY]" (FAMILY a name
+/// or an index; default the first, at its newest ABI). `label` receives a
+/// name for messages. Null with a message naming the plugin on failure.
+ExchangeFn makePluginExchange(const std::string &spec, Capabilities &caps, std::string &label,
+                              std::string &error);
+
 /// The D3D12 layer's last error on this thread ("" if none).
 std::string lastD3D12Error();
 

@@ -16,21 +16,17 @@ using namespace mlir;
 
 namespace cgc {
 
-bool describeDeviceTarget(device::DeviceRef dev, std::string label, DeviceTargetInfo &info,
-                          std::string &error) {
-  info = {};
-  info.label = std::move(label);
-  if (!device::queryCapabilities(dev.get(), info.caps, error)) {
-    error = info.label + ": " + error;
-    return false;
-  }
+/// The rest of describing a target once its capabilities are in `info`:
+/// the declaration through `exchange`.
+static bool describeExchangeTarget(ExchangeFn exchange, DeviceTargetInfo &info,
+                                   std::string &error) {
   if (!info.caps.canCompile()) {
     info.unavailable = info.caps.whyNot();
     return true;
   }
   TargetHandle handle;
   handle.name = info.label;
-  handle.exchange = device::makeExchange(dev);
+  handle.exchange = std::move(exchange);
   MLIRContext context(MLIRContext::Threading::DISABLED);
   context.loadDialect<CGCDialect, op::CGCOpDialect, pattern::CGCPatternDialect>();
   // The size query tells a device that declares nothing (the spec's
@@ -65,6 +61,25 @@ bool describeDeviceTarget(device::DeviceRef dev, std::string label, DeviceTarget
   }
   info.target = std::move(handle);
   return true;
+}
+
+bool describeDeviceTarget(device::DeviceRef dev, std::string label, DeviceTargetInfo &info,
+                          std::string &error) {
+  info = {};
+  info.label = std::move(label);
+  if (!device::queryCapabilities(dev.get(), info.caps, error)) {
+    error = info.label + ": " + error;
+    return false;
+  }
+  return describeExchangeTarget(device::makeExchange(dev), info, error);
+}
+
+bool describePluginTarget(const std::string &spec, DeviceTargetInfo &info, std::string &error) {
+  info = {};
+  ExchangeFn exchange = device::makePluginExchange(spec, info.caps, info.label, error);
+  if (!exchange)
+    return false;
+  return describeExchangeTarget(std::move(exchange), info, error);
 }
 
 bool describeDeviceTarget(const std::string &driver, DeviceTargetInfo &info,

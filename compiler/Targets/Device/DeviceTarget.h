@@ -48,6 +48,11 @@ bool describeDeviceTarget(device::DeviceRef device, std::string label,
 bool describeDeviceTarget(const std::string &driver, DeviceTargetInfo &info,
                           std::string &error);
 
+/// The same for a compiler plugin in place of a device ("PATH[@FAMILY]",
+/// makePluginExchange): what its adapter family's devices would declare and
+/// answer, with no driver loaded (the `plugin` target kind).
+bool describePluginTarget(const std::string &spec, DeviceTargetInfo &info, std::string &error);
+
 /// A device's target registered under a `--target` spec of its own while
 /// this object lives (the device stays alive as long), so the pipeline
 /// resolves it like any other target. Registers nothing for a device that

@@ -11,7 +11,7 @@
 
 #include "TestUtil.h"
 
-#include "PluginHost.h"
+#include "plugin_host.h"
 #include "cgc/databases.h"
 
 #include <cstdlib>

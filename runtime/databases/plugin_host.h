@@ -1,4 +1,4 @@
-//===- PluginHost.h - Hosting a compiler plugin ----------------*- C++ -*-===//
+//===- plugin_host.h - Hosting a compiler plugin ---------------*- C++ -*-===//
 //
 // The host side of the compiler plugin DDI (cgc/d3d12ddi_compiler.h): load
 // a plugin, negotiate the newest version both sides support, fill its
@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CGC_TOOLS_CGC_SOC_PLUGINHOST_H
-#define CGC_TOOLS_CGC_SOC_PLUGINHOST_H
+#ifndef CGC_RUNTIME_DATABASES_PLUGIN_HOST_H
+#define CGC_RUNTIME_DATABASES_PLUGIN_HOST_H
 
 #include "cgc/databases.h"
 
@@ -66,6 +66,9 @@ public:
   /// HRESULT.
   std::vector<uint8_t> exchange(UINT family, uint64_t abi, const GUID &mlirInterface,
                                 const void *input, size_t inputSize);
+  /// The plugin's GetCaps for (family, abi), as it answers (an HRESULT):
+  /// the raw form of exchange() and of the tier and interface queries.
+  HRESULT getCaps(UINT family, uint64_t abi, const D3D12DDIARG_GETCAPS &caps);
 
   /// Whether the plugin prepares constants offline
   /// (D3D12DDI_COMPILER_TABLE_TYPE_CONSTANTS_CGC).
@@ -99,4 +102,4 @@ std::string versionText(uint64_t version);
 
 } // namespace cgc::soc
 
-#endif // CGC_TOOLS_CGC_SOC_PLUGINHOST_H
+#endif // CGC_RUNTIME_DATABASES_PLUGIN_HOST_H

@@ -1,6 +1,6 @@
-//===- PluginHost.cpp - Hosting a compiler plugin -------------------------===//
+//===- plugin_host.cpp - Hosting a compiler plugin ------------------------===//
 
-#include "PluginHost.h"
+#include "plugin_host.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -415,6 +415,11 @@ Plugin::Result Plugin::compile(db::StateObjectDatabase &sodb, db::PrecompiledDat
     result.valuesShared += session.shared;
   }
   return result;
+}
+
+HRESULT Plugin::getCaps(UINT family, uint64_t abi, const D3D12DDIARG_GETCAPS &caps) {
+  D3D12DDI_COMPILER_TARGET target = {family, abi};
+  return caps_.pfnGetCaps(handle_, &target, nullptr, &caps);
 }
 
 std::vector<uint8_t> Plugin::exchange(UINT family, uint64_t abi, const GUID &mlirInterface,
