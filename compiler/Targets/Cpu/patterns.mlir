@@ -102,6 +102,21 @@ cgc.module @cpu {
     cgc_pattern.yield %m
   }
 
+  // Elementwise fusion with no anchor: an elementwise layer and the chain
+  // of elementwise layers after it, each continuing the previous one's
+  // result (hard-swish written as x * clip(x + 3, 0, 6) / 6, SiLU as
+  // x * sigmoid(x), Mish, GELU pieces, after a resize, a concat or a
+  // model's input rather than a convolution). The driver runs them as one
+  // kernel that applies every layer to a block of the result while it is in
+  // cache: one pass over memory instead of one per layer, and one dispatch.
+  // At least 4096 elements: small ones (an attention mask's arithmetic) gain
+  // nothing and stay with the fallback target.
+  cgc_pattern.pattern @elementwiseChain attributes {priority = 2 : i64, naming = "ops"} {
+    %h = cgc_pattern.op ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"] {open, element_types = [!cgc.float32, !cgc.bfloat16], min_elements = 4096 : i64}
+    %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%h) {keep_shape, min_length = 1}
+    cgc_pattern.yield %e
+  }
+
   // A transpose feeding a matrix product: the driver's JIT folds the
   // transpose into the product's operand strides (oneDNN's matmul reads
   // strided operands), so the transposed copy is never written. Attention's

@@ -564,7 +564,11 @@ std::shared_ptr<CompiledProgram> CompiledProgram::create(KernelProgram program,
       k += p.steps_.back().kernels.size();
       continue;
     }
-    if (isFusionAnchor(desc.op) && desc.outputs.size() == 1) {
+    // An anchor with its epilogue, or an elementwise op heading a chain of
+    // elementwise ops (fusion with no anchor: one pass over memory).
+    const bool chainHead = p.config_.elementwiseChains && isElementwiseChainHead(desc) &&
+                           !planning::epilogueChain(kp, k).empty();
+    if ((isFusionAnchor(desc.op) || chainHead) && desc.outputs.size() == 1) {
       if (!anchorStep(desc, k, {}, asIs, noWrap))
         return nullptr;
       k += p.steps_.back().kernels.size();

@@ -127,7 +127,7 @@ TEST_F(CpuExchange, DeclarationRoundTripsTheBuiltInPatterns) {
                                              "pooling", "resize", "concat", "channelShuffle",
                                              "slice",
                                              "batchNorm", "activationScale",
-                                             "transposedMatMulB", "transposedMatMulA",
+                                             "elementwiseChain", "transposedMatMulB", "transposedMatMulA",
                                              "transposedMatMulAB", "anchorBiasGeluErf",
                                              "anchorGeluErf", "attentionScores",
                                              "attentionContext"}));

@@ -938,10 +938,12 @@ TEST(Fusion, RefusesWhatItCannotFuseWithAReason) {
   EXPECT_NE(reasonFor(Desc("cgc_op.add").in(y).in(big).out(big)).find("cgc_op.add"),
             std::string::npos);
   std::string reason;
-  EXPECT_EQ(createFusedKernel(Desc("cgc_op.relu").in(y).out(y).get(), {Desc("cgc_op.relu").in(y).out(y).get()},
-                              reason),
+  // Not an anchor nor an elementwise op (an elementwise op heads a chain
+  // of its own, Fusion.ElementwiseChainsWithoutAnchorMatchUnfused).
+  EXPECT_EQ(createFusedKernel(Desc("cgc_op.softmax").in(y).out(y).i("axis", 1).get(),
+                              {Desc("cgc_op.relu").in(y).out(y).get()}, reason),
             nullptr);
-  EXPECT_NE(reason.find("anchor"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("not a fusion anchor"), std::string::npos) << reason;
   // float64 convolutions run on the generic path, which does not fuse.
   Tensor xd(CGC_DTYPE_FLOAT64, {1, 4, 6, 6}), wd(CGC_DTYPE_FLOAT64, {4, 4, 3, 3}),
       yd(CGC_DTYPE_FLOAT64, {1, 4, 6, 6});
@@ -1220,3 +1222,75 @@ TEST(Fusion, ErfGeluAfterEveryConvolutionKind) {
 }
 
 } // namespace
+
+// Elementwise fusion with no anchor: an elementwise op heads the chain
+// after it (the decompositions exporters write: hard-swish as
+// add/clip/div/mul, SiLU, Mish, GELU pieces), one kernel that runs every
+// op on a block while it is in cache. Every chain of the convolution tests
+// and the decompositions, contiguous and channels-last, split across the
+// pool and on one thread, against the ops one by one.
+TEST(Fusion, ElementwiseChainsWithoutAnchorMatchUnfused) {
+  std::mt19937 rng(71);
+  const std::vector<int64_t> out = {1, 24, 40, 36}; // 34560 elements: 3 blocks
+  std::vector<std::vector<Step>> all = chains(out, 24);
+  const std::vector<int64_t> one = {1};
+  all.push_back({{"cgc_op.clip", {{"min", F(0)}, {"max", F(6)}}},
+                 {"cgc_op.div", {}, one},
+                 {"cgc_op.mul", {}, out}}); // hard-swish's tail, x as the residual
+  all.push_back({{"cgc_op.sigmoid"}, {"cgc_op.mul", {}, out}}); // SiLU written out
+  for (Layout layout : {Layout::Contiguous, Layout::ChannelsLast})
+    for (const auto &chain : all) {
+      // The head: x + c (c one value), the first op of hard-swish.
+      Tensor x(CGC_DTYPE_FLOAT32, out, layout), c(CGC_DTYPE_FLOAT32, {1}), y(CGC_DTYPE_FLOAT32, out,
+                                                                           layout);
+      fillRandom(x, rng, -4, 4);
+      fillRandom(c, rng, 2, 3);
+      Desc head("cgc_op.add");
+      head.in(x).in(c).out(y);
+      FusedRun r = runChain(head, {&x, &c}, out, chain, rng, {}, layout, layout);
+      const std::string name = chainName(chain);
+      ASSERT_FALSE(r.fused.empty()) << "not fused: add" << name << ": " << r.reason;
+      EXPECT_NE(r.description.find("elementwise chain add"), std::string::npos) << r.description;
+      Tensor t(CGC_DTYPE_FLOAT32, out);
+      t.setValues(r.fused);
+      EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "add" + name + " [" + r.description + "]"));
+      t.setValues(r.fusedOnOneThread);
+      EXPECT_TRUE(closeTo(t, r.unfused, 1e-5, 1e-5, "add" + name + " (1 thread)"));
+    }
+}
+
+// A head whose input 0 is broadcast (1 - x written as sub(1, x)) has no
+// running value to start from: refused with the reason, the ops then run
+// one by one. A result placed over a later op's operand (a residual) is
+// computed in scratch first, never read after it was overwritten.
+TEST(Fusion, ElementwiseChainRefusalsAndAliasing) {
+  std::mt19937 rng(72);
+  const std::vector<int64_t> shape = {2, 8, 30, 30};
+  Tensor one(CGC_DTYPE_FLOAT32, {1}), x(CGC_DTYPE_FLOAT32, shape), y(CGC_DTYPE_FLOAT32, shape);
+  fillRandom(x, rng, -1, 1);
+  fillRandom(one, rng, 1, 1);
+  Desc sub("cgc_op.sub");
+  sub.in(one).in(x).out(y);
+  Desc relu("cgc_op.relu");
+  relu.in(y).out(y);
+  std::string reason;
+  EXPECT_FALSE(createFusedKernel(sub.get(), {relu.get()}, reason));
+  EXPECT_NE(reason.find("no running value to start from"), std::string::npos) << reason;
+
+  // residual r; head abs(x) -> add(., r) -> relu, its result in r's bytes.
+  Tensor r(CGC_DTYPE_FLOAT32, shape), t(CGC_DTYPE_FLOAT32, shape), u(CGC_DTYPE_FLOAT32, shape);
+  fillRandom(r, rng, -1, 1);
+  std::vector<double> xs = x.values(), rs = r.values(), expected(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i)
+    expected[i] = std::max(0.0, double(float(std::fabs(xs[i]) + float(rs[i]))));
+  Desc abs("cgc_op.abs");
+  abs.in(x).out(t);
+  Desc add("cgc_op.add");
+  add.in(t).in(r).out(u);
+  Desc relu2("cgc_op.relu");
+  relu2.in(u).out(r); // the result where the residual is
+  auto fused = createFusedKernel(abs.get(), {add.get(), relu2.get()}, reason);
+  ASSERT_TRUE(fused) << reason;
+  runKernel(*fused, {&x, &r}, {&r}, pool3());
+  EXPECT_TRUE(closeTo(r, expected, 1e-6, 1e-6, "abs -> add (residual in place) -> relu"));
+}

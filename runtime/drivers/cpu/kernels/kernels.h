@@ -89,6 +89,11 @@ std::unique_ptr<Kernel> createKernel(const KernelDesc &desc,
                                      const KernelOptions &options,
                                      std::string &error);
 
+/// Whether `desc` is an elementwise op: it may head a chain of the
+/// elementwise ops after it, fused into one kernel by createFusedKernel
+/// (elementwise fusion with no anchor; setting elementwise-chains).
+bool isElementwiseChainHead(const KernelDesc &desc);
+
 /// Creates one kernel computing `anchor` followed by the elementwise
 /// `epilogue` ops: epilogue[i] takes the previous result as inputs[0]; its
 /// other inputs (a residual, a per-channel scale) are extra operands, passed

@@ -1086,9 +1086,15 @@ void erfGeluEpilogueRow(const void *ctx, char *const *p, const int64_t *s, int64
 } // namespace
 
 void Epilogue::apply(char *data, const void *const *extra, int64_t begin, int64_t end) const {
+  apply(data, data, extra, begin, end);
+}
+
+void Epilogue::apply(char *data, const char *source, const void *const *extra, int64_t begin,
+                     int64_t end) const {
   for (const Step &step : steps_) {
+    char *input = &step == &steps_.front() ? const_cast<char *>(source) : data;
     if (step.erfGelu) {
-      char *bases[kMaxOperands] = {data, data};
+      char *bases[kMaxOperands] = {data, input};
       const ErfGeluRowArgs args{*static_cast<const float *>(extra[step.extraIndex[0]]),
                                 *static_cast<const float *>(extra[step.extraIndex[1]]),
                                 *static_cast<const float *>(extra[step.extraIndex[2]]),
@@ -1096,11 +1102,108 @@ void Epilogue::apply(char *data, const void *const *extra, int64_t begin, int64_
       step.plan.runRange(bases, erfGeluEpilogueRow, &args, begin, end);
       continue;
     }
-    char *bases[kMaxOperands] = {data, data};
+    char *bases[kMaxOperands] = {data, input};
     for (size_t i = 0; i < step.extraIndex.size(); ++i)
       bases[2 + i] = const_cast<char *>(static_cast<const char *>(extra[step.extraIndex[i]]));
     step.plan.runRange(bases, step.op.row, step.op.ctx.get(), begin, end);
   }
+}
+
+namespace {
+
+/// Elementwise fusion with no anchor (makeElementwiseChainKernel): the
+/// head and its chain as one Epilogue whose first op reads the head's
+/// input 0, run block by block over the output so that every op after the
+/// first finds the block in cache.
+class ElementwiseChainKernel final : public KernelBase {
+public:
+  ElementwiseChainKernel(const KernelDesc &head, const std::vector<KernelDesc> &chain) {
+    const KernelOperand &out = chain.back().outputs[0];
+    const KernelOperand &source = *head.inputs[0];
+    if (source.shape != out.shape || source.dtype != out.dtype ||
+        source.effectiveStrides() != out.effectiveStrides())
+      fail(cat(head.op, ": input 0 (", dtypeName(source.dtype), " ", shapeStr(source.shape),
+               ") is not laid out as the chain's result (", dtypeName(out.dtype), " ",
+               shapeStr(out.shape), "): no running value to start from"));
+    std::vector<KernelDesc> all;
+    all.push_back(head);
+    all.insert(all.end(), chain.begin(), chain.end());
+    const std::vector<int64_t> strides = out.effectiveStrides();
+    // Positions in order of decreasing stride: contiguous blocks in memory.
+    std::vector<size_t> order(out.shape.size());
+    for (size_t d = 0; d < order.size(); ++d)
+      order[d] = d;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return strides[a] > strides[b]; });
+    epilogue_ = Epilogue(out.shape, out.dtype, all, strides, order);
+    elements_ = 1;
+    for (int64_t d : out.shape)
+      elements_ *= d;
+    elementBytes_ = cgc_dtype_size(out.dtype);
+    outSpan_ = size_t(out.byteSpan());
+    for (size_t i = 1; i < head.inputs.size(); ++i)
+      extraSpans_.push_back(head.inputs[i] ? size_t(head.inputs[i]->byteSpan()) : 0);
+    for (const KernelDesc &op : chain)
+      for (size_t i = 1; i < op.inputs.size(); ++i)
+        extraSpans_.push_back(op.inputs[i] ? size_t(op.inputs[i]->byteSpan()) : 0);
+    description_ = cat("elementwise chain ", head.op.substr(7));
+    for (const KernelDesc &op : chain)
+      description_ += cat(" -> ", op.op.substr(7));
+    description_ += cat(" ", dtypeName(out.dtype), " ", shapeStr(out.shape),
+                        " (one pass, no anchor)");
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    char *out = static_cast<char *>(args.outputs[0]);
+    const char *source = static_cast<const char *>(args.inputs[0]);
+    const void *const *extra = args.inputs + 1;
+    // A later op reading bytes the chain writes (a residual placed where
+    // the result goes) would see them already overwritten: then the chain
+    // runs into scratch first. Reading the source where the result goes is
+    // fine: each position is read before it is written.
+    bool overlaps = false;
+    for (size_t i = 0; i < extraSpans_.size(); ++i) {
+      const char *e = static_cast<const char *>(extra[i]);
+      overlaps |= e && e < out + outSpan_ && out < e + extraSpans_[i];
+    }
+    Scratch scratch;
+    char *target = out;
+    if (overlaps) {
+      scratch.allocate(outSpan_);
+      target = scratch.as<char>();
+    }
+    // Blocks of ~16K elements: each op's operands for a block stay in L2.
+    constexpr int64_t kBlock = 16384;
+    const int64_t blocks = (elements_ + kBlock - 1) / kBlock;
+    pool.run(size_t(blocks), [&](size_t b) {
+      const int64_t begin = int64_t(b) * kBlock, end = std::min(elements_, begin + kBlock);
+      epilogue_.apply(target, source, extra, begin, end);
+    });
+    if (overlaps)
+      std::memcpy(out, target, outSpan_);
+  }
+
+  std::string describe() const override { return description_; }
+  /// The head's input 0 may be the result's bytes (read before written).
+  int inPlaceInput() const override { return 0; }
+
+private:
+  Epilogue epilogue_;
+  int64_t elements_ = 0;
+  size_t elementBytes_ = 0, outSpan_ = 0;
+  std::vector<size_t> extraSpans_;
+  std::string description_;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> makeElementwiseChainKernel(const KernelDesc &head,
+                                                   const std::vector<KernelDesc> &chain) {
+  if (chain.empty())
+    fail(cat(head.op, ": an elementwise chain needs an op after its head"));
+  if (head.outputs.size() != 1 || head.inputs.empty() || !head.inputs[0])
+    fail(cat(head.op, ": a chain's head has one output and an input 0"));
+  return std::make_unique<ElementwiseChainKernel>(head, chain);
 }
 
 void registerElementwiseOps(std::vector<OpEntry> &ops) {

@@ -62,6 +62,11 @@ public:
   /// the order given to the constructor) of `data`; `extra[i]` is the
   /// address of extra operand i.
   void apply(char *data, const void *const *extra, int64_t begin, int64_t end) const;
+  /// The same with the first op reading its input 0 from `source` (laid out
+  /// as the running value; may be `data` itself) instead of from `data`:
+  /// a chain that starts at an elementwise op rather than after an anchor.
+  void apply(char *data, const char *source, const void *const *extra, int64_t begin,
+             int64_t end) const;
 
 private:
   struct Step {
@@ -75,6 +80,17 @@ private:
   std::vector<Step> steps_;
   size_t numExtra_ = 0;
 };
+
+/// One kernel for elementwise op `head` and the elementwise `chain` after it
+/// (each reading the previous result as input 0; elementwise fusion with no
+/// anchor): every op runs on a block of the output while it is in cache,
+/// one pass over memory instead of one per op. KernelArgs::inputs: the
+/// head's inputs, then each chain op's inputs after its first. Throws
+/// DescError with the reason when they cannot be one kernel (an op that
+/// changes the shape or dtype, a head whose input 0 is not laid out as its
+/// output).
+std::unique_ptr<Kernel> makeElementwiseChainKernel(const KernelDesc &head,
+                                                   const std::vector<KernelDesc> &chain);
 
 /// A clip or relu leading a fused chain, as a clamp a kernel applies to its
 /// accumulators before it stores them: x -> min(hi, max(lo, x)) + zero,

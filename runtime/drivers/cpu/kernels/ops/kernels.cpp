@@ -1,6 +1,8 @@
 //===- kernels.cpp - The op registry and kernel creation ------------------===//
 
 #include "common.h"
+#include "config.h"
+#include "elementwise.h"
 #include "strided.h"
 
 #include <algorithm>
@@ -186,6 +188,10 @@ fusedGuarded(const KernelDesc &anchor, std::initializer_list<const KernelDesc *>
   return nullptr;
 }
 
+bool isElementwiseChainHead(const KernelDesc &desc) {
+  return isElementwiseOp(desc.kind()) && desc.outputs.size() == 1;
+}
+
 std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
                                           const std::vector<KernelDesc> &epilogue,
                                           std::string &reason) {
@@ -206,7 +212,10 @@ std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
       return createFusedMatMul(anchor, epilogue, options, reason);
     if (anchor.kind() == OpKind::BatchNorm)
       return createFusedBatchNorm(anchor, epilogue, reason);
-    reason = anchor.op + " is not a fusion anchor (convolution, matmul, gemm, batch_norm)";
+    if (isElementwiseOp(anchor.kind()) && activeConfig().elementwiseChains)
+      return makeElementwiseChainKernel(anchor, epilogue);
+    reason = anchor.op + " is not a fusion anchor (convolution, matmul, gemm, batch_norm, an "
+                         "elementwise op)";
     return nullptr;
   });
 }

@@ -79,6 +79,9 @@ const std::vector<Field> &fields() {
                      &KernelConfig::rowProduct));
     f.push_back(flag("separable-resize", "resize as one pass per dimension",
                      &KernelConfig::separableResize));
+    f.push_back(flag("elementwise-chains",
+                     "an elementwise op and the elementwise ops after it in one pass",
+                     &KernelConfig::elementwiseChains));
     f.push_back(flag("weight-arena", "prepared weights in one shared arena",
                      &KernelConfig::weightArena));
     f.push_back(flag("prepare-constants",

@@ -57,6 +57,7 @@ struct KernelConfig {
   bool rowProduct = true;       // one-row products with B stored N x K as row dot products
   // Other ops and memory.
   bool separableResize = true; // resize as one pass per dimension
+  bool elementwiseChains = true; // elementwise ops after an elementwise op in one pass
   bool weightArena = true;     // prepared weights in one shared arena
   /// Constants prepared when the runtime declares them final (at load,
   /// CompiledProgram::prepareConstants) rather than on the first run.
