@@ -107,7 +107,18 @@ template <class C> CGC_INLINE C erfOf(C x) {
 template <class C> CGC_INLINE C softplusOf(C x) {
   // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), without overflow.
   C m = x > C(0) ? x : C(0);
-  return m + C(std::log1p(expOf<C>(-std::fabs(x))));
+  C e = expOf<C>(-std::fabs(x));
+  if constexpr (std::is_same_v<C, float>) {
+    // log1p(e) as log(u) * e / (u - 1) with u = 1 + e (Goldberg): as exact
+    // as log where 1 + e rounds, e itself where it rounds to 1, and on
+    // fastmath's logf, so the loop vectorizes (libm's log1p made softplus
+    // and Mish 33 ns per element).
+    float u = 1.0f + e;
+    float l = u == 1.0f ? e : fastmath::logf(u) * (e / (u - 1.0f));
+    return m + l;
+  } else {
+    return m + C(std::log1p(e));
+  }
 }
 
 struct Relu {
