@@ -1012,3 +1012,39 @@ TEST(MatMul, OneRowProductsRunAsRowDotProducts) {
 }
 
 } // namespace
+
+// conv_transpose whose stride equals its kernel (2x2 s2, 3x2 s3x2, 2x3 s2x3, with and
+// without bias, one and several output channels, batch 2, widths that are
+// not a multiple of 16): the direct kernel that writes one block per input
+// position, against the oracle, and its choice. Layers it does not take
+// (overlapping taps, padding, many outputs) keep oneDNN.
+TEST(Convolution, NonOverlappingTransposeRunsDirect) {
+  std::mt19937 rng(43);
+  std::vector<ConvCase> cases = {
+      {1, 24, 1, 1, {20, 19}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true, {0, 0}},
+      {2, 8, 4, 1, {7, 33}, {3, 2}, {3, 2}, {1, 1}, {0, 0}, {0, 0}, false, {0, 0}},
+      {1, 5, 16, 1, {9, 9}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true, {0, 0}},
+      {1, 6, 2, 1, {5, 21}, {2, 3}, {2, 3}, {1, 1}, {0, 0}, {0, 0}, true, {0, 0}}, // 3-wide taps
+  };
+  for (const ConvCase &c : cases) {
+    checkConv(c, CGC_DTYPE_FLOAT32, true, Layout::Contiguous, Layout::Contiguous, false, rng);
+    checkConv(c, CGC_DTYPE_FLOAT32, true, Layout::Contiguous, Layout::Contiguous, true, rng);
+    std::vector<int64_t> xs = {c.n, c.c, c.in[0], c.in[1]};
+    Tensor x(CGC_DTYPE_FLOAT32, xs), w(CGC_DTYPE_FLOAT32, {c.c, c.m, c.kernel[0], c.kernel[1]}),
+        b(CGC_DTYPE_FLOAT32, {c.m}), y(CGC_DTYPE_FLOAT32, convOut(c, true));
+    auto k = make(convCaseDesc(c, x, w, c.bias ? &b : nullptr, y, true));
+    ASSERT_TRUE(k);
+    EXPECT_NE(k->describe().find("taps do not overlap"), std::string::npos) << k->describe();
+  }
+  // Overlapping taps (4x4 s2) and 64 x 2 x 2 outputs per position: not it.
+  for (const ConvCase &c : std::vector<ConvCase>{
+           {1, 8, 2, 1, {6, 6}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, {0, 0}},
+           {1, 8, 64, 1, {6, 6}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true, {0, 0}}}) {
+    Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}),
+        w(CGC_DTYPE_FLOAT32, {c.c, c.m, c.kernel[0], c.kernel[1]}), b(CGC_DTYPE_FLOAT32, {c.m}),
+        y(CGC_DTYPE_FLOAT32, convOut(c, true));
+    auto k = make(convCaseDesc(c, x, w, &b, y, true));
+    ASSERT_TRUE(k);
+    EXPECT_EQ(k->describe().find("taps do not overlap"), std::string::npos) << k->describe();
+  }
+}

@@ -489,6 +489,19 @@ const ConvImplementation kConvImplementations[] = {
        return makeStemConvolution(stemGeometry(c.g), c.anchor, c.epilogue,
                                   constantParams(c.g, c.options), geomText(c.g));
      }},
+    {"direct transposed (taps do not overlap)",
+     [](const ConvCase &c) {
+       if (!activeConfig().directDeconvolution)
+         return std::string("off (direct-deconvolution=0)");
+       return unlessReason(c.sameShape && nonOverlappingDeconvApplies(c.g, c.anchor, c.out),
+                     "not a 2-D conv_transpose with stride = kernel, no padding, few outputs");
+     },
+     [](const ConvCase &c, std::string &) -> std::unique_ptr<Kernel> {
+       Epilogue chain = c.fused() ? Epilogue(c.anchor.outputs[0].shape, c.x().dtype, c.epilogue)
+                                  : Epilogue();
+       return makeNonOverlappingDeconv(c.g, std::move(chain), c.anchor.inputs.size(),
+                                       chainSummary(c.epilogue));
+     }},
     {"packed-GEMM Winograd",
      [](const ConvCase &c) {
        if (activeConfig().winogradGemm == 0)

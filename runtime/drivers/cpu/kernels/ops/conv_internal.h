@@ -72,6 +72,17 @@ bool depthwiseApplies(const ConvGeom &g, const KernelDesc &desc, const KernelOpe
 std::unique_ptr<Kernel> makeNchwDepthwise(const ConvGeom &g, Epilogue epilogue,
                                           size_t firstExtra, std::string summary);
 
+/// True if the direct transposed convolution of deconv_direct.cpp runs
+/// `desc` writing `out`: 2-D, stride equal to the kernel, no padding,
+/// dilation or groups, at most 64 outputs per input position (outC * kh *
+/// kw), float32 contiguous operands.
+bool nonOverlappingDeconvApplies(const ConvGeom &g, const KernelDesc &desc,
+                                 const KernelOperand &out);
+/// That kernel, with `epilogue` applied to each band of output rows while it
+/// is in cache (its extra operands from input `firstExtra`).
+std::unique_ptr<Kernel> makeNonOverlappingDeconv(const ConvGeom &g, Epilogue epilogue,
+                                                 size_t firstExtra, std::string summary);
+
 } // namespace cgc::cpu::conv
 
 #endif // CGC_CPU_KERNELS_CONV_INTERNAL_H

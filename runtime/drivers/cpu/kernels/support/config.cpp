@@ -61,6 +61,9 @@ const std::vector<Field> &fields() {
                      &KernelConfig::expandDepthwise));
     f.push_back(flag("depthwise-project", "a depthwise convolution fused with its projection",
                      &KernelConfig::depthwiseProject));
+    f.push_back(flag("direct-deconvolution",
+                     "conv_transpose with stride = kernel as one block per input position",
+                     &KernelConfig::directDeconvolution));
     f.push_back(flag("packed-gemm", "the AVX-512 packed GEMM (off: oneDNN)",
                      &KernelConfig::packedGemm));
     f.push_back(flag("strassen", "one Strassen level for large products",

@@ -47,6 +47,7 @@ struct KernelConfig {
   bool stemDepthwise = true;         // a stem fused into the depthwise convolution after it
   bool expandDepthwise = true;       // a 1x1 expansion fused into the depthwise convolution
   bool depthwiseProject = true;      // a depthwise convolution fused with its projection
+  bool directDeconvolution = true;   // conv_transpose with stride = kernel as one block per input
   // Products.
   bool packedGemm = true;       // the AVX-512 packed GEMM (else oneDNN)
   bool strassen = true;         // one Strassen level for large products
