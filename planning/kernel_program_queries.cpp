@@ -17,7 +17,8 @@ bool readElsewhere(const KernelProgram &program, const KernelOperand &value, siz
 }
 
 bool takesAnyEpilogue(const std::string &op) {
-  return opKindOf(op) == OpKind::Convolution || opKindOf(op) == OpKind::MatMul || opKindOf(op) == OpKind::Gemm;
+  return opKindOf(op) == OpKind::Convolution || opKindOf(op) == OpKind::ConvTranspose ||
+         opKindOf(op) == OpKind::MatMul || opKindOf(op) == OpKind::Gemm;
 }
 
 bool isFusionAnchor(const std::string &op) {

@@ -70,8 +70,9 @@ inline std::vector<size_t> readersOf(const KernelProgram &program, const KernelO
 bool readElsewhere(const KernelProgram &program, const KernelOperand &value, size_t except);
 
 /// Kernels a step may start with and fuse the elementwise ops after it
-/// into: convolution, matmul, gemm (any elementwise epilogue the kernel
-/// library takes), and batch_norm (a leading relu or clip only).
+/// into: convolution, conv_transpose, matmul, gemm (any elementwise
+/// epilogue the kernel library takes), and batch_norm (a leading relu or
+/// clip only).
 bool isFusionAnchor(const std::string &op);
 /// The anchors whose kernels take any elementwise epilogue (not
 /// batch_norm): where the cpu target's kernel check requires the

@@ -7,7 +7,8 @@
 // declared; everything else goes to the fallback target. The measurements
 // behind each pattern are in docs/cpu-target.md.
 cgc.module @cpu {
-  // Epilogue fusion: a convolution, matrix product or gemm followed by a
+  // Epilogue fusion: a convolution (or transposed one), matrix product or
+  // gemm followed by a
   // chain of the elementwise layers the kernel library applies as oneDNN
   // post-ops (activations, and add/sub/mul/div/max/min with a residual, a
   // bias or a per-channel tensor that broadcasts to the result). One pass
@@ -15,7 +16,7 @@ cgc.module @cpu {
   // float32/bfloat16 only: other types run on the generic kernels, which do
   // not fuse. A lone anchor gains nothing here and stays with the fallback.
   cgc_pattern.pattern @anchorEpilogue attributes {priority = 10 : i64, naming = "ops"} {
-    %m = cgc_pattern.op ["cgc_op.convolution", "cgc_op.matmul", "cgc_op.gemm"] {open, element_types = [!cgc.float32, !cgc.bfloat16]}
+    %m = cgc_pattern.op ["cgc_op.convolution", "cgc_op.conv_transpose", "cgc_op.matmul", "cgc_op.gemm"] {open, element_types = [!cgc.float32, !cgc.bfloat16]}
     %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%m) {keep_shape, min_length = 1 : i64}
     cgc_pattern.yield %e
   }

@@ -1294,3 +1294,51 @@ TEST(Fusion, ElementwiseChainRefusalsAndAliasing) {
   runKernel(*fused, {&x, &r}, {&r}, pool3());
   EXPECT_TRUE(closeTo(r, expected, 1e-6, 1e-6, "abs -> add (residual in place) -> relu"));
 }
+
+// conv_transpose is an anchor too: its chain runs on each band of the
+// direct kernel's output (taps that do not overlap), or as oneDNN's
+// post-ops / after it (overlapping taps), against the ops one by one.
+TEST(Fusion, TransposedConvolutionChainsMatchUnfused) {
+  std::mt19937 rng(73);
+  struct Geometry {
+    int64_t k, stride, pad, outC;
+  };
+  for (const Geometry &geo : {Geometry{2, 2, 0, 3}, Geometry{4, 2, 1, 3}}) {
+    const int64_t inC = 8, h = 9, w = 11;
+    const int64_t oh = (h - 1) * geo.stride + geo.k - 2 * geo.pad,
+                  ow = (w - 1) * geo.stride + geo.k - 2 * geo.pad;
+    Tensor x(CGC_DTYPE_FLOAT32, {1, inC, h, w}), wt(CGC_DTYPE_FLOAT32, {inC, geo.outC, geo.k, geo.k}),
+        b(CGC_DTYPE_FLOAT32, {geo.outC});
+    fillRandom(x, rng, -1, 1);
+    fillRandom(wt, rng, -0.5, 0.5);
+    fillRandom(b, rng, -0.5, 0.5);
+    std::vector<int64_t> out = {1, geo.outC, oh, ow};
+    Tensor y(CGC_DTYPE_FLOAT32, out);
+    for (const auto &chain : std::vector<std::vector<Step>>{
+             {{"cgc_op.relu"}},
+             {{"cgc_op.sigmoid"}},
+             {{"cgc_op.add", {}, out}, {"cgc_op.relu"}},
+             {{"cgc_op.mul", {}, std::vector<int64_t>{geo.outC, 1, 1}}, {"cgc_op.tanh"}}}) {
+      Desc d("cgc_op.conv_transpose");
+      d.in(x).in(wt).in(b).out(y).ints("strides", {geo.stride, geo.stride})
+          .ints("dilations", {1, 1}).ints("start_padding", {geo.pad, geo.pad})
+          .ints("end_padding", {geo.pad, geo.pad}).ints("output_padding", {0, 0}).i("groups", 1);
+      KernelOptions options;
+      options.constantInputs = {false, true, true};
+      FusedRun r = runChain(d, {&x, &wt, &b}, out, chain, rng, options);
+      const std::string name = chainName(chain);
+      if (r.fused.empty()) {
+        // oneDNN may not take a chain as post-ops for a deconvolution: then
+        // it must say why, and the direct kernel must always fuse.
+        EXPECT_NE(geo.stride, geo.k) << "not fused:" << name << ": " << r.reason;
+        EXPECT_FALSE(r.reason.empty());
+        continue;
+      }
+      if (geo.stride == geo.k)
+        EXPECT_NE(r.description.find("taps do not overlap"), std::string::npos) << r.description;
+      Tensor t(CGC_DTYPE_FLOAT32, out);
+      t.setValues(r.fused);
+      EXPECT_TRUE(closeTo(t, r.unfused, 1e-4, 1e-4, "conv_transpose" + name + " [" + r.description + "]"));
+    }
+  }
+}

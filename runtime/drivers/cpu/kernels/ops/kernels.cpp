@@ -206,7 +206,7 @@ std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
     return nullptr;
   }
   return fusedGuarded(anchor, {&anchor}, {&epilogue}, reason, [&]() -> std::unique_ptr<Kernel> {
-    if (anchor.kind() == OpKind::Convolution)
+    if (anchor.kind() == OpKind::Convolution || anchor.kind() == OpKind::ConvTranspose)
       return createFusedConvolution(anchor, epilogue, options, reason);
     if (anchor.kind() == OpKind::MatMul || anchor.kind() == OpKind::Gemm)
       return createFusedMatMul(anchor, epilogue, options, reason);
@@ -214,8 +214,8 @@ std::unique_ptr<Kernel> createFusedKernel(const KernelDesc &anchor,
       return createFusedBatchNorm(anchor, epilogue, reason);
     if (isElementwiseOp(anchor.kind()) && activeConfig().elementwiseChains)
       return makeElementwiseChainKernel(anchor, epilogue);
-    reason = anchor.op + " is not a fusion anchor (convolution, matmul, gemm, batch_norm, an "
-                         "elementwise op)";
+    reason = anchor.op + " is not a fusion anchor (convolution, conv_transpose, matmul, gemm, "
+                         "batch_norm, an elementwise op)";
     return nullptr;
   });
 }
