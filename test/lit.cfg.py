@@ -53,6 +53,12 @@ import shutil
 if shutil.which("sqlite3"):
     config.available_features.add("sqlite3")
 
+# PyTorch (python3-torch), for the tests whose models it exports by scripting.
+import subprocess
+if subprocess.run([config.python_executable, "-c", "import torch"],
+                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("torch")
+
 # The fuzz targets are built (test/fuzz/CMakeLists.txt: clang with libFuzzer).
 if os.path.exists(os.path.join(config.cgc_tools_dir, "cgc-fuzz-compiled-model")):
     config.available_features.add("cgc-fuzz")

@@ -3,7 +3,8 @@
 // Input IR is one static dataflow graph, so control flow is resolved at
 // import time: If takes the branch its (constant) condition picks, and on a
 // condition computed at run time runs both and selects; Loop is
-// unrolled while its trip count and condition are known at import time;
+// unrolled while its trip count and condition are known at import time,
+// and predicated up to a bound from the first iteration steered at run time;
 // Scan is unrolled over its static sequence length (before opset 9, once
 // per batch entry). Each copy of a body is
 // converted again in a scope nested in the node's, so bodies see outer
@@ -135,28 +136,75 @@ Value stack(NodeContext &ctx, ArrayRef<Value> values) {
   return ctx.create<op::ConcatOp>(pieces, {ctx.named("axis", ctx.i64(0))});
 }
 
+/// The value of a one-element bool known at import time, if it is.
+std::optional<bool> knownBool(NodeContext &ctx, Value value) {
+  const HostTensor *host = ctx.importer.getConstantValue(value);
+  if (!host || host->getNumElements() != 1)
+    return std::nullopt;
+  return host->getInt(0) != 0;
+}
+
+/// a && b as a rank-0 bool, folded where either is known.
+Value both(NodeContext &ctx, Value a, Value b) {
+  if (std::optional<bool> known = knownBool(ctx, a))
+    return *known ? b : a;
+  if (std::optional<bool> known = knownBool(ctx, b))
+    return *known ? a : b;
+  return ctx.create<op::AndOp>({a, b});
+}
+
+/// A one-element input as a rank-0 tensor of `kind`.
+Value scalarOf(NodeContext &ctx, Value value, ElementKind kind) {
+  return ctx.cast(ctx.reshape(value, {}), kind);
+}
+
+/// Loop (docs/importer.md, "Loop"). The body is imported once per
+/// iteration, with the iteration number a constant. While the trip count
+/// and the condition are known at import time the loop is unrolled exactly.
+/// From the first iteration whose running is decided at run time (a trip
+/// count or condition computed from the inputs, or a condition the body
+/// computes from them) it is predicated: up to
+/// ImportOptions::maxLoopIterations iterations are imported, each one's
+/// loop-carried values are where(active, body's values, previous values),
+/// and scan outputs stack every imported iteration, returned with the run's
+/// count of active iterations as data-dependent rows. A run that would go
+/// on past the bound fails (cgc_op.check) instead of returning the bound's
+/// values. Every imported iteration's work is done on every run.
 LogicalResult convertLoop(NodeContext &ctx) {
   const onnx::GraphProto *body = ctx.getGraph("body");
   if (!body)
     return ctx.fail("Loop has no body");
+  const std::string label = nodeLabel(ctx.node);
   std::optional<int64_t> tripCount;
+  Value runtimeTrip;
   if (ctx.hasInput(0)) {
-    FailureOr<double> value = ctx.requireScalarInput(0);
-    if (failed(value))
-      return failure();
-    tripCount = static_cast<int64_t>(*value);
+    if (cast<TensorType>(ctx.input(0).getType()).getNumElements() != 1)
+      return ctx.fail("the Loop trip count must hold one value");
+    if (ctx.constantInput(0) || ctx.importer.isConstant(ctx.input(0))) {
+      FailureOr<double> value = ctx.requireScalarInput(0);
+      if (failed(value))
+        return failure();
+      tripCount = *value >= 9.2e18 ? std::numeric_limits<int64_t>::max()
+                                   : static_cast<int64_t>(*value);
+    } else {
+      runtimeTrip = scalarOf(ctx, ctx.input(0), ElementKind::Int64);
+    }
   }
-  bool condition = true;
-  bool hasCondition = ctx.hasInput(1);
-  if (hasCondition) {
-    FailureOr<double> value = ctx.requireScalarInput(1);
-    if (failed(value))
-      return failure();
-    condition = *value != 0;
-  }
-  if (!tripCount && !hasCondition)
+  const bool hasCondition = ctx.hasInput(1);
+  if (!tripCount && !runtimeTrip && !hasCondition)
     return ctx.fail("Loop has neither a trip count nor a condition; it "
                     "would not end");
+  // What the body sees as its condition, and whether the next iteration
+  // runs: a constant while that is known at import time.
+  Value condition = hasCondition ? scalarOf(ctx, ctx.input(1), ElementKind::Bool)
+                                 : ctx.scalar(ElementKind::Bool, 1);
+  Value zero = ctx.scalar(ElementKind::Int64, 0);
+  Value active = condition;
+  if (runtimeTrip)
+    active = both(ctx, active, ctx.create<op::LessOp>({zero, runtimeTrip}));
+  if (!condition || !active)
+    return failure();
+
   SmallVector<Value> carried;
   for (unsigned i = 2; i < ctx.getNumInputs(); ++i) {
     if (!ctx.hasInput(i))
@@ -168,31 +216,74 @@ LogicalResult convertLoop(NodeContext &ctx) {
   if (numScan < 0 || body->input_size() != 2 + numCarried)
     return ctx.fail("the Loop body's inputs and outputs do not match its " +
                     Twine(numCarried) + " loop-carried values");
+  const int64_t bound = ctx.importer.getOptions().maxLoopIterations;
+  auto freezeHint = [&] {
+    std::string hint;
+    for (unsigned input : {0u, 1u})
+      if (ctx.hasInput(input))
+        for (const std::string &name : ctx.importer.getGraphInputsFeeding(ctx.input(input)))
+          if (hint.find(" " + name + "=") == std::string::npos)
+            hint += " --freeze-input " + name + "=FILE.pb";
+    return hint.empty() ? std::string()
+                        : "; to unroll it exactly, bind what steers it with" + hint;
+  };
+
   SmallVector<SmallVector<Value>> scans(numScan);
-  int64_t iteration = 0;
-  for (; (!tripCount || iteration < *tripCount) && condition; ++iteration) {
-    if (iteration >= kMaxUnrolledIterations)
+  Value count = zero;        // iterations run (int64), computed at run time once predicated
+  bool predicated = false;   // some iteration runs or not depending on the values
+  Value overrun;             // the loop would go on past the bound (run-time bool)
+  for (int64_t iteration = 0;; ++iteration) {
+    std::optional<bool> known = knownBool(ctx, active);
+    if (known && !*known)
+      break;
+    if (tripCount && iteration >= *tripCount)
+      break;
+    if (known && iteration >= kMaxUnrolledIterations)
       return ctx.fail("Loop runs more than " + Twine(kMaxUnrolledIterations) +
                       " iterations; it is not unrolled");
+    if (!known && iteration >= bound) {
+      overrun = active;
+      break;
+    }
+    predicated = predicated || !known;
     SmallVector<Value> inputs;
     inputs.push_back(ctx.constant(
         HostTensor::fromInts(ElementKind::Int64, {}, {iteration})));
-    inputs.push_back(ctx.scalar(ElementKind::Bool, condition));
+    inputs.push_back(condition);
     llvm::append_range(inputs, carried);
     FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
         *body, ctx.scope, inputs, ctx.opsets, ctx.locOverride,
-        nodeLabel(ctx.node) + "/iteration" + std::to_string(iteration));
+        label + "/iteration" + std::to_string(iteration));
     if (failed(outputs))
       return failure();
-    if (hasCondition) {
-      const HostTensor *next = ctx.importer.getConstantValue((*outputs)[0]);
-      if (!next || next->getNumElements() != 1)
-        return ctx.fail("the Loop condition computed by the body must be "
-                        "known at compile time to unroll the loop");
-      condition = next->getInt(0) != 0;
+    for (int64_t i = 0; i < numCarried; ++i) {
+      Value next = (*outputs)[1 + i];
+      if (known) {
+        carried[i] = next;
+        continue;
+      }
+      if (getAggregate(next) || getAggregate(carried[i]))
+        return ctx.fail("loop-carried value #" + Twine(i) + " is " +
+                        describeValueKind(getAggregate(next) ? next : carried[i]) +
+                        ": sequences and optionals are resolved at compile time, "
+                        "which a Loop steered at run time cannot be" + freezeHint());
+      auto before = cast<TensorType>(carried[i].getType()).withConstant(false);
+      auto after = cast<TensorType>(next.getType()).withConstant(false);
+      if (before != after) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << "loop-carried value #" << i << " is " << Type(before) << " before iteration "
+           << iteration << " and " << Type(after)
+           << " after it; a Loop steered at run time keeps each carried value's type "
+              "(cgc runs its iterations up to a bound and keeps the last active one's "
+              "values)"
+           << freezeHint();
+        return ctx.fail(os.str());
+      }
+      carried[i] = ctx.create<op::WhereOp>({active, next, carried[i]});
+      if (!carried[i])
+        return failure();
     }
-    for (int64_t i = 0; i < numCarried; ++i)
-      carried[i] = (*outputs)[1 + i];
     for (int64_t i = 0; i < numScan; ++i) {
       Value scan = (*outputs)[1 + numCarried + i];
       if (getAggregate(scan))
@@ -200,19 +291,63 @@ LogicalResult convertLoop(NodeContext &ctx) {
                         describeValueKind(scan) + "; scan outputs are tensors");
       scans[i].push_back(scan);
     }
+    count = known ? ctx.add(count, ctx.scalar(ElementKind::Int64, 1))
+                  : ctx.add(count, ctx.cast(active, ElementKind::Int64));
+    Value next = active;
+    if (hasCondition) {
+      condition = scalarOf(ctx, (*outputs)[0], ElementKind::Bool);
+      next = both(ctx, next, condition);
+    }
+    if (runtimeTrip)
+      next = both(ctx, next,
+                  ctx.create<op::LessOp>(
+                      {ctx.scalar(ElementKind::Int64, double(iteration + 1)), runtimeTrip}));
+    if (!count || !next)
+      return failure();
+    active = next;
   }
+
+  // Past the bound: each result goes through a check that the run ended
+  // within it.
+  auto checked = [&](Value value) -> Value {
+    if (!overrun || !value)
+      return value;
+    Value within = ctx.create<op::NotOp>(overrun);
+    std::string message = "Loop '" + label + "' needs more than " + std::to_string(bound) +
+                          " iterations on this run: a Loop whose trip count or condition "
+                          "is computed at run time is compiled for at most " +
+                          std::to_string(bound) + " (raise it with --max-loop-iterations)";
+    return ctx.create<op::CheckOp>({within, value},
+                                   {ctx.named("message", ctx.str(message))});
+  };
   ctx.outputs.assign(ctx.getNumOutputs(), Value());
   for (int64_t i = 0; i < numCarried && i < ctx.getNumOutputs(); ++i)
-    ctx.outputs[i] = carried[i];
+    if (ctx.hasOutput(i) && !(ctx.outputs[i] = checked(carried[i])))
+      return failure();
+  Value rows; // the scan outputs' count of rows, checked once
   for (int64_t i = 0; i < numScan; ++i) {
     if (!ctx.hasOutput(numCarried + i))
       continue;
     if (scans[i].empty())
       return ctx.unsupported("a Loop that runs no iteration and has scan "
                              "outputs");
-    ctx.outputs[numCarried + i] = stack(ctx, scans[i]);
-    if (!ctx.outputs[numCarried + i])
+    Value stacked = stack(ctx, scans[i]);
+    if (!stacked)
       return failure();
+    if (predicated) {
+      if (!ctx.importer.getOptions().dataDependentRows)
+        return ctx.fail(
+            "scan output " + Twine(i) + " of a Loop steered at run time has as many rows "
+            "as the run's iterations, and this compilation does not allow outputs with "
+            "data-dependent rows (cgc-compile and cgc-run do; through the runtime API set "
+            "cgc_compile_options_t::data_dependent_rows)" + freezeHint());
+      if (!rows && !(rows = checked(count)))
+        return failure();
+      ctx.importer.addDataDependentRows(stacked, rows,
+                                        "scan output " + std::to_string(i) + " of Loop '" +
+                                            label + "'");
+    }
+    ctx.outputs[numCarried + i] = stacked;
   }
   return success();
 }

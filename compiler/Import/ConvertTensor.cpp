@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 
@@ -592,11 +593,98 @@ LogicalResult convertGatherND(NodeContext &ctx) {
   return ctx.setOutput(gathered);
 }
 
+/// "; to compute it at compile time, bind ... with --freeze-input NAME=FILE.pb"
+/// for the graph inputs `value` is computed from (empty when none).
+std::string freezeHint(NodeContext &ctx, Value value) {
+  std::string inputs;
+  for (const std::string &name : ctx.importer.getGraphInputsFeeding(value))
+    inputs += " --freeze-input " + name + "=FILE.pb";
+  return inputs.empty() ? std::string()
+                        : "; to compute it at compile time, bind its inputs with" + inputs;
+}
+
+/// Where a bool mask [n] known only at run time holds true: `positions`
+/// [n] lists them first, in order (the rest hold 0, a valid index), and
+/// `count` (int64, rank 0) is how many. Each true position p goes to slot
+/// cumsum(mask)[p] - 1, the false ones to a spare slot n, by one scatter.
+struct Selection {
+  Value positions, count;
+};
+FailureOr<Selection> selectTrue(NodeContext &ctx, Value mask) {
+  const int64_t n = shapeOf(mask)[0];
+  if (n == 0)
+    return Selection{ctx.constant(HostTensor::fromInts(ElementKind::Int64, {0}, {})),
+                     ctx.scalar(ElementKind::Int64, 0)};
+  Value running = ctx.create<op::CumSumOp>(ctx.cast(mask, ElementKind::Int64),
+                                           {ctx.named("axis", ctx.i64(0))});
+  Value count = ctx.reshape(ctx.slice(running, 0, n - 1, n), {});
+  Value slots = ctx.create<op::WhereOp>(
+      {mask, ctx.sub(running, ctx.scalar(ElementKind::Int64, 1)),
+       ctx.scalar(ElementKind::Int64, double(n))});
+  SmallVector<int64_t> iota(n);
+  std::iota(iota.begin(), iota.end(), int64_t(0));
+  Value order = ctx.constant(HostTensor::fromInts(ElementKind::Int64, {n}, iota));
+  Value spare = ctx.constant(
+      HostTensor::fromInts(ElementKind::Int64, {n + 1}, SmallVector<int64_t>(n + 1, 0)));
+  Value scattered = ctx.create<op::ScatterElementsOp>({spare, slots, order},
+                                                      {ctx.named("axis", ctx.i64(0))});
+  Value positions = ctx.slice(scattered, 0, 0, n);
+  if (!count || !positions)
+    return failure();
+  return Selection{positions, count};
+}
+
+/// The message for a data-dependent result in a compilation that does not
+/// allow outputs with data-dependent rows.
+LogicalResult refuseDataDependent(NodeContext &ctx, const Twine &what, Value steering) {
+  return ctx.fail(what + " depends on the values, and this compilation does not allow "
+                  "outputs with data-dependent rows (cgc-compile and cgc-run do; through "
+                  "the runtime API set cgc_compile_options_t::data_dependent_rows)" +
+                  freezeHint(ctx, steering));
+}
+
+/// Compress on a condition known only at run time: a gather of the
+/// selected positions, whose extent along the axis is the run's count of
+/// true entries (data-dependent rows on that dimension).
+LogicalResult compressAtRunTime(NodeContext &ctx) {
+  Value input = ctx.input(0), condition = ctx.input(1);
+  if (!ctx.importer.getOptions().dataDependentRows)
+    return refuseDataDependent(ctx, "the number of entries Compress selects", condition);
+  int64_t axis = 0;
+  if (ctx.hasAttr("axis")) {
+    FailureOr<int64_t> normalized = ctx.normalizeAxis(ctx.getInt("axis", 0), rankOf(input));
+    if (failed(normalized))
+      return failure();
+    axis = *normalized;
+  } else {
+    input = ctx.reshape(input, {product(shapeOf(input))});
+  }
+  if (rankOf(condition) != 1)
+    return ctx.fail("the Compress condition must be 1-D");
+  const int64_t dim = shapeOf(input)[axis];
+  Value mask = ctx.cast(condition, ElementKind::Bool);
+  if (shapeOf(mask)[0] > dim)
+    mask = ctx.slice(mask, 0, 0, dim);
+  FailureOr<Selection> selection = selectTrue(ctx, mask);
+  if (failed(selection))
+    return failure();
+  Value selected = ctx.create<op::GatherOp>({input, selection->positions},
+                                            {ctx.named("axis", ctx.i64(axis))});
+  if (!selected)
+    return failure();
+  ctx.importer.addDataDependentRows(selected, selection->count,
+                                    "the selection of Compress '" + nodeLabel(ctx.node) + "'",
+                                    axis, freezeHint(ctx, condition));
+  return ctx.setOutput(selected);
+}
+
 LogicalResult convertCompress(NodeContext &ctx) {
+  Value input = ctx.input(0);
+  if (!ctx.constantInput(1) && !ctx.importer.isConstant(ctx.input(1)))
+    return compressAtRunTime(ctx);
   FailureOr<const HostTensor *> condition = ctx.requireConstantInput(1);
   if (failed(condition))
     return failure();
-  Value input = ctx.input(0);
   std::optional<int64_t> axis;
   if (ctx.hasAttr("axis")) {
     FailureOr<int64_t> normalized =
@@ -897,10 +985,56 @@ LogicalResult convertScatterND(NodeContext &ctx) {
       {ctx.named("reduction", ctx.str(ctx.getString("reduction", "none")))}));
 }
 
+/// TopK with a k known only at run time: every entry along the axis in
+/// order, the first k of them the run's values (data-dependent rows on the
+/// axis); a k outside [0, extent] fails the run.
+LogicalResult topKAtRunTime(NodeContext &ctx) {
+  Value input = ctx.input(0), k = ctx.input(1);
+  if (!ctx.importer.getOptions().dataDependentRows)
+    return refuseDataDependent(ctx, "the number of values TopK returns", k);
+  if (cast<TensorType>(k.getType()).getNumElements() != 1)
+    return ctx.fail("TopK's k must hold one value");
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rankOf(input));
+  if (failed(axis))
+    return failure();
+  const int64_t extent = shapeOf(input)[*axis];
+  Value count = ctx.cast(ctx.reshape(k, {}), ElementKind::Int64);
+  Value below = ctx.create<op::LessOp>({count, ctx.scalar(ElementKind::Int64, 0)});
+  Value above =
+      ctx.create<op::GreaterOp>({count, ctx.scalar(ElementKind::Int64, double(extent))});
+  Value outside = below && above ? ctx.create<op::OrOp>({below, above}) : Value();
+  Value within = outside ? ctx.create<op::NotOp>(outside) : Value();
+  const std::string label = nodeLabel(ctx.node);
+  if (within)
+    count = ctx.create<op::CheckOp>(
+        {within, count},
+        {ctx.named("message", ctx.str("TopK '" + label + "' got a k outside [0, " +
+                                      std::to_string(extent) + "] on this run"))});
+  if (!count)
+    return failure();
+  FailureOr<SmallVector<Value>> results = ctx.createN<op::TopKOp>(
+      input,
+      {ctx.named("k", ctx.i64(extent)), ctx.named("axis", ctx.i64(*axis)),
+       ctx.named("largest", ctx.boolean(ctx.getInt("largest", 1)))},
+      2);
+  if (failed(results))
+    return failure();
+  for (auto [i, result] : llvm::enumerate(*results))
+    ctx.importer.addDataDependentRows(
+        result, count,
+        std::string(i == 0 ? "the values" : "the indices") + " TopK '" + label + "' returns",
+        *axis, freezeHint(ctx, k));
+  ctx.outputs = std::move(*results);
+  return success();
+}
+
 LogicalResult convertTopK(NodeContext &ctx) {
   int64_t k;
   if (ctx.opset < 10) {
     k = ctx.getInt("k", 0);
+  } else if (ctx.hasInput(1) && !ctx.constantInput(1) &&
+             !ctx.importer.isConstant(ctx.input(1))) {
+    return topKAtRunTime(ctx);
   } else {
     FailureOr<double> value = ctx.requireScalarInput(1);
     if (failed(value))
@@ -923,11 +1057,57 @@ LogicalResult convertTopK(NodeContext &ctx) {
 }
 
 //===----------------------------------------------------------------------===//
-// Data-dependent shapes: computed at import time from constant inputs
+// Data-dependent shapes: computed at import time from constant inputs, or
+// (NonZero) returned with the run's extent
 //===----------------------------------------------------------------------===//
 
-/// NonZero's result shape depends on the values: the input must be known.
+/// NonZero of values known only at run time: the selected flat positions
+/// split into one row of coordinates per dimension, [rank, bound] with the
+/// run's count on dimension 1 (a transpose, as torch.nonzero exports, brings
+/// it to dimension 0).
+LogicalResult nonZeroAtRunTime(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!ctx.importer.getOptions().dataDependentRows)
+    return refuseDataDependent(ctx, "the number of indices NonZero returns", x);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  const int64_t rank = shape.size();
+  if (rank == 0)
+    return ctx.unsupported("NonZero of a scalar computed at run time");
+  const int64_t n = product(shape);
+  FailureOr<Selection> selection =
+      selectTrue(ctx, ctx.cast(ctx.reshape(x, {n}), ElementKind::Bool));
+  if (failed(selection))
+    return failure();
+  SmallVector<int64_t> strides = rowMajorStrides(shape);
+  SmallVector<Value> rows;
+  for (int64_t d = 0; d < rank; ++d) {
+    Value coordinate = selection->positions;
+    if (strides[d] != 1)
+      coordinate = ctx.div(coordinate, ctx.scalar(ElementKind::Int64, double(strides[d])));
+    if (d > 0) // the remainder by this dimension's extent
+      coordinate = ctx.sub(coordinate,
+                           ctx.mul(ctx.div(coordinate, ctx.scalar(ElementKind::Int64,
+                                                                  double(shape[d]))),
+                                   ctx.scalar(ElementKind::Int64, double(shape[d]))));
+    rows.push_back(ctx.reshape(coordinate, {1, n}));
+    if (!rows.back())
+      return failure();
+  }
+  Value indices = rows.size() == 1
+                      ? rows.front()
+                      : ctx.create<op::ConcatOp>(rows, {ctx.named("axis", ctx.i64(0))});
+  if (!indices)
+    return failure();
+  ctx.importer.addDataDependentRows(indices, selection->count,
+                                    "the selection of NonZero '" + nodeLabel(ctx.node) + "'",
+                                    1, freezeHint(ctx, x));
+  return ctx.setOutput(indices);
+}
+
+/// NonZero: computed at import time from a constant input, else at run time.
 LogicalResult convertNonZero(NodeContext &ctx) {
+  if (!ctx.constantInput(0) && !ctx.importer.isConstant(ctx.input(0)))
+    return nonZeroAtRunTime(ctx);
   FailureOr<const HostTensor *> input = ctx.requireConstantInput(0);
   if (failed(input))
     return failure();

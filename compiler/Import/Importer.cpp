@@ -439,7 +439,7 @@ static std::string describeONNXType(const onnx::TypeProto &type) {
 /// rank or a known dimension; with `boundedRows`, dimension 0 is an upper
 /// bound (data-dependent rows) and not compared.
 static bool differsFromONNXType(const onnx::TypeProto::Tensor &onnx, TensorType type,
-                                bool boundedRows) {
+                                std::optional<int64_t> boundedAxis) {
   if (onnx.elem_type() != 0 && onnx.elem_type() != static_cast<int>(type.getElementKind()))
     return true;
   if (!onnx.has_shape())
@@ -447,8 +447,9 @@ static bool differsFromONNXType(const onnx::TypeProto::Tensor &onnx, TensorType 
   const auto &dims = onnx.shape().dim();
   if (dims.size() != type.getRank())
     return true;
-  for (int i = boundedRows ? 1 : 0; i < dims.size(); ++i)
-    if (dims[i].has_dim_value() && dims[i].dim_value() != type.getShape()[i])
+  for (int i = 0; i < dims.size(); ++i)
+    if (i != boundedAxis && dims[i].has_dim_value() &&
+        dims[i].dim_value() != type.getShape()[i])
       return true;
   return false;
 }
@@ -465,6 +466,18 @@ Value Importer::getRowCount(Value value) const {
   return {};
 }
 
+int64_t Importer::getRowsAxis(Value value) const {
+  auto propagated = rowAxes.find(value);
+  if (propagated != rowAxes.end())
+    return propagated->second;
+  while (auto identity = value.getDefiningOp<op::IdentityOp>())
+    value = identity.getInput();
+  for (const DataDependentRows &entry : dataDependentRows)
+    if (entry.rows == value)
+      return entry.axis;
+  return 0;
+}
+
 LogicalResult Importer::checkAgainstONNXType(NodeContext &ctx, StringRef name,
                                              Value value) {
   auto it = onnxTypes.find(name);
@@ -479,7 +492,10 @@ LogicalResult Importer::checkAgainstONNXType(NodeContext &ctx, StringRef name,
   if (!it->second->has_tensor_type())
     return success();
   auto type = cast<TensorType>(value.getType());
-  if (!differsFromONNXType(it->second->tensor_type(), type, bool(getRowCount(value))))
+  std::optional<int64_t> rowsAxis;
+  if (getRowCount(value))
+    rowsAxis = getRowsAxis(value);
+  if (!differsFromONNXType(it->second->tensor_type(), type, rowsAxis))
     return success();
   std::string computed;
   llvm::raw_string_ostream os(computed);
@@ -765,74 +781,126 @@ LogicalResult Importer::createEntryPoint() {
   return success();
 }
 
-/// Whether `op` computes its result row by row from its operands
-/// `rowsOperands`, whose dimension 0 holds a run's rows (the rest, up to the
-/// bound, unspecified): row i of the result then reads only row i of those
-/// operands, its dimension 0 holds the same rows, and the rows past the count
-/// never reach a row before it. Elementwise ops, slices and reductions that
-/// keep dimension 0 whole, a gather of the rows' data along another axis or
-/// of other data at the rows' indices, a concatenation of such along another
-/// axis, a reshape, transpose or expand that keeps dimension 0, a softmax or
-/// arg-reduction along another axis, and a matmul of the rows by a matrix.
-static bool preservesRows(Operation *op, ArrayRef<unsigned> rowsOperands) {
+/// Where `op` computes its result row by row from its operands
+/// `rowsOperands`, whose dimension `axis` holds a run's rows (the rest, up
+/// to the bound, unspecified): row i of the result then reads only row i of
+/// those operands, the result's returned dimension holds the same rows, and
+/// the rows past the count never reach a row before it. Elementwise ops,
+/// slices and reductions that keep the rows' dimension whole, a gather of
+/// the rows' data along another axis or of other data at the rows' indices,
+/// a concatenation of such along another axis, a reshape keeping the rows'
+/// dimension apart, a transpose, an expand that keeps the rows' dimension, a
+/// softmax or arg-reduction along another axis, and a matmul of the rows by a
+/// matrix. None otherwise.
+static std::optional<int64_t> preservedRowsAxis(Operation *op, ArrayRef<unsigned> rowsOperands,
+                                                int64_t axis) {
   if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
       !isa<TensorType>(op->getResult(0).getType()))
-    return false;
+    return std::nullopt;
   ArrayRef<int64_t> result = cast<TensorType>(op->getResult(0).getType()).getShape();
   auto shape = [&](unsigned i) {
     return cast<TensorType>(op->getOperand(i).getType()).getShape();
   };
   if (result.empty())
-    return false;
+    return std::nullopt;
   for (unsigned i : rowsOperands)
-    if (shape(i).empty())
-      return false;
+    if (int64_t(shape(i).size()) <= axis)
+      return std::nullopt;
   auto only = [&](unsigned i) { return rowsOperands.size() == 1 && rowsOperands[0] == i; };
-  auto keepsRowsDim = [&](int64_t axis, int64_t rank) {
-    return (axis < 0 ? axis + rank : axis) != 0;
-  };
-  if (op->hasTrait<op::OpTrait::ElementwiseOp>())
-    return llvm::all_of(rowsOperands, [&](unsigned i) { return shape(i).size() == result.size(); });
+  auto normalized = [](int64_t a, int64_t rank) { return a < 0 ? a + rank : a; };
+  const int64_t rank = shape(rowsOperands.front()).size();
+  if (op->hasTrait<op::OpTrait::ElementwiseOp>()) {
+    if (llvm::all_of(rowsOperands,
+                     [&](unsigned i) { return shape(i).size() == result.size(); }))
+      return axis;
+    return std::nullopt;
+  }
   if (auto slice = dyn_cast<op::SliceOp>(op)) {
     auto starts = slice.getStarts(), ends = slice.getEnds(), steps = slice.getSteps();
-    return !starts.empty() && cast<IntegerAttr>(starts[0]).getInt() == 0 &&
-           cast<IntegerAttr>(steps[0]).getInt() == 1 &&
-           cast<IntegerAttr>(ends[0]).getInt() >= shape(0)[0];
+    if (int64_t(starts.size()) > axis && cast<IntegerAttr>(starts[axis]).getInt() == 0 &&
+        cast<IntegerAttr>(steps[axis]).getInt() == 1 &&
+        cast<IntegerAttr>(ends[axis]).getInt() >= shape(0)[axis])
+      return axis;
+    return std::nullopt;
   }
   if (auto gather = dyn_cast<op::GatherOp>(op)) {
-    int64_t rank = shape(0).size();
-    if (only(0))
-      return keepsRowsDim(gather.getAxis(), rank);
-    return only(1) && !keepsRowsDim(gather.getAxis(), rank);
+    int64_t along = normalized(gather.getAxis(), shape(0).size());
+    if (only(0) && along != axis)
+      return along < axis ? axis - 1 + int64_t(shape(1).size()) : axis;
+    if (only(1))
+      return along + axis;
+    return std::nullopt;
   }
-  if (auto concat = dyn_cast<op::ConcatOp>(op))
-    return rowsOperands.size() == op->getNumOperands() &&
-           keepsRowsDim(concat.getAxis(), result.size());
-  if (isa<op::ReshapeOp, op::ExpandOp>(op))
-    return result[0] == shape(0)[0] &&
-           (isa<op::ReshapeOp>(op) || shape(0).size() == result.size());
-  if (auto transpose = dyn_cast<op::TransposeOp>(op))
-    return cast<IntegerAttr>(transpose.getPerm()[0]).getInt() == 0;
+  if (auto concat = dyn_cast<op::ConcatOp>(op)) {
+    if (rowsOperands.size() == op->getNumOperands() &&
+        normalized(concat.getAxis(), result.size()) != axis)
+      return axis;
+    return std::nullopt;
+  }
+  if (isa<op::ReshapeOp>(op)) {
+    // The rows' dimension stays one dimension of the result, with the same
+    // extent and the same elements before it.
+    ArrayRef<int64_t> in = shape(0);
+    int64_t before = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      before *= in[d];
+    int64_t seen = 1;
+    for (int64_t d = 0; d < int64_t(result.size()); ++d) {
+      if (seen == before && result[d] == in[axis])
+        return d;
+      seen *= result[d];
+      if (seen > before)
+        break;
+    }
+    return std::nullopt;
+  }
+  if (isa<op::ExpandOp>(op)) {
+    if (shape(0).size() == result.size() && result[axis] == shape(0)[axis])
+      return axis;
+    return std::nullopt;
+  }
+  if (auto transpose = dyn_cast<op::TransposeOp>(op)) {
+    auto perm = transpose.getPerm();
+    for (auto [j, entry] : llvm::enumerate(perm))
+      if (cast<IntegerAttr>(entry).getInt() == axis)
+        return int64_t(j);
+    return std::nullopt;
+  }
   if (isa<op::SoftmaxOp, op::LogSoftmaxOp, op::HardmaxOp, op::ArgMaxOp, op::ArgMinOp>(op)) {
-    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    int64_t along = normalized(op->getAttrOfType<IntegerAttr>("axis").getInt(), rank);
     bool keepdims = !op->hasAttr("keepdims") || op->getAttrOfType<BoolAttr>("keepdims").getValue();
-    return keepsRowsDim(axis, shape(0).size()) && (keepdims || shape(0).size() > 1);
+    if (along == axis || (!keepdims && rank == 1))
+      return std::nullopt;
+    return !keepdims && along < axis ? axis - 1 : axis;
   }
   if (op->getName().getStringRef().starts_with("cgc_op.reduce_")) {
     auto axes = op->getAttrOfType<ArrayAttr>("axes");
-    int64_t rank = shape(0).size();
-    return axes && !axes.empty() && llvm::all_of(axes, [&](Attribute axis) {
-             return keepsRowsDim(cast<IntegerAttr>(axis).getInt(), rank);
-           });
+    auto keep = op->getAttrOfType<BoolAttr>("keepdims");
+    bool keepdims = !keep || keep.getValue();
+    if (!axes || axes.empty())
+      return std::nullopt;
+    int64_t shift = 0;
+    for (Attribute entry : axes) {
+      int64_t along = normalized(cast<IntegerAttr>(entry).getInt(), rank);
+      if (along == axis)
+        return std::nullopt;
+      shift += !keepdims && along < axis;
+    }
+    return axis - shift;
   }
-  if (isa<op::MatMulOp>(op))
-    return only(0) && shape(0).size() == result.size();
-  return false;
+  if (isa<op::MatMulOp>(op)) {
+    if (only(0) && shape(0).size() == result.size() && axis + 1 < rank)
+      return axis;
+    return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 LogicalResult Importer::propagateRows() {
-  for (const DataDependentRows &entry : dataDependentRows)
+  for (const DataDependentRows &entry : dataDependentRows) {
     rowCounts[entry.rows] = entry.count;
+    rowAxes[entry.rows] = entry.axis;
+  }
   if (rowCounts.empty())
     return success();
   // The entry block is in program order: each op's operands are settled
@@ -840,19 +908,24 @@ LogicalResult Importer::propagateRows() {
   for (Operation &op : entryPoint.getBody().front()) {
     SmallVector<unsigned> rowsOperands;
     Value count;
+    int64_t axis = 0;
     bool mixed = false;
     for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
       auto it = rowCounts.find(operand);
       if (it == rowCounts.end())
         continue;
+      int64_t operandAxis = rowAxes.lookup(operand);
+      mixed = mixed || (count && (count != it->second || axis != operandAxis));
       rowsOperands.push_back(i);
-      mixed = mixed || (count && count != it->second);
       count = it->second;
+      axis = operandAxis;
     }
     if (rowsOperands.empty())
       continue;
-    if (!mixed && preservesRows(&op, rowsOperands)) {
+    if (std::optional<int64_t> resultAxis =
+            mixed ? std::nullopt : preservedRowsAxis(&op, rowsOperands, axis)) {
       rowCounts[op.getResult(0)] = count;
+      rowAxes[op.getResult(0)] = *resultAxis;
       continue;
     }
     const DataDependentRows *origin = &dataDependentRows.front();
@@ -870,7 +943,8 @@ LogicalResult Importer::propagateRows() {
            << by
            << (mixed ? " reads rows of two different counts"
                      : " would read across its rows (docs/importer.md, \"Data-dependent "
-                       "rows\")");
+                       "rows\")")
+           << origin->hint;
   }
   return success();
 }
@@ -922,10 +996,25 @@ LogicalResult Importer::bindOutputs() {
       }
       auto type = cast<TensorType>(value.getType());
       Value rowCount = getRowCount(value);
-      if (rowCount)
+      std::optional<int64_t> rowsAxis;
+      if (rowCount) {
+        rowsAxis = getRowsAxis(value);
+        if (*rowsAxis != 0) {
+          const DataDependentRows *origin = &dataDependentRows.front();
+          for (const DataDependentRows &entry : dataDependentRows)
+            if (entry.count == rowCount)
+              origin = &entry;
+          return emitError(origin->rows.getLoc())
+                 << origin->what << " reaches graph output '" << output.name()
+                 << "' with its data-dependent extent on dimension " << *rowsAxis
+                 << "; cgc returns data-dependent extents on dimension 0 (transposed, as "
+                    "torch.nonzero exports it)"
+                 << origin->hint;
+        }
         rowOutputs.push_back({static_cast<unsigned>(results.size()), rowCount});
+      }
       if (declaredTensor &&
-          differsFromONNXType(output.type().tensor_type(), type, bool(rowCount)))
+          differsFromONNXType(output.type().tensor_type(), type, rowsAxis))
         return emitError(loc) << "graph output '" << output.name() << "' is declared as "
                               << describeONNXType(output.type()) << " but computes to "
                               << Type(type);

@@ -63,6 +63,10 @@ struct ImportOptions {
   /// run's rows. Off, such ops are an error at the node: callers opt in
   /// when they read the rows back (the runtime's cgc_context_output_rows).
   bool dataDependentRows = false;
+  /// How many iterations a Loop whose trip count or condition is computed
+  /// at run time is unrolled to (each predicated on the run's values); a
+  /// run that needs more fails (`--max-loop-iterations`).
+  int64_t maxLoopIterations = 64;
 };
 
 struct ImportedModel {

@@ -247,15 +247,20 @@ public:
   /// The name for constants created while converting the current node.
   llvm::StringRef getNameHint() const { return nameHint; }
 
-  /// Records that `rows` (a result whose dimension 0 is an upper bound)
-  /// holds `count` valid rows at run time (rank-0 int64): `rows` may only
-  /// reach graph outputs, which then return `count` beside them.
-  void addDataDependentRows(mlir::Value rows, mlir::Value count,
-                            llvm::StringRef what) {
-    dataDependentRows.push_back({rows, count, what.str()});
+  /// Records that `rows` (a result whose dimension `axis` is an upper bound)
+  /// holds `count` valid entries along it at run time (rank-0 int64): `rows`
+  /// may only reach graph outputs through ops computing entry by entry
+  /// (propagateRows), with the extent on dimension 0, and those outputs
+  /// return `count` beside them. `hint` ends the errors that refuse it (the
+  /// way to compute it at compile time instead).
+  void addDataDependentRows(mlir::Value rows, mlir::Value count, llvm::StringRef what,
+                            int64_t axis = 0, llvm::StringRef hint = {}) {
+    dataDependentRows.push_back({rows, count, what.str(), hint.str(), axis});
   }
   /// The count recorded for `value` (through Identity ops), or null.
   mlir::Value getRowCount(mlir::Value value) const;
+  /// The dimension of `value` whose extent getRowCount gives.
+  int64_t getRowsAxis(mlir::Value value) const;
 
   /// The model-local function for (domain, name), or null.
   const onnx::FunctionProto *getLocalFunction(llvm::StringRef domain,
@@ -301,13 +306,16 @@ private:
   unsigned functionDepth = 0;
   struct DataDependentRows {
     mlir::Value rows, count;
-    std::string what;
+    std::string what, hint;
+    int64_t axis;
   };
   llvm::SmallVector<DataDependentRows> dataDependentRows;
   /// Every value holding data-dependent rows, with its count: the recorded
   /// ones and the results of ops computing row by row from them
   /// (propagateRows).
   llvm::DenseMap<mlir::Value, mlir::Value> rowCounts;
+  /// The dimension holding the rows, for those not on dimension 0.
+  llvm::DenseMap<mlir::Value, int64_t> rowAxes;
   mlir::LogicalResult propagateRows();
 };
 

@@ -76,6 +76,8 @@ bool compileOnnx(const Request &request, std::vector<uint8_t> &model, std::strin
 
   ImportOptions importOptions;
   importOptions.dataDependentRows = request.dataDependentRows;
+  if (request.maxLoopIterations > 0)
+    importOptions.maxLoopIterations = request.maxLoopIterations;
   for (const std::string &shape : request.inputShapes)
     if (std::string message = parseInputShapeOption(shape, importOptions); !message.empty()) {
       error = "--input-shape " + shape + ": " + message;

@@ -77,7 +77,8 @@ _devices_lock = threading.Lock()
 def _device(driver: Optional[str] = None, debug_layer: bool = False,
             threads: Optional[int] = None, driver_options: Optional[str] = None) -> "_cgc.Device":
     """A device on `driver` (a name, a path, or None for the default),
-    created once per process and settings."""
+    created once per process and settings (again after a failed run lost
+    it)."""
     if threads is not None and (not isinstance(threads, int) or threads < 0):
         raise ValueError("threads must be a non-negative integer, got %r" % (threads,))
     if driver_options is not None and not isinstance(driver_options, str):
@@ -86,7 +87,9 @@ def _device(driver: Optional[str] = None, debug_layer: bool = False,
     key = (None if driver is None else os.fspath(driver), bool(debug_layer), int(threads or 0),
            driver_options or "")
     with _devices_lock:
-        if key not in _devices:
+        # A device a failed run removed serves no more runs: later sessions
+        # get a new one (sessions on the old one keep failing).
+        if key not in _devices or _devices[key].lost():
             _devices[key] = _cgc.Device(key[0], key[1], key[2], key[3] or None)
         return _devices[key]
 
@@ -167,8 +170,8 @@ class CompiledModel:
 def compile(model: ModelLike, *, device: Optional[str] = None,
             targets: Optional[Sequence[str]] = None,
             input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-            freeze_inputs: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]] = None
-            ) -> CompiledModel:
+            freeze_inputs: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]] = None,
+            max_loop_iterations: Optional[int] = None) -> CompiledModel:
     """Compiles an ONNX model (a path, bytes or an ``onnx.ModelProto``).
 
     By default for the patterns the device's driver declares through
@@ -176,21 +179,25 @@ def compile(model: ModelLike, *, device: Optional[str] = None,
     device), the rest for the fallback target. ``targets`` names the
     compilation targets instead (cgc-compile's ``--target``), ``input_shapes``
     binds symbolic input dimensions, ``freeze_inputs`` binds inputs that
-    determine shapes to ``.pb`` tensors.
+    determine shapes to ``.pb`` tensors, ``max_loop_iterations`` is how many
+    iterations a Loop steered at run time is compiled for (default 64; a run
+    that needs more fails).
     """
     source, name = _model_bytes_or_path(model)
-    return _compile(_device(device), source, name, targets, input_shapes, freeze_inputs)
+    return _compile(_device(device), source, name, targets, input_shapes, freeze_inputs,
+                    max_loop_iterations)
 
 
 def _compile(dev: "_cgc.Device", source: Any, name: str, targets: Optional[Sequence[str]],
              input_shapes: Optional[Mapping[str, Sequence[int]]],
-             freeze_inputs: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]]
-             ) -> CompiledModel:
+             freeze_inputs: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]],
+             max_loop_iterations: Optional[int] = None) -> CompiledModel:
     """Compiles `source` (bytes or a path) on `dev`: its patterns first
     unless `targets` names the targets."""
     frozen = ["%s=%s" % (k, os.fspath(v)) for k, v in (freeze_inputs or {}).items()]
     data, messages = _cgc.compile_onnx(dev, source, name, list(targets or []),
-                                       _shape_options(input_shapes), frozen, bool(targets))
+                                       _shape_options(input_shapes), frozen, bool(targets),
+                                       int(max_loop_iterations or 0))
     return CompiledModel(data, messages)
 
 
@@ -351,7 +358,8 @@ class Session:
 
     ``model_or_path``: a :class:`CompiledModel`, a ``.cgc`` path, or an ONNX
     model (path, bytes or ``onnx.ModelProto``), which is compiled for the
-    device first (``input_shapes``, ``targets`` as for :func:`compile`).
+    device first (``input_shapes``, ``targets``, ``max_loop_iterations`` as for
+    :func:`compile`).
     An ONNX model with symbolic input dimensions and no ``input_shapes`` is
     compiled on its first run with each new set of input shapes; the
     compiled models of the last ``shape_cache`` (default 8) sets are kept,
@@ -372,7 +380,8 @@ class Session:
                  debug_layer: bool = False,
                  input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
                  targets: Optional[Sequence[str]] = None,
-                 driver_options: Optional[str] = None, shape_cache: int = 8) -> None:
+                 driver_options: Optional[str] = None, shape_cache: int = 8,
+                 max_loop_iterations: Optional[int] = None) -> None:
         self._device = _device(device, debug_layer, threads, driver_options)
         self._per_shape: Optional["OrderedDict[Tuple[Tuple[int, ...], ...], Session]"] = None
         compiled = model_or_path
@@ -391,7 +400,7 @@ class Session:
                 self._per_shape = OrderedDict()
                 self._shape_closed = False
                 self._shape_cache = shape_cache
-                self._compile_args = (source, name, targets)
+                self._compile_args = (source, name, targets, max_loop_iterations)
                 self._session_args = dict(device=device, threads=threads,
                                           debug_layer=debug_layer,
                                           driver_options=driver_options)
@@ -401,7 +410,8 @@ class Session:
             if is_cgc:
                 compiled = CompiledModel(source) if isinstance(source, bytes) else load(source)
             else:
-                compiled = _compile(self._device, source, name, targets, input_shapes, None)
+                compiled = _compile(self._device, source, name, targets, input_shapes, None,
+                                    max_loop_iterations)
         self.compiled = compiled
         self._model = _cgc.Model(self._device, compiled.data)
         self._context = _cgc.Context(self._model)
@@ -534,8 +544,8 @@ class Session:
                 raise ValueError("the session is closed")
             session = self._per_shape.get(key)
             if session is None:
-                source, name, targets = self._compile_args
-                compiled = _compile(self._device, source, name, targets, shapes, None)
+                source, name, targets, loops = self._compile_args
+                compiled = _compile(self._device, source, name, targets, shapes, None, loops)
                 session = Session(compiled, **self._session_args)
                 self._per_shape[key] = session
                 while len(self._per_shape) > self._shape_cache:

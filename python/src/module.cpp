@@ -99,7 +99,8 @@ struct Device {
 /// compiled model's bytes and the compiler's messages.
 py::tuple compileOnnx(std::shared_ptr<Device> device, py::object model, const std::string &name,
                       std::vector<std::string> targets, std::vector<std::string> inputShapes,
-                      std::vector<std::string> freezeInputs, bool noDevicePatterns) {
+                      std::vector<std::string> freezeInputs, bool noDevicePatterns,
+                      int64_t maxLoopIterations) {
   cgc::CompileOptions options;
   options.targets = std::move(targets);
   options.inputShapes = std::move(inputShapes);
@@ -107,6 +108,7 @@ py::tuple compileOnnx(std::shared_ptr<Device> device, py::object model, const st
   options.noDevicePatterns = noDevicePatterns;
   // Outputs with data-dependent rows are returned at their size.
   options.dataDependentRows = true;
+  options.maxLoopIterations = maxLoopIterations;
   cgc::Compiled compiled;
   try {
     if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model) ||
@@ -468,10 +470,11 @@ PYBIND11_MODULE(_cgc, m) {
       .def(py::init<std::optional<std::string>, bool, uint32_t, std::optional<std::string>>(),
            py::arg("driver") = py::none(), py::arg("debug_layer") = false, py::arg("threads") = 0,
            py::arg("driver_options") = py::none())
-      .def("info", &deviceInfo);
+      .def("info", &deviceInfo)
+      .def("lost", [](const Device &device) { return cgc_device_lost(device.device); });
   m.def("compile_onnx", &compileOnnx, py::arg("device"), py::arg("model"), py::arg("name"),
         py::arg("targets"), py::arg("input_shapes"), py::arg("freeze_inputs"),
-        py::arg("no_device_patterns"));
+        py::arg("no_device_patterns"), py::arg("max_loop_iterations") = 0);
 
   py::class_<ExternalMemory, std::shared_ptr<ExternalMemory>>(m, "ExternalMemory")
       .def_property_readonly("size", &ExternalMemory::size)

@@ -354,6 +354,36 @@ def test_data_dependent_rows_come_back_at_each_runs_size(tmp_path):
     assert sizes == [13, 24, 27]
 
 
+def test_a_loop_steered_at_run_time_returns_each_runs_iterations(tmp_path):
+    # test/runtime/Inputs/make_runtime_loop.py: an ONNX Loop whose trip count
+    # is an input and whose scan output holds every state; the reference is
+    # numpy. One compiled model per session, any number of iterations up to
+    # max_loop_iterations; past it the run fails naming the Loop.
+    pytest.importorskip("torch")
+    subprocess.run([sys.executable, os.path.join(ROOT, "test", "runtime", "Inputs",
+                                                 "make_runtime_loop.py"), str(tmp_path)],
+                   check=True, stdout=subprocess.DEVNULL)
+    session = cgc.Session(str(tmp_path / "states.onnx"), max_loop_iterations=9)
+    rows = []
+    for k in range(3):
+        folder = tmp_path / ("states_in%d" % k)
+        feeds = {name: np.load(folder / (name + ".npy")) for name in ("x", "steps", "h0")}
+        out = session.run(feeds)
+        for name in ("h", "states"):
+            want = np.load(tmp_path / ("states_out%d" % k) / (name + ".npy"))
+            assert out[name].shape == want.shape
+            assert normwise(out[name], want) < 1e-5
+        rows.append(len(out["states"]))
+    assert rows == [1, 4, 9]
+    feeds["steps"] = np.array(10, np.int64)
+    with pytest.raises(cgc.Error, match="needs more than 9 iterations on this run"):
+        session.run(feeds)
+    # The failed run lost its device; a new session gets a new one (default
+    # bound 64).
+    out = cgc.Session(str(tmp_path / "states.onnx")).run(feeds)
+    assert len(out["states"]) == 10
+
+
 def _sequence_file(path):
     sequence = onnx.SequenceProto()
     with open(path, "rb") as f:

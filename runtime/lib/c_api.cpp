@@ -30,6 +30,13 @@ cgc_blob_s *compileOnnxMemory(cgc_device_s *device, const void *data, size_t siz
 cgc_blob_s *compileOnnxFile(cgc_device_s *device, const char *path,
                             const cgc_compile_options_t *options);
 void deviceInfo(cgc_device_s *device, cgc_device_info_t *out);
+Ref<cgc_shape_cache_s> createShapeCache(cgc_device_s *device, const void *data, size_t size,
+                                        const char *name, const cgc_compile_options_t *options,
+                                        const cgc_model_options_t *modelOptions,
+                                        size_t capacity);
+Ref<cgc_model_s> shapeCacheModel(cgc_shape_cache_s *cache, const char *const *shapes,
+                                 size_t count);
+void shapeCacheStats(cgc_shape_cache_s *cache, size_t *compilations, size_t *held);
 } // namespace cgc::rt
 
 namespace {
@@ -209,6 +216,10 @@ cgc_status_t cgc_register_precompiled_databases(const char *state_object_databas
 
 void *cgc_device_d3d12(cgc_device_t *device) { return device ? device->d3d.Get() : nullptr; }
 
+bool cgc_device_lost(cgc_device_t *device) {
+  return device && FAILED(device->d3d->GetDeviceRemovedReason());
+}
+
 cgc_status_t cgc_stream_create(cgc_device_t *device, cgc_stream_t **out_stream) {
   return guard([&] {
     need(device, "cgc_stream_create", "device");
@@ -269,6 +280,41 @@ cgc_status_t cgc_model_compile_onnx(cgc_device_t *device, const void *data, size
     *out_compiled = nullptr;
     *out_compiled = compileOnnxMemory(device, data, size, name, options);
   });
+}
+
+cgc_status_t cgc_shape_cache_create(cgc_device_t *device, const void *data, size_t size,
+                                    const char *name, const cgc_compile_options_t *options,
+                                    const cgc_model_options_t *model_options, size_t capacity,
+                                    cgc_shape_cache_t **out_cache) {
+  return guard([&] {
+    need(device, "cgc_shape_cache_create", "device");
+    need(out_cache, "cgc_shape_cache_create", "out_cache");
+    *out_cache = nullptr;
+    *out_cache =
+        createShapeCache(device, data, size, name, options, model_options, capacity).detach();
+  });
+}
+
+void cgc_shape_cache_release(cgc_shape_cache_t *cache) { releaseObject(cache); }
+
+cgc_status_t cgc_shape_cache_model(cgc_shape_cache_t *cache, const char *const *input_shapes,
+                                   size_t count, cgc_model_t **out_model) {
+  return guard([&] {
+    need(cache, "cgc_shape_cache_model", "cache");
+    need(out_model, "cgc_shape_cache_model", "out_model");
+    *out_model = nullptr;
+    *out_model = shapeCacheModel(cache, input_shapes, count).detach();
+  });
+}
+
+void cgc_shape_cache_stats(cgc_shape_cache_t *cache, size_t *out_compilations,
+                           size_t *out_held) {
+  if (out_compilations)
+    *out_compilations = 0;
+  if (out_held)
+    *out_held = 0;
+  if (cache)
+    shapeCacheStats(cache, out_compilations, out_held);
 }
 
 cgc_status_t cgc_device_info(cgc_device_t *device, cgc_device_info_t *out_info) {

@@ -91,6 +91,11 @@ cgc_blob_s *compile(cgc_device_s *device, compiler_module::Request request,
   request.freezeInputs = strings(o.freeze_inputs, o.freeze_input_count, "freeze_inputs");
   request.targets = strings(o.targets, o.target_count, "targets");
   request.dataDependentRows = o.data_dependent_rows;
+  if (o.max_loop_iterations < 0 || o.max_loop_iterations > 4096)
+    fail(CGC_STATUS_INVALID_ARGUMENT,
+         "cgc_compile_options_t: max_loop_iterations must be in [1, 4096] (0: the "
+         "default), not " + std::to_string(o.max_loop_iterations));
+  request.maxLoopIterations = o.max_loop_iterations;
   if (!o.no_device_patterns) {
     request.d3d12Device = device->d3d.Get();
     request.deviceLabel =

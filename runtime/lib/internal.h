@@ -23,6 +23,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -249,6 +250,26 @@ private:
   /// or the whole input, output or constants buffer.
   ID3D12Resource *barrierResource(const cgc::PlanRange &range) const;
   void createScratch();
+};
+
+/// Models of one ONNX model compiled per set of input shapes
+/// (shape_cache.cpp).
+struct cgc_shape_cache_s final : cgc::rt::Object {
+  cgc::rt::Ref<cgc_device_s> device;
+  std::vector<uint8_t> onnx;
+  std::string name;
+  /// Copies of the options and the strings they point at.
+  cgc_compile_options_t compileOptions{};
+  std::vector<std::string> baseShapes, freezeInputs, targets;
+  std::vector<const char *> freezePointers, targetPointers;
+  cgc_model_options_t modelOptions{};
+  bool hasModelOptions = false;
+  size_t capacity = 8;
+
+  std::mutex mutex;
+  /// (shapes key, model), most recently used first.
+  std::list<std::pair<std::string, cgc::rt::Ref<cgc_model_s>>> models;
+  size_t compilations = 0;
 };
 
 struct cgc_importer_s final : cgc::rt::Object {

@@ -24,6 +24,7 @@ struct ImportFlags {
   std::vector<std::string> frozenInputs;
   bool skipOnnxShapeInference = false;
   bool noDataDependentRows = false;
+  int64_t maxLoopIterations = ImportOptions().maxLoopIterations;
 };
 
 LogicalResult emitInputIR(Session &session) {
@@ -89,11 +90,18 @@ void registerImportStages(Driver &driver) {
                      "values (NonMaxSuppression), for an application that "
                      "does not read each run's rows (cgc_context_output_rows)")
             ->group("Import");
+        app.add_option("--max-loop-iterations", flags->maxLoopIterations,
+                       "Iterations a Loop whose trip count or condition is "
+                       "computed at run time is compiled for; a run that "
+                       "needs more fails")
+            ->check(CLI::Range(int64_t(1), int64_t(4096)))
+            ->group("Import");
       },
       [flags](Session &session) -> std::string {
         session.importOptions.onnxShapeInference =
             !flags->skipOnnxShapeInference;
         session.importOptions.dataDependentRows = !flags->noDataDependentRows;
+        session.importOptions.maxLoopIterations = flags->maxLoopIterations;
         for (const std::string &text : flags->inputShapes) {
           std::string error = parseInputShapeOption(text, session.importOptions);
           if (!error.empty())

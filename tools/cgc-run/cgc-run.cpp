@@ -163,6 +163,7 @@ struct Options {
   bool debugLayer = false;
   uint64_t seed = 1;
   std::vector<std::string> inputShapes, freezeInputs, targets;
+  int64_t maxLoopIterations = 0; // 0: the compiler's default
   std::string saveModel;
   std::string reportJson;
   bool quiet = false;
@@ -312,6 +313,7 @@ int runMain(const Options &o) {
     co.noDevicePatterns = !o.targets.empty();
     // cgc-run returns outputs with data-dependent rows at their size.
     co.dataDependentRows = true;
+    co.maxLoopIterations = o.maxLoopIterations;
     auto start = std::chrono::steady_clock::now();
     co.onStage = [&](const std::string &stage) {
       std::ostringstream os;
@@ -813,6 +815,9 @@ int main(int argc, char **argv) {
   app.add_option("--freeze-input", o.freezeInputs,
                  "(.onnx) NAME=FILE.pb: compile the input as a constant (repeatable)")
       ->allow_extra_args(false);
+  app.add_option("--max-loop-iterations", o.maxLoopIterations,
+                 "(.onnx) iterations a Loop steered at run time is compiled for (default 64)")
+      ->check(CLI::Range(int64_t(1), int64_t(4096)));
   app.add_option("--target", o.targets,
                  "(.onnx) compilation targets in priority order (repeatable or comma-separated; "
                  "e.g. cpu)")

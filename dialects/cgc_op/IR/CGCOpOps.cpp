@@ -910,6 +910,15 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *context, Loc location,
   return success();
 }
 
+LogicalResult CheckOp::inferReturnTypes(MLIRContext *, Loc location, Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  if (tensorOf(adaptor.getCondition()).getNumElements() != 1)
+    return emitOptionalError(location, "the condition must have one element");
+  TensorType input = tensorOf(adaptor.getInput());
+  inferred.push_back(tensorType(input.getShape(), input.getElementType()));
+  return success();
+}
+
 LogicalResult NonMaxSuppressionOp::inferReturnTypes(
     MLIRContext *context, Loc location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferred) {

@@ -962,6 +962,27 @@ def CGCOp_TopKOp : CGCOp_Op<"top_k"> {
   let results = (outs CGCOp_Tensor:$values, CGCOp_Tensor:$indices);
 }
 
+def CGCOp_CheckOp : CGCOp_Op<"check"> {
+  let summary = "Its input, when a run-time condition holds; otherwise the run fails";
+  let description = [{
+    `output` is `input` (same shape and element type) when `condition`, a
+    one-element bool tensor read at run time, is true. When it is false the
+    run fails with `message`, which names what was assumed at compile time
+    and the way out: the importer places it where a bound fixed at compile
+    time must hold on every run (a Loop whose trip count is computed at run
+    time is unrolled to a bound; a run that would take more iterations fails
+    rather than returning the bound's result).
+
+    ```mlir
+    %y = cgc_op.check(%within, %x) {message = "Loop 'loop' needs more than 8 iterations"}
+        : (!cgc.tensor<!cgc.bool>, !cgc.tensor<2x8x!cgc.float32>) -> !cgc.tensor<2x8x!cgc.float32>
+    ```
+  }];
+  let arguments = (ins CGCOp_BoolTensor:$condition, CGCOp_AnyTensor:$input,
+                       StrAttr:$message);
+  let results = (outs CGCOp_Tensor:$output);
+}
+
 def CGCOp_NonMaxSuppressionOp : CGCOp_Op<"non_max_suppression"> {
   let summary = "Greedy non-maximum suppression of boxes per batch and class";
   let description = [{

@@ -9,7 +9,7 @@
 // dimension fails the evaluation naming the op, the index, its position in
 // the indices and the dimension. Resize, upsample and grid_sample
 // interpolate in double; non_max_suppression writes a fixed number of rows
-// and a count.
+// and a count; check copies its input or fails with its message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -1342,6 +1342,37 @@ OpDef nonMaxSuppressionOp() {
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// check
+//===----------------------------------------------------------------------===//
+
+// CGCOpOps.td's check: the input, copied element by element, when the
+// one-element bool condition holds; otherwise the evaluation fails with the
+// op's message.
+OpDef checkOp() {
+  OpDef def;
+  def.kind = OpKind::Check;
+  def.check = [](const KernelDesc &desc) -> std::string {
+    if (std::string why = checkArity(desc, 2, 1); !why.empty())
+      return why;
+    const KernelOperand &condition = *desc.inputs[0], &input = *desc.inputs[1];
+    if (condition.dtype != CGC_DTYPE_BOOL || condition.numElements() != 1)
+      return "the condition must be one bool";
+    if (!desc.attr("message"))
+      return "the message is missing";
+    return checkOutput(desc, 0, input.dtype, input.shape);
+  };
+  def.run = [](const KernelDesc &desc, const Operands &ops) {
+    if (ops.input(desc, 0).getInt(0) == 0)
+      fail("cgc_op.check: " + desc.getString("message", ""));
+    const View &input = ops.input(desc, 1), &output = ops.out[0];
+    forEachIndex(input.shape, [&](const Shape &index) {
+      output.copyFrom(output.offset(index), input, input.offset(index));
+    });
+  };
+  return def;
+}
+
 void addMovementOps(std::vector<OpDef> &ops) {
   ops.push_back(reshapeOp());
   ops.push_back(transposeOp());
@@ -1361,6 +1392,7 @@ void addMovementOps(std::vector<OpDef> &ops) {
   ops.push_back(upsampleOp());
   ops.push_back(gridSampleOp());
   ops.push_back(nonMaxSuppressionOp());
+  ops.push_back(checkOp());
 }
 
 } // namespace cgc::reference

@@ -52,6 +52,8 @@ struct Request {
   /// ImportOptions::dataDependentRows (cgc_compile_options_t's
   /// data_dependent_rows).
   bool dataDependentRows = false;
+  /// ImportOptions::maxLoopIterations (0: its default).
+  int64_t maxLoopIterations = 0;
 };
 
 /// What a device offers the compiler (its MLIR programs tier, the target its
@@ -73,7 +75,7 @@ struct Interface {
   bool (*describeDevice)(void *d3d12Device, DeviceDescription &description, std::string &error);
 };
 
-constexpr uint32_t kVersion = 4;
+constexpr uint32_t kVersion = 5;
 /// The module's one export: `const Interface *CgcCompilerModuleOpen(uint32_t
 /// version)`, null if it does not serve `version`.
 #define CGC_COMPILER_MODULE_OPEN_NAME "CgcCompilerModuleOpen"

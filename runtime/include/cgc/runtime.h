@@ -131,6 +131,9 @@ CGC_RUNTIME_API void cgc_device_release(cgc_device_t *device);
 /* The ID3D12Device the runtime uses (borrowed), to share memory and fences
  * with D3D12 code of the application. */
 CGC_RUNTIME_API void *cgc_device_d3d12(cgc_device_t *device);
+/* Whether the device was removed (a run failed: docs/runtime.md, "Run
+ * errors"); runs on it fail from then on. */
+CGC_RUNTIME_API bool cgc_device_lost(cgc_device_t *device);
 
 /*===----------------------------------------------------------------------===*
  * Streams: an in-order queue of runs, waits and signals (a D3D12 command
@@ -221,6 +224,10 @@ typedef struct cgc_compile_options_t {
    * rows; cgc_model_output_rows_from names the extra output holding the
    * count, and cgc_context_output_rows gives it after a run. */
   bool data_dependent_rows;
+  /* Iterations a Loop whose trip count or condition is computed at run time
+   * is compiled for (each predicated on the run's values); a run that needs
+   * more fails naming the Loop. 0: the default (64). At most 4096. */
+  int64_t max_loop_iterations;
 } cgc_compile_options_t;
 
 CGC_RUNTIME_API void cgc_compile_options_init(cgc_compile_options_t *options);
@@ -243,6 +250,36 @@ CGC_RUNTIME_API cgc_status_t cgc_model_compile_onnx(cgc_device_t *device, const 
 CGC_RUNTIME_API cgc_status_t cgc_model_compile_onnx_file(cgc_device_t *device, const char *path,
                                                          const cgc_compile_options_t *options,
                                                          cgc_blob_t **out_compiled);
+/* Models compiled per set of input shapes. An ONNX model whose inputs have
+ * symbolic dimensions is compiled for concrete shapes; a shape cache keeps
+ * the ONNX bytes and options and compiles and loads the model on the first
+ * request for each set of shapes, keeping the last `capacity` models (0: 8;
+ * at most 1024), the least recently used evicted first. `options` as for
+ * cgc_model_compile_onnx (its input_shapes apply to inputs a request does
+ * not name), `model_options` as for cgc_model_load_memory; both are copied
+ * (the callbacks and user data they point at must outlive the cache). */
+typedef struct cgc_shape_cache_s cgc_shape_cache_t;
+CGC_RUNTIME_API cgc_status_t cgc_shape_cache_create(cgc_device_t *device, const void *data,
+                                                    size_t size, const char *name,
+                                                    const cgc_compile_options_t *options,
+                                                    const cgc_model_options_t *model_options,
+                                                    size_t capacity,
+                                                    cgc_shape_cache_t **out_cache);
+/* Models it returned stay valid after it is released. */
+CGC_RUNTIME_API void cgc_shape_cache_release(cgc_shape_cache_t *cache);
+/* The model for these input shapes ("NAME=D0xD1x...", e.g. "ids=1x128"),
+ * compiled and loaded on the first request for them: a new reference,
+ * released with cgc_model_release. The key is the set of shapes, so a
+ * request naming all inputs and one naming only the symbolic ones are
+ * different entries. Thread-safe; one compilation at a time per cache.
+ * Compilation errors as cgc_model_compile_onnx's. */
+CGC_RUNTIME_API cgc_status_t cgc_shape_cache_model(cgc_shape_cache_t *cache,
+                                                   const char *const *input_shapes, size_t count,
+                                                   cgc_model_t **out_model);
+/* How many models it compiled so far and how many it holds. */
+CGC_RUNTIME_API void cgc_shape_cache_stats(cgc_shape_cache_t *cache, size_t *out_compilations,
+                                           size_t *out_held);
+
 /* What a device offers the compiler: its MLIR programs tier, the target its
  * driver's declaration names and the patterns in it (asked through
  * MLIR_EXCHANGE by the compiler module, so CGC_STATUS_UNIMPLEMENTED without

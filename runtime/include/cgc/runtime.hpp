@@ -119,6 +119,12 @@ public:
         const cgc_model_options_t *options = nullptr) {
     check(cgc_model_load_memory(device.get(), data, size, options, &p_));
   }
+  /// Takes over a reference to `model` (cgc_shape_cache_model's).
+  static Model adopt(cgc_model_t *model) {
+    Model m;
+    m.p_ = model;
+    return m;
+  }
   size_t inputCount() const { return cgc_model_input_count(p_); }
   size_t outputCount() const { return cgc_model_output_count(p_); }
   TensorInfo input(size_t index) const {
@@ -159,6 +165,9 @@ private:
     return {info.name, info.dtype, std::vector<int64_t>(info.shape, info.shape + info.rank),
             info.bytes};
   }
+
+private:
+  Model() = default;
 };
 
 /// Options of compileOnnx (cgc-compile's flags).
@@ -169,6 +178,8 @@ struct CompileOptions {
   bool noDevicePatterns = false;         ///< `targets` and the fallback only
   /// cgc_compile_options_t::data_dependent_rows.
   bool dataDependentRows = false;
+  /// cgc_compile_options_t::max_loop_iterations (0: the default).
+  int64_t maxLoopIterations = 0;
   /// Called as the compiler speaks (each message is also in
   /// Compiled::messages) and as each stage starts ("importing", ...).
   std::function<void(const std::string &)> onMessage, onStage;
@@ -208,6 +219,7 @@ inline Compiled compile(cgc_device_t *device, const void *data, size_t size, con
   o.target_count = targets.size();
   o.no_device_patterns = options.noDevicePatterns;
   o.data_dependent_rows = options.dataDependentRows;
+  o.max_loop_iterations = options.maxLoopIterations;
   o.message = [](void *user, const char *text) {
     auto *s = static_cast<State *>(user);
     std::string message = text;
@@ -248,6 +260,33 @@ inline Compiled compileOnnxFile(cgc_device_t *device, const std::string &path,
                                 const CompileOptions &options = {}) {
   return detail::compile(device, nullptr, 0, nullptr, path.c_str(), options);
 }
+
+/// An ONNX model compiled per set of input shapes (cgc_shape_cache_*).
+class ShapeCache : public detail::Handle<cgc_shape_cache_t, cgc_shape_cache_release> {
+public:
+  ShapeCache(Device &device, const void *data, size_t size,
+             const std::string &name = "model.onnx",
+             const cgc_compile_options_t *options = nullptr,
+             const cgc_model_options_t *modelOptions = nullptr, size_t capacity = 0) {
+    check(cgc_shape_cache_create(device.get(), data, size, name.c_str(), options, modelOptions,
+                                 capacity, &p_));
+  }
+  /// The model for `shapes` ("NAME=D0xD1x..."), compiled on first use.
+  Model model(const std::vector<std::string> &shapes) {
+    std::vector<const char *> pointers;
+    for (const std::string &s : shapes)
+      pointers.push_back(s.c_str());
+    cgc_model_t *model = nullptr;
+    check(cgc_shape_cache_model(p_, pointers.data(), pointers.size(), &model));
+    return Model::adopt(model);
+  }
+  /// Models compiled so far, and held.
+  std::pair<size_t, size_t> stats() const {
+    size_t compilations = 0, held = 0;
+    cgc_shape_cache_stats(p_, &compilations, &held);
+    return {compilations, held};
+  }
+};
 
 class Tensor : public detail::Handle<cgc_tensor_t, cgc_tensor_release> {
 public:

@@ -12,6 +12,7 @@
 #include "cgc/runtime.h"
 #include "cgc/runtime.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -45,6 +46,38 @@ cgc_device_t *createDevice(const char *driver) {
   cgc_status_t status = cgc_device_create(&options, &device);
   EXPECT_EQ(status, nullptr) << cgc_status_message(status);
   return device;
+}
+
+/// Protocol buffer encoding, enough to write a small ONNX model by hand.
+std::string varint(uint64_t v) {
+  std::string out;
+  do {
+    uint8_t byte = v & 0x7f;
+    v >>= 7;
+    out.push_back(char(byte | (v ? 0x80 : 0)));
+  } while (v);
+  return out;
+}
+std::string field(int number, uint64_t value) { return varint(uint64_t(number) << 3) + varint(value); }
+std::string field(int number, const std::string &bytes) {
+  return varint(uint64_t(number) << 3 | 2) + varint(bytes.size()) + bytes;
+}
+
+/// y = relu(x) * 2 with x, y float32[n, 4], n symbolic (binary ONNX).
+std::string symbolicModel() {
+  auto tensorInfo = [](const std::string &name) {
+    std::string shape = field(1, field(2, std::string("n"))) + field(1, field(1, uint64_t(4)));
+    std::string tensor = field(1, uint64_t(1)) + field(2, shape);
+    return field(1, name) + field(2, field(1, tensor));
+  };
+  std::string relu = field(1, std::string("x")) + field(2, std::string("r")) +
+                     field(4, std::string("Relu"));
+  std::string add = field(1, std::string("r")) + field(1, std::string("r")) +
+                    field(2, std::string("y")) + field(4, std::string("Add"));
+  std::string graph = field(1, relu) + field(1, add) + field(2, std::string("g")) +
+                      field(11, tensorInfo("x")) + field(12, tensorInfo("y"));
+  std::string opset = field(1, std::string("")) + field(2, uint64_t(17));
+  return field(1, uint64_t(8)) + field(8, opset) + field(7, graph);
 }
 
 /// Collects the compiler's messages.
@@ -219,6 +252,90 @@ TEST_F(CompileTest, TheCppApiCompilesAndLoads) {
   } catch (const cgc::Error &e) {
     EXPECT_NE(std::string(e.what()).find("--input-shape a=oops"), std::string::npos) << e.what();
   }
+}
+
+TEST(ShapeCacheTest, CompilesOncePerShapeAndKeepsTheLastModels) {
+  const std::string onnx = symbolicModel();
+  cgc_device_t *device = createDevice(nullptr);
+  ASSERT_NE(device, nullptr);
+  cgc_shape_cache_t *cache = nullptr;
+  cgc_status_t status = cgc_shape_cache_create(device, onnx.data(), onnx.size(), "relu.onnx",
+                                               nullptr, nullptr, 2, &cache);
+  ASSERT_EQ(status, nullptr) << cgc_status_message(status);
+  // Runs the model for [rows, 4] and checks y = 2 relu(x).
+  auto runRows = [&](int64_t rows) {
+    std::string shape = "x=" + std::to_string(rows) + "x4";
+    const char *shapes[] = {shape.c_str()};
+    cgc_model_t *model = nullptr;
+    cgc_status_t s = cgc_shape_cache_model(cache, shapes, 1, &model);
+    EXPECT_EQ(s, nullptr) << cgc_status_message(s);
+    if (!model)
+      return model;
+    cgc_tensor_info_t info;
+    EXPECT_EQ(cgc_model_output_info(model, 0, &info), nullptr);
+    EXPECT_EQ(info.shape[0], rows);
+    std::vector<float> x(size_t(rows * 4)), y(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = std::sin(float(i) + 0.5f);
+    cgc_context_t *context = nullptr;
+    EXPECT_EQ(cgc_context_create(model, nullptr, &context), nullptr);
+    EXPECT_EQ(cgc_context_set_input_data(context, 0, x.data(), x.size() * 4), nullptr);
+    EXPECT_EQ(cgc_context_run(context), nullptr);
+    EXPECT_EQ(cgc_context_get_output_data(context, 0, y.data(), y.size() * 4), nullptr);
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_EQ(y[i], 2 * std::max(x[i], 0.0f)) << "row count " << rows << ", element " << i;
+    cgc_context_release(context);
+    return model;
+  };
+  size_t compilations = 0, held = 0;
+  cgc_model_t *three = runRows(3);
+  cgc_model_t *again = runRows(3);
+  EXPECT_EQ(three, again); // the kept model
+  cgc_shape_cache_stats(cache, &compilations, &held);
+  EXPECT_EQ(compilations, 1u);
+  cgc_model_t *five = runRows(5);
+  cgc_model_t *seven = runRows(7); // evicts 3 (capacity 2)
+  cgc_shape_cache_stats(cache, &compilations, &held);
+  EXPECT_EQ(compilations, 3u);
+  EXPECT_EQ(held, 2u);
+  cgc_model_t *threeAgain = runRows(3); // compiled again
+  cgc_shape_cache_stats(cache, &compilations, &held);
+  EXPECT_EQ(compilations, 4u);
+  // Bad requests are errors naming the entry.
+  const char *bad[] = {"x=3xfour"};
+  cgc_model_t *none = nullptr;
+  Status s = take(cgc_shape_cache_model(cache, bad, 1, &none));
+  EXPECT_EQ(s.code, CGC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(s.message.find("'x=3xfour' is not NAME=D0xD1x..."), std::string::npos) << s.message;
+  const char *twice[] = {"x=3x4", "x=5x4"};
+  s = take(cgc_shape_cache_model(cache, twice, 2, &none));
+  EXPECT_NE(s.message.find("input 'x' is given two shapes"), std::string::npos) << s.message;
+  const char *wrong[] = {"x=3x5"};
+  s = take(cgc_shape_cache_model(cache, wrong, 1, &none));
+  EXPECT_EQ(s.code, CGC_STATUS_INVALID_ARGUMENT) << s.message;
+  EXPECT_EQ(none, nullptr);
+  // The caller's references outlive the cache.
+  cgc_shape_cache_release(cache);
+  for (cgc_model_t *model : {three, again, five, threeAgain}) {
+    cgc_tensor_info_t info;
+    EXPECT_EQ(cgc_model_input_info(model, 0, &info), nullptr);
+    cgc_model_release(model);
+  }
+  cgc_model_release(seven);
+  s = take(cgc_shape_cache_create(device, onnx.data(), 0, "x.onnx", nullptr, nullptr, 0, &cache));
+  EXPECT_NE(s.message.find("no ONNX model (0 bytes)"), std::string::npos) << s.message;
+  cgc_device_release(device);
+}
+
+TEST(ShapeCacheTest, TheCppApiServesModelsPerShape) {
+  const std::string onnx = symbolicModel();
+  cgc::Device device;
+  cgc::ShapeCache cache(device, onnx.data(), onnx.size(), "relu.onnx");
+  cgc::Model two = cache.model({"x=2x4"});
+  cgc::Model six = cache.model({"x=6x4"});
+  EXPECT_EQ(two.input(0).shape, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(six.output(0).shape, (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(cache.stats(), (std::pair<size_t, size_t>{2, 2}));
 }
 
 } // namespace

@@ -25,6 +25,7 @@ const std::map<OpKind, OpEntry> &registry() {
     registerResizeOps(ops);
     registerScatterOps(ops);
     registerDetectionOps(ops);
+    registerCheckOps(ops);
     registerGeluOps(ops);
     std::map<OpKind, OpEntry> map;
     for (const OpEntry &entry : ops)

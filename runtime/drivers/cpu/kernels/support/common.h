@@ -453,6 +453,7 @@ void registerMovementOps(std::vector<OpEntry> &ops);
 void registerResizeOps(std::vector<OpEntry> &ops);
 void registerScatterOps(std::vector<OpEntry> &ops);
 void registerDetectionOps(std::vector<OpEntry> &ops); // detection.cpp: non_max_suppression
+void registerCheckOps(std::vector<OpEntry> &ops);     // check.cpp: cgc_op.check
 void registerGeluOps(std::vector<OpEntry> &ops); // gelu.cpp: cgc_op.erf_gelu
 
 /// Softmax of one contiguous float32 row of `n` (reduce.cpp, the softmax
