@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes models with a Loop steered at run time, and inputs that take
-different numbers of iterations, with the outputs each should give.
+"""Writes models whose control flow is steered at run time (Loop, If), and
+inputs that take different numbers of iterations or different branches,
+with the outputs each should give.
 
   recurrent.onnx  PyTorch, scripted: `for i in range(int(steps))` over a
                   tanh cell reading the loop index (the trip count is the
@@ -10,6 +11,10 @@ different numbers of iterations, with the outputs each should give.
   halve.onnx      PyTorch, scripted: a projection, then `while (h * h).sum()
                   > 1: h = h * 0.5` (a condition the body computes at run
                   time, no trip count). x [4, 16] -> h [4, 16].
+  branch.onnx     PyTorch, scripted: `if bool(x.mean() > 0)` picks a ReLU
+                  projection, else a tanh of another; a softmax after.
+                  x [4, 16] -> y [4, 16]; inputs take then, else, then,
+                  else.
   states.onnx     ONNX, written here: Loop(steps) whose body steps a tanh
                   cell and emits every state as a scan output, so `states`
                   [steps, 4, 16] has as many rows as the run iterates, and
@@ -78,12 +83,26 @@ class Halve(torch.nn.Module):
         return h
 
 
+class Branch(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = scaled_linear(16, 16)
+        self.b = scaled_linear(16, 16)
+
+    def forward(self, x):
+        if bool(x.mean() > 0):
+            y = torch.relu(self.a(x))
+        else:
+            y = torch.tanh(self.b(x))
+        return torch.softmax(y * 3.0, dim=-1)
+
+
 def export_scripted(module, args, names, outputs, path):
     scripted = torch.jit.script(module)
     torch.onnx.export(scripted, args, path, opset_version=17, input_names=names,
                       output_names=outputs)
     model = onnx.load(path)
-    assert any(n.op_type == "Loop" for n in model.graph.node), "no Loop in " + path
+    assert any(n.op_type in ("Loop", "If") for n in model.graph.node), "no control flow in " + path
     return scripted
 
 
@@ -115,6 +134,20 @@ def halve():
         counts.append(int(round(np.log2(float(first.norm()) / float(h.norm())))))
         write_case("halve", k, {"x": x.numpy()}, {"h": h.detach().numpy()})
     return counts
+
+
+def branch():
+    module = Branch().eval()
+    scripted = export_scripted(module, (torch.randn(4, 16),), ["x"], ["y"],
+                               os.path.join(OUT, "branch.onnx"))
+    taken = []
+    for k, shift in enumerate([0.5, -0.5, 0.3, -0.2]):
+        x = torch.randn(4, 16) * 0.5 + shift
+        with torch.no_grad():
+            y = scripted(x)
+        write_case("branch", k, {"x": x.numpy()}, {"y": y.detach().numpy()})
+        taken.append("then" if float(x.mean()) > 0 else "else")
+    return taken
 
 
 def states():
@@ -163,8 +196,9 @@ def states():
 
 
 os.makedirs(OUT, exist_ok=True)
-for name, make in (("recurrent", recurrent), ("halve", halve), ("states", states)):
+for name, make in (("recurrent", recurrent), ("halve", halve), ("branch", branch),
+                   ("states", states)):
     counts = make()
     with open(os.path.join(OUT, name + ".iterations"), "w") as f:
         f.write(" ".join(map(str, counts)) + "\n")
-    print(name, "iterations", *counts)
+    print(name, "branches" if name == "branch" else "iterations", *counts)
