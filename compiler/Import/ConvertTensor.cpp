@@ -1022,7 +1022,7 @@ LogicalResult topKAtRunTime(NodeContext &ctx) {
   for (auto [i, result] : llvm::enumerate(*results))
     ctx.importer.addDataDependentRows(
         result, count,
-        std::string(i == 0 ? "the values" : "the indices") + " TopK '" + label + "' returns",
+        std::string(i == 0 ? "the values" : "the indices") + " of TopK '" + label + "'",
         *axis, freezeHint(ctx, k));
   ctx.outputs = std::move(*results);
   return success();
@@ -1130,7 +1130,99 @@ LogicalResult convertNonZero(NodeContext &ctx) {
 }
 
 /// Unique's result shape depends on the values: the input must be known.
+/// Unique of a tensor known only at run time, flattened (no axis): a stable
+/// ascending sort, the starts of its runs of equal values selected (as
+/// Compress selects), each run's value, first index and length gathered at
+/// them. With sorted = 0 the runs are then ordered by first index. Y,
+/// indices and counts have the run's count of distinct values as
+/// data-dependent rows; inverse_indices has one entry per element.
+LogicalResult uniqueAtRunTime(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!ctx.importer.getOptions().dataDependentRows)
+    return refuseDataDependent(ctx, "the number of values Unique returns", x);
+  if (ctx.hasAttr("axis"))
+    return ctx.unsupported("Unique along an axis of values computed at run time (the "
+                           "flattened input, without axis, is supported)" +
+                           freezeHint(ctx, x));
+  const int64_t n = product(shapeOf(x));
+  if (n == 0)
+    return ctx.unsupported("Unique of an empty tensor computed at run time");
+  auto i64 = [&](double v) { return ctx.scalar(ElementKind::Int64, v); };
+  auto gather = [&](Value data, Value indices) {
+    return ctx.create<op::GatherOp>({data, indices}, {ctx.named("axis", ctx.i64(0))});
+  };
+  auto ascending = [&](Value values) {
+    return ctx.createN<op::TopKOp>(values,
+                                   {ctx.named("k", ctx.i64(n)), ctx.named("axis", ctx.i64(0)),
+                                    ctx.named("largest", ctx.boolean(false))},
+                                   2);
+  };
+  FailureOr<SmallVector<Value>> sortedPair = ascending(ctx.reshape(x, {n}));
+  if (failed(sortedPair))
+    return failure();
+  Value values = (*sortedPair)[0], from = (*sortedPair)[1];
+  // A run starts at 0 and wherever a value differs from the one before.
+  Value starts = ctx.scalar(ElementKind::Bool, 1);
+  starts = ctx.reshape(starts, {1});
+  if (n > 1) {
+    Value differs = ctx.create<op::NotOp>(ctx.create<op::EqualOp>(
+        {ctx.slice(values, 0, 1, n), ctx.slice(values, 0, 0, n - 1)}));
+    starts = ctx.create<op::ConcatOp>({starts, differs}, {ctx.named("axis", ctx.i64(0))});
+  }
+  FailureOr<Selection> runs = selectTrue(ctx, starts);
+  if (failed(runs))
+    return failure();
+  SmallVector<int64_t> iota(n);
+  std::iota(iota.begin(), iota.end(), int64_t(0));
+  Value order = ctx.constant(HostTensor::fromInts(ElementKind::Int64, {n}, iota));
+  // Run of each sorted element, and of each element in input order.
+  Value runOf = ctx.sub(ctx.create<op::CumSumOp>(ctx.cast(starts, ElementKind::Int64),
+                                                 {ctx.named("axis", ctx.i64(0))}),
+                        i64(1));
+  Value inverse = ctx.create<op::ScatterElementsOp>(
+      {ctx.constant(HostTensor::fromInts(ElementKind::Int64, {n}, SmallVector<int64_t>(n, 0))),
+       from, runOf},
+      {ctx.named("axis", ctx.i64(0))});
+  Value unique = gather(values, runs->positions);
+  Value first = gather(from, runs->positions);
+  // A run ends where the next starts, the last one at n.
+  Value next = ctx.create<op::MinOp>({ctx.add(order, i64(1)), i64(double(n - 1))});
+  Value end = ctx.create<op::WhereOp>(
+      {ctx.create<op::LessOp>({ctx.add(order, i64(1)), runs->count}),
+       gather(runs->positions, next), i64(double(n))});
+  Value counts = ctx.sub(end, runs->positions);
+  if (!ctx.getInt("sorted", 1)) {
+    // Runs by first index; the padding past the count sorts last.
+    FailureOr<SmallVector<Value>> byFirst = ascending(ctx.create<op::WhereOp>(
+        {ctx.create<op::LessOp>({order, runs->count}), first, i64(double(n))}));
+    if (failed(byFirst))
+      return failure();
+    Value rank = (*byFirst)[1];
+    unique = gather(unique, rank);
+    first = gather(first, rank);
+    counts = gather(counts, rank);
+    Value position = ctx.create<op::ScatterElementsOp>(
+        {ctx.constant(HostTensor::fromInts(ElementKind::Int64, {n}, SmallVector<int64_t>(n, 0))),
+         rank, order},
+        {ctx.named("axis", ctx.i64(0))});
+    inverse = gather(position, inverse);
+  }
+  if (!unique || !first || !counts || !inverse)
+    return failure();
+  const std::string label = nodeLabel(ctx.node);
+  ctx.outputs = {unique, first, inverse, counts};
+  const char *names[] = {"the values", "the first indices", nullptr, "the counts"};
+  for (int i : {0, 1, 3})
+    ctx.importer.addDataDependentRows(ctx.outputs[i], runs->count,
+                                      std::string(names[i]) + " of Unique '" + label + "'",
+                                      0, freezeHint(ctx, x));
+  ctx.outputs.resize(ctx.getNumOutputs());
+  return success();
+}
+
 LogicalResult convertUnique(NodeContext &ctx) {
+  if (!ctx.constantInput(0) && !ctx.importer.isConstant(ctx.input(0)))
+    return uniqueAtRunTime(ctx);
   FailureOr<const HostTensor *> input = ctx.requireConstantInput(0);
   if (failed(input))
     return failure();

@@ -15,6 +15,9 @@ numbers of entries, and the outputs each should give.
   topk.onnx      ONNX: TopK(scores [20], k) with k a graph input -> values,
                  indices [k]; k = 0, 5, 20 (and 21, which fails the run).
                  Reference: numpy's stable argsort.
+  unique.onnx    ONNX: Unique(x [12] float), sorted and by first occurrence
+                 -> values, first indices, inverse indices, counts each;
+                 1 to 12 distinct values. Reference: numpy.unique.
   nonzero_raw.onnx  NonZero(x [3, 4]) as the graph output ([2, n]: the
                  extent on dimension 1) and nonzero_sum.onnx (a ReduceSum
                  across the selection): refused.
@@ -127,6 +130,40 @@ def topk():
     return sizes
 
 
+def unique():
+    F, I = TensorProto.FLOAT, TensorProto.INT64
+    outs = []
+    nodes = []
+    for tag, sort in (("s", 1), ("u", 0)):
+        names = [n + "_" + tag for n in ("y", "first", "inverse", "counts")]
+        nodes.append(helper.make_node("Unique", ["x"], names, sorted=sort))
+        outs += [helper.make_tensor_value_info(names[0], F, ["n"]),
+                 helper.make_tensor_value_info(names[1], I, ["n"]),
+                 helper.make_tensor_value_info(names[2], I, [12]),
+                 helper.make_tensor_value_info(names[3], I, ["n"])]
+    graph = helper.make_graph(nodes, "unique",
+                              [helper.make_tensor_value_info("x", F, [12])], outs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, os.path.join(OUT, "unique.onnx"))
+    sizes = []
+    for k, pool in enumerate([[2.5], [-1.0, 3.0, 0.5, 7.0], None]):
+        x = (RNG.standard_normal(12) if pool is None else RNG.choice(pool, 12)).astype(np.float32)
+        y, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
+                                              return_counts=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        expected = {"y_s": y, "first_s": first, "inverse_s": inverse, "counts_s": counts,
+                    "y_u": y[order], "first_u": first[order], "inverse_u": rank[inverse],
+                    "counts_u": counts[order]}
+        write_case("unique", k, {"x": x},
+                   {key: (v.astype(np.int64) if key[0] != "y" else v)
+                    for key, v in expected.items()})
+        sizes.append(str(len(y)))
+    return sizes
+
+
 def refused():
     F = TensorProto.FLOAT
     x = helper.make_tensor_value_info("x", F, [3, 4])
@@ -144,5 +181,6 @@ def refused():
 
 os.makedirs(OUT, exist_ok=True)
 refused()
-for name, make in (("select", select), ("compress", compress), ("topk", topk)):
+for name, make in (("select", select), ("compress", compress), ("topk", topk),
+                   ("unique", unique)):
     print(name, "sizes", *make())
