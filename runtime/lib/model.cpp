@@ -61,6 +61,26 @@ static void populatePages(const uint8_t *data, uint64_t size) {
   (void)sink;
 }
 
+/// The bindings of `program` that a run reads densely: all but those only
+/// read as the data of a gather (an embedding table, read at the rows its
+/// indices name), whose pages a run touches sparsely.
+static std::vector<bool> denselyReadBindings(const KernelProgram &program) {
+  std::vector<bool> dense(program.bindings.size(), false), gathered(dense.size(), false);
+  for (const KernelDesc &kernel : program.kernels)
+    for (size_t i = 0; i < kernel.inputs.size(); ++i) {
+      const std::optional<KernelOperand> &operand = kernel.inputs[i];
+      if (!operand || operand->storage != KernelOperand::Storage::Binding ||
+          operand->index >= dense.size())
+        continue;
+      const bool sparse = i == 0 && (kernel.kind() == OpKind::Gather ||
+                                     kernel.kind() == OpKind::GatherElements);
+      (sparse ? gathered : dense)[operand->index] = true;
+    }
+  for (size_t b = 0; b < dense.size(); ++b)
+    dense[b] = dense[b] || !gathered[b];
+  return dense;
+}
+
 static std::vector<uint8_t> kernelContainer(const KernelProgram &program) {
   ContainerWriter writer;
   writer.addPart(parts::kKernelProgram, serializeKernelProgram(program));
@@ -240,11 +260,15 @@ void cgc_model_s::load(const cgc_model_options_t *options) {
     const Program &program = programs.at(command.program);
     if (program.kind != PlanProgram::Kind::Mlir) {
       // A compute pipeline's constants have no preparation step: fault
-      // their pages of the mapped file in now rather than in its first run.
-      if (stats.constants_in_place)
-        for (const PlanRange &range : command.ranges)
-          if (range.buffer == PlanBuffer::Constants)
-            populatePages(bytes.data + range.offset, range.bytes);
+      // their pages of the mapped file in now rather than in its first run,
+      // except a table a gather reads at a few rows (BERT's 94 MB of word
+      // embeddings would otherwise all become resident).
+      if (stats.constants_in_place) {
+        std::vector<bool> dense = denselyReadBindings(file.getKernelProgram(command.program));
+        for (size_t i = 0; i < command.ranges.size(); ++i)
+          if (command.ranges[i].buffer == PlanBuffer::Constants && i < dense.size() && dense[i])
+            populatePages(bytes.data + command.ranges[i].offset, command.ranges[i].bytes);
+      }
       continue;
     }
     std::vector<D3D12_MLIR_PROGRAM_BINDING> bound;
