@@ -263,7 +263,7 @@ TEST_F(CompiledModelTest, SpecExampleIsConsistent) {
   ASSERT_TRUE(reader.open(program.data(), program.size(), error)) << error;
   EXPECT_EQ(reader.find(cgc::parts::kMLIR).size(), 1u);
   EXPECT_EQ(reader.find(cgc::parts::kBindPoints).size(), 1u);
-  EXPECT_EQ(model.getIRVersion(), "1.0.0");
+  EXPECT_EQ(model.getIRVersion(), "1.1.0");
 }
 
 TEST_F(CompiledModelTest, DamagedContainersAreRejected) {

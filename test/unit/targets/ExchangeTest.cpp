@@ -242,7 +242,7 @@ TEST_F(ExchangeTest, PatternBytecodeCarriesTheIRVersion) {
       cgc::parseCGCModule(&context, bytes, error);
   EXPECT_FALSE(newer);
   EXPECT_NE(error.find("'cgc_pattern' dialect bytecode has IR version 2.0.0, "
-                       "newer than the 1.0.0 this build supports"),
+                       "newer than the 1.1.0 this build supports"),
             std::string::npos)
       << error;
 }
