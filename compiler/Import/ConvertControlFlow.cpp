@@ -250,7 +250,15 @@ LogicalResult convertLoop(NodeContext &ctx) {
     inputs.push_back(ctx.constant(
         HostTensor::fromInts(ElementKind::Int64, {}, {iteration})));
     inputs.push_back(condition);
-    llvm::append_range(inputs, carried);
+    // A sequence of run-time length goes in with every item: an iteration
+    // that runs had every iteration before it run.
+    for (Value value : carried) {
+      std::optional<Aggregate> aggregate = getAggregate(value);
+      inputs.push_back(aggregate && aggregate->count
+                           ? ctx.importer.createAggregate({aggregate->kind, aggregate->items},
+                                                          ctx.loc)
+                           : value);
+    }
     FailureOr<SmallVector<Value>> outputs = ctx.importer.inlineSubgraph(
         *body, ctx.scope, inputs, ctx.opsets, ctx.locOverride,
         label + "/iteration" + std::to_string(iteration));
@@ -258,15 +266,33 @@ LogicalResult convertLoop(NodeContext &ctx) {
       return failure();
     for (int64_t i = 0; i < numCarried; ++i) {
       Value next = (*outputs)[1 + i];
-      if (known) {
-        carried[i] = next;
+      if (known || next == inputs[2 + i]) {
+        carried[i] = next == inputs[2 + i] ? carried[i] : next;
         continue;
       }
-      if (getAggregate(next) || getAggregate(carried[i]))
+      std::optional<Aggregate> given = getAggregate(inputs[2 + i]), back = getAggregate(next);
+      if (given && back && given->kind == Aggregate::Kind::Sequence &&
+          back->kind == Aggregate::Kind::Sequence &&
+          back->items.size() == given->items.size() + 1 &&
+          std::equal(given->items.begin(), given->items.end(), back->items.begin())) {
+        // Appended to (PyTorch's `outs.append(h)`): the run's length counts
+        // the iterations that ran.
+        std::optional<Aggregate> previous = getAggregate(carried[i]);
+        Value length = previous->count ? previous->count
+                                       : ctx.scalar(ElementKind::Int64,
+                                                    double(previous->items.size()));
+        Value grown = ctx.add(length, ctx.cast(active, ElementKind::Int64));
+        if (!grown)
+          return failure();
+        carried[i] = ctx.importer.createAggregate(
+            {Aggregate::Kind::Sequence, back->items, grown}, ctx.loc);
+        continue;
+      }
+      if (given || back)
         return ctx.fail("loop-carried value #" + Twine(i) + " is " +
-                        describeValueKind(getAggregate(next) ? next : carried[i]) +
-                        ": sequences and optionals are resolved at compile time, "
-                        "which a Loop steered at run time cannot be" + freezeHint());
+                        describeValueKind(back ? next : inputs[2 + i]) +
+                        ": sequences and optionals are resolved at compile time; a Loop "
+                        "steered at run time may only append to a sequence" + freezeHint());
       auto before = cast<TensorType>(carried[i].getType()).withConstant(false);
       auto after = cast<TensorType>(next.getType()).withConstant(false);
       if (before != after) {
@@ -309,9 +335,19 @@ LogicalResult convertLoop(NodeContext &ctx) {
 
   // Past the bound: each result goes through a check that the run ended
   // within it.
-  auto checked = [&](Value value) -> Value {
+  std::function<Value(Value)> checked = [&](Value value) -> Value {
     if (!overrun || !value)
       return value;
+    if (std::optional<Aggregate> aggregate = getAggregate(value)) {
+      // A sequence appended to: its length passes the check; one the loop
+      // does not change has no iteration to check.
+      if (!aggregate->count)
+        return value;
+      Value length = checked(aggregate->count);
+      return length ? ctx.importer.createAggregate(
+                          {aggregate->kind, aggregate->items, length}, ctx.loc)
+                    : Value();
+    }
     Value within = ctx.create<op::NotOp>(overrun);
     std::string message = "Loop '" + label + "' needs more than " + std::to_string(bound) +
                           " iterations on this run: a Loop whose trip count or condition "

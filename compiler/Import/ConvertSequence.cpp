@@ -118,14 +118,16 @@ LogicalResult convertSequenceErase(NodeContext &ctx) {
 }
 
 LogicalResult convertSequenceLength(NodeContext &ctx) {
-  FailureOr<SmallVector<Value>> items = ctx.sequenceInput(0);
+  Value count;
+  FailureOr<SmallVector<Value>> items = ctx.sequenceInput(0, &count);
   if (failed(items))
     return failure();
-  return ctx.setOutput(ctx.scalar(ElementKind::Int64, items->size()));
+  return ctx.setOutput(count ? count : ctx.scalar(ElementKind::Int64, items->size()));
 }
 
 LogicalResult convertConcatFromSequence(NodeContext &ctx) {
-  FailureOr<SmallVector<Value>> items = ctx.sequenceInput(0);
+  Value count;
+  FailureOr<SmallVector<Value>> items = ctx.sequenceInput(0, &count);
   if (failed(items))
     return failure();
   if (items->empty())
@@ -152,10 +154,28 @@ LogicalResult convertConcatFromSequence(NodeContext &ctx) {
     if (!pieces.back())
       return failure();
   }
-  if (pieces.size() == 1)
-    return ctx.setOutput(pieces.front());
-  return ctx.setOutput(
-      ctx.create<op::ConcatOp>(pieces, {ctx.named("axis", ctx.i64(*axis))}));
+  Value joined = pieces.size() == 1
+                     ? pieces.front()
+                     : ctx.create<op::ConcatOp>(pieces, {ctx.named("axis", ctx.i64(*axis))});
+  if (!count || !joined)
+    return ctx.setOutput(joined);
+  // A sequence of run-time length (a Loop's appends): joined along axis 0,
+  // its first count x (rows per tensor) rows are the value.
+  if (*axis != 0)
+    return ctx.fail("ConcatFromSequence of a sequence whose length is decided at run time "
+                    "joins along axis 0 only (this one along axis " + Twine(*axis) + ")");
+  const int64_t rowsEach = shapeOf(pieces.front())[0];
+  for (Value piece : pieces)
+    if (shapeOf(piece)[0] != rowsEach)
+      return ctx.fail("ConcatFromSequence of a sequence whose length is decided at run time "
+                      "needs tensors of one extent along axis 0");
+  Value rows = rowsEach == 1 ? count : ctx.mul(count, ctx.scalar(ElementKind::Int64, rowsEach));
+  if (!rows)
+    return failure();
+  ctx.importer.addDataDependentRows(joined, rows,
+                                    "the sequence ConcatFromSequence '" + nodeLabel(ctx.node) +
+                                        "' joins");
+  return ctx.setOutput(joined);
 }
 
 LogicalResult convertSplitToSequence(NodeContext &ctx) {
@@ -243,6 +263,9 @@ LogicalResult convertSequenceMap(NodeContext &ctx) {
     std::optional<Aggregate> aggregate = getAggregate(ctx.input(i));
     if (aggregate && aggregate->kind != Aggregate::Kind::Sequence)
       return ctx.fail("input #" + Twine(i) + " is " + describeValueKind(ctx.input(i)));
+    if (aggregate && aggregate->count)
+      return ctx.fail("input #" + Twine(i) + " is a sequence whose length is decided at run "
+                      "time, which SequenceMap cannot read");
     if (aggregate && aggregate->items.size() != length)
       return ctx.fail("the sequences have different lengths (" + Twine(length) + " and " +
                       Twine(aggregate->items.size()) + ")");

@@ -982,6 +982,11 @@ LogicalResult Importer::bindOutputs() {
       if (!aggregate)
         pieces.push_back({output.name(), held});
     }
+    if (aggregate && aggregate->count)
+      return emitError(loc) << "graph output '" << output.name()
+                            << "' is a sequence whose length is decided at run time (appended "
+                               "to by a Loop steered at run time); return it stacked "
+                               "(ConcatFromSequence along axis 0) instead";
     if (aggregate && aggregate->kind == Aggregate::Kind::Sequence)
       for (auto [i, item] : llvm::enumerate(aggregate->items))
         pieces.push_back({output.name() + "[" + std::to_string(i) + "]", item});
@@ -1153,12 +1158,21 @@ std::string NodeContext::getInputName(unsigned i) const {
   return name.empty() ? "#" + std::to_string(i) : name;
 }
 
-FailureOr<SmallVector<Value>> NodeContext::sequenceInput(unsigned i) {
+FailureOr<SmallVector<Value>> NodeContext::sequenceInput(unsigned i, Value *count) {
   std::optional<Aggregate> aggregate =
       hasInput(i) ? getAggregate(inputs[i]) : std::nullopt;
   if (!aggregate || aggregate->kind != Aggregate::Kind::Sequence) {
     (void)fail("input '" + getInputName(i) + "' must be a sequence, got " +
                (hasInput(i) ? describeValueKind(inputs[i]) : std::string("none")));
+    return failure();
+  }
+  if (count)
+    *count = aggregate->count;
+  else if (aggregate->count) {
+    (void)fail("input '" + getInputName(i) + "' is a sequence whose length is decided at "
+               "run time (appended to by a Loop steered at run time), which " +
+               getOpType() + " cannot read: ConcatFromSequence along axis 0 and "
+               "SequenceLength can");
     return failure();
   }
   return aggregate->items;
@@ -1182,6 +1196,10 @@ std::optional<Aggregate> getAggregate(Value value) {
   aggregate.kind = kind.getValue() == "sequence" ? Aggregate::Kind::Sequence
                                                  : Aggregate::Kind::Optional;
   llvm::append_range(aggregate.items, cast.getInputs());
+  if (cast->hasAttr(kAggregateCountAttr)) {
+    aggregate.count = aggregate.items.back();
+    aggregate.items.pop_back();
+  }
   return aggregate;
 }
 
@@ -1197,7 +1215,11 @@ std::string describeValueKind(Value value) {
 Value Importer::createAggregate(const Aggregate &aggregate, Location loc) {
   OperationState state(loc, UnrealizedConversionCastOp::getOperationName());
   state.addOperands(aggregate.items);
-  state.addTypes(TupleType::get(context, ValueRange(aggregate.items).getTypes()));
+  if (aggregate.count) {
+    state.addOperands(aggregate.count);
+    state.addAttribute(kAggregateCountAttr, builder.getUnitAttr());
+  }
+  state.addTypes(TupleType::get(context, ValueRange(state.operands).getTypes()));
   state.addAttribute(kAggregateAttr,
                      builder.getStringAttr(aggregate.kind == Aggregate::Kind::Sequence
                                                ? "sequence"

@@ -81,8 +81,15 @@ struct Aggregate {
   /// A sequence's tensors in order; an optional's value (a tensor or a
   /// sequence), or none when it holds no value.
   llvm::SmallVector<mlir::Value> items;
+  /// A sequence whose length is decided at run time (what a Loop steered at
+  /// run time appends to): its value is the first `count` items (int64,
+  /// rank 0). Null: all of them. Only the ops that opt in read such a
+  /// sequence (NodeContext::sequenceInput).
+  mlir::Value count;
 };
 inline constexpr llvm::StringLiteral kAggregateAttr = "cgc.onnx_aggregate";
+/// On a sequence whose last operand is its run-time length (Aggregate::count).
+inline constexpr llvm::StringLiteral kAggregateCountAttr = "cgc.onnx_counted";
 /// The aggregate `value` stands for, if it is one.
 std::optional<Aggregate> getAggregate(mlir::Value value);
 /// "a sequence", "an optional" or "a tensor", for diagnostics.
@@ -364,7 +371,11 @@ public:
   }
   /// Input `i` as a sequence's tensors; a diagnostic if it is not a
   /// sequence.
-  mlir::FailureOr<llvm::SmallVector<mlir::Value>> sequenceInput(unsigned i);
+  /// A sequence input's tensors. A sequence whose length is decided at run
+  /// time is an error unless `count` is given, which then receives its count
+  /// (null for a sequence of known length).
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>> sequenceInput(unsigned i,
+                                                                mlir::Value *count = nullptr);
   /// Sets output `i` to a new sequence or optional.
   mlir::LogicalResult setAggregateOutput(unsigned i, const Aggregate &aggregate);
 

@@ -15,6 +15,11 @@ with the outputs each should give.
                   projection, else a tanh of another; a softmax after.
                   x [4, 16] -> y [4, 16]; inputs take then, else, then,
                   else.
+  collect.onnx    PyTorch, scripted: `outs.append(h)` in a
+                  `for i in range(int(steps))` loop, then torch.stack(outs):
+                  a sequence the loop appends to, returned stacked with as
+                  many rows as the run iterates. x [2, 8], steps -> ys
+                  [steps, 2, 8], h [2, 8].
   states.onnx     ONNX, written here: Loop(steps) whose body steps a tanh
                   cell and emits every state as a scan output, so `states`
                   [steps, 4, 16] has as many rows as the run iterates, and
@@ -150,6 +155,34 @@ def branch():
     return taken
 
 
+class Collect(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = scaled_linear(8, 8)
+
+    def forward(self, x, steps):
+        h = x
+        outs = []
+        for i in range(int(steps)):
+            h = torch.tanh(self.cell(h) + x)
+            outs.append(h)
+        return torch.stack(outs), h
+
+
+def collect():
+    module = Collect().eval()
+    scripted = export_scripted(module, (torch.randn(2, 8), torch.tensor(3)), ["x", "steps"],
+                               ["ys", "h"], os.path.join(OUT, "collect.onnx"))
+    counts = [1, 3, 7]
+    for k, steps in enumerate(counts):
+        x = torch.randn(2, 8)
+        with torch.no_grad():
+            ys, h = scripted(x, torch.tensor(steps))
+        write_case("collect", k, {"x": x.numpy(), "steps": np.array(steps, np.int64)},
+                   {"ys": ys.detach().numpy(), "h": h.detach().numpy()})
+    return counts
+
+
 def states():
     w = RNG.standard_normal((16, 16)) / 4
     b = RNG.standard_normal(16) * 0.1
@@ -197,7 +230,7 @@ def states():
 
 os.makedirs(OUT, exist_ok=True)
 for name, make in (("recurrent", recurrent), ("halve", halve), ("branch", branch),
-                   ("states", states)):
+                   ("collect", collect), ("states", states)):
     counts = make()
     with open(os.path.join(OUT, name + ".iterations"), "w") as f:
         f.write(" ".join(map(str, counts)) + "\n")
