@@ -56,7 +56,8 @@ std::string joined(const std::vector<std::string> &texts) {
 /// cgc_compile_options_t binding symbolic input dimensions ("NAME=AxB"),
 /// with the strings it points at.
 struct ShapeOptions {
-  explicit ShapeOptions(std::vector<std::string> shapes) : shapes(std::move(shapes)) {
+  ShapeOptions(std::vector<std::string> shapes, int64_t maxLoopIterations)
+      : shapes(std::move(shapes)) {
     for (const std::string &text : this->shapes)
       pointers.push_back(text.c_str());
     cgc_compile_options_init(&options);
@@ -65,6 +66,7 @@ struct ShapeOptions {
     // Outputs with data-dependent rows (NonMaxSuppression and what follows
     // it row by row): Compute gives ONNX Runtime each run's rows.
     options.data_dependent_rows = true;
+    options.max_loop_iterations = maxLoopIterations;
   }
   ShapeOptions(const ShapeOptions &) = delete;
   ShapeOptions &operator=(const ShapeOptions &) = delete;
@@ -227,6 +229,7 @@ struct Partition {
   // and the inputs in `freeze` (values the compiler needs at compile time:
   // a Reshape's shape, a Slice's starts) are compiled in as constants.
   bool perRun = false;
+  int64_t maxLoopIterations = 0; // the EP option; 0: the compiler's default
   ExportedModel exported;
   std::set<std::string> freeze;
   /// Compiled by GetCapability for these input shapes ("NAME=AxB;...").
@@ -329,7 +332,7 @@ std::shared_ptr<Loaded> Partition::forInputs(const std::vector<const OrtValue *>
       const Input &in = inputs[n];
       frozen[n] = tensorProto(n, in.type, in.dims, in.data, in.bytes);
     }
-    ShapeOptions options(std::move(texts));
+    ShapeOptions options(std::move(texts), maxLoopIterations);
     std::string onnx = exported.assemble(frozen);
     cgc_blob_t *blob = nullptr;
     cgc_status_t status = cgc_model_compile_onnx(device.get(), onnx.data(), onnx.size(),
@@ -489,6 +492,7 @@ struct Ep : OrtEp {
   std::map<std::string, std::vector<uint8_t>> compiledByKey; // from GetCapability
   std::map<std::string, std::set<std::string>> specializedByKey; // inputs to freeze
   bool valueSpecialization = true;
+  int64_t maxLoopIterations = 0; // EP option max_loop_iterations; 0: the default
   std::string requireAllError; // set by GetCapability, reported by Compile
 };
 
@@ -531,6 +535,13 @@ Ep::Ep(Factory &factory, DriverDevice &driver, const OrtSessionOptions *options,
     fail(ORT_INVALID_ARGUMENT, "EP option value_specialization='" + values +
                                    "': expected 0 or 1");
   valueSpecialization = values == "1";
+  std::string loops = config(options, (prefix + CGC_ORT_EP_OPTION_MAX_LOOP_ITERATIONS).c_str(), "0");
+  unsigned long bound = std::strtoul(loops.c_str(), &end, 10);
+  if (loops.empty() || *end || bound > 4096)
+    fail(ORT_INVALID_ARGUMENT, "EP option max_loop_iterations='" + loops +
+                                   "': expected a number of iterations from 1 to 4096 (0: "
+                                   "the default, 64)");
+  maxLoopIterations = int64_t(bound);
   device = driver.withOptions(uint32_t(threads), driverOptions);
   contextEnabled = config(options, "ep.context_enable", "0") == "1";
   contextEmbed = config(options, "ep.context_embed_mode", "0") == "1";
@@ -641,7 +652,7 @@ std::vector<std::string> trialShapes(const ExportedModel &model) {
 
 BlobPtr Ep::compileModel(const ExportedModel &model, const std::string &label, bool trial,
                          std::vector<std::string> *errorNodes, std::string &error) {
-  ShapeOptions shapes(trialShapes(model));
+  ShapeOptions shapes(trialShapes(model), maxLoopIterations);
   if (!shapes.shapes.empty() && !trial)
     fail(ORT_FAIL, "internal error: compiling " + label + " with symbolic dimensions");
   cgc_compile_options_t &options = shapes.options;
@@ -901,6 +912,7 @@ void Ep::getCapability(const OrtGraph *graph, OrtEpGraphSupportInfo *info) {
 std::shared_ptr<Partition> Ep::fromContextNode(const OrtGraph *graph, const OrtNode *node,
                                                const OrtNode *fused) {
   auto p = std::make_shared<Partition>();
+  p->maxLoopIterations = maxLoopIterations;
   p->name = describeNode(node);
   p->device = device;
   for (const OrtValueInfo *v : nodeInputs(fused))
@@ -1029,6 +1041,7 @@ void Ep::compile(const OrtGraph **graphs, const OrtNode **fused, size_t count,
       p = fromContextNode(graphs[i], nodes[0], fused[i]);
     } else {
       p = std::make_shared<Partition>();
+      p->maxLoopIterations = maxLoopIterations;
       p->name = describeNode(fused[i]);
       p->device = device;
       for (const OrtValueInfo *v : nodeInputs(fused[i]))

@@ -587,8 +587,12 @@ int main(int argc, char **argv) {
   app.add_option("--ep", o.ep, "Run through a plugin execution provider: 'cgc'");
   app.add_option("--ep-library", o.epLibrary, "The cgc EP library")
       ->default_str(CGC_ORT_EP_LIBRARY);
+  // One value per occurrence (repeatable), so that inputs after it are not
+  // taken as more options (and the run silently given random inputs).
   app.add_option("--ep-option", o.epOptions,
-                 "An EP option KEY=VALUE (threads, driver_options, require_all)");
+                 "An EP option KEY=VALUE (threads, driver_options, require_all, "
+                 "value_specialization, max_loop_iterations); repeatable")
+      ->allow_extra_args(false);
   app.add_flag("--all-on-ep", o.allOnEp, "Fail unless the EP runs every node");
   app.add_flag("--no-fallback", o.noFallback,
                "session.disable_cpu_ep_fallback=1: fail when a node would run on the CPU EP");

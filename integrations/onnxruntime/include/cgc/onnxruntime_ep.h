@@ -38,6 +38,9 @@ extern "C" {
  * at run time); they are compiled when they run, per value (8 cached).
  * "0": leave them to other EPs. */
 #define CGC_ORT_EP_OPTION_VALUE_SPECIALIZATION "value_specialization"
+/* Iterations a Loop steered at run time is compiled for
+ * (cgc_compile_options_t::max_loop_iterations); "0": the default (64). */
+#define CGC_ORT_EP_OPTION_MAX_LOOP_ITERATIONS "max_loop_iterations"
 
 /* External memory handle types beyond ORT's OrtExternalMemoryHandleType
  * (values outside ORT's own range, which ORT passes through unchanged):
