@@ -235,6 +235,18 @@ TEST_F(CompileTest, BadInputIsAnError) {
                                   &compiled));
   EXPECT_EQ(s.code, CGC_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(s.message.find("input_shapes is null"), std::string::npos) << s.message;
+
+  cgc_compile_options_init(&options);
+  for (int64_t bound : {int64_t(-1), int64_t(4097)}) {
+    options.max_loop_iterations = bound;
+    s = take(cgc_model_compile_onnx(device, model.data(), model.size(), nullptr, &options,
+                                    &compiled));
+    EXPECT_EQ(s.code, CGC_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(s.message.find("max_loop_iterations must be in [1, 4096] (0: the default), not " +
+                             std::to_string(bound)),
+              std::string::npos)
+        << s.message;
+  }
   cgc_device_release(device);
 }
 
