@@ -191,6 +191,8 @@ LogicalResult convertLoop(NodeContext &ctx) {
     }
   }
   const bool hasCondition = ctx.hasInput(1);
+  if (hasCondition && cast<TensorType>(ctx.input(1).getType()).getNumElements() != 1)
+    return ctx.fail("the Loop condition must hold one value");
   if (!tripCount && !runtimeTrip && !hasCondition)
     return ctx.fail("Loop has neither a trip count nor a condition; it "
                     "would not end");

@@ -603,6 +603,20 @@ std::string freezeHint(NodeContext &ctx, Value value) {
                         : "; to compute it at compile time, bind its inputs with" + inputs;
 }
 
+/// int64 zeros [n], and 0, 1, ..., n-1: a broadcast and a running sum, which
+/// the importer folds into constants when small and leaves to the run when
+/// not (a NonZero over 16M elements would otherwise carry 256 MB of them).
+Value int64Zeros(NodeContext &ctx, int64_t n) {
+  return ctx.create<op::ExpandOp>(ctx.scalar(ElementKind::Int64, 0),
+                                  {ctx.named("shape", ctx.i64s({n}))});
+}
+Value int64Iota(NodeContext &ctx, int64_t n) {
+  Value ones = ctx.create<op::ExpandOp>(ctx.scalar(ElementKind::Int64, 1),
+                                        {ctx.named("shape", ctx.i64s({n}))});
+  return ctx.create<op::CumSumOp>(ones, {ctx.named("axis", ctx.i64(0)),
+                                         ctx.named("exclusive", ctx.boolean(true))});
+}
+
 /// Where a bool mask [n] known only at run time holds true: `positions`
 /// [n] lists them first, in order (the rest hold 0, a valid index), and
 /// `count` (int64, rank 0) is how many. Each true position p goes to slot
@@ -621,11 +635,8 @@ FailureOr<Selection> selectTrue(NodeContext &ctx, Value mask) {
   Value slots = ctx.create<op::WhereOp>(
       {mask, ctx.sub(running, ctx.scalar(ElementKind::Int64, 1)),
        ctx.scalar(ElementKind::Int64, double(n))});
-  SmallVector<int64_t> iota(n);
-  std::iota(iota.begin(), iota.end(), int64_t(0));
-  Value order = ctx.constant(HostTensor::fromInts(ElementKind::Int64, {n}, iota));
-  Value spare = ctx.constant(
-      HostTensor::fromInts(ElementKind::Int64, {n + 1}, SmallVector<int64_t>(n + 1, 0)));
+  Value order = int64Iota(ctx, n);
+  Value spare = int64Zeros(ctx, n + 1);
   Value scattered = ctx.create<op::ScatterElementsOp>({spare, slots, order},
                                                       {ctx.named("axis", ctx.i64(0))});
   Value positions = ctx.slice(scattered, 0, 0, n);
@@ -1172,15 +1183,13 @@ LogicalResult uniqueAtRunTime(NodeContext &ctx) {
   FailureOr<Selection> runs = selectTrue(ctx, starts);
   if (failed(runs))
     return failure();
-  SmallVector<int64_t> iota(n);
-  std::iota(iota.begin(), iota.end(), int64_t(0));
-  Value order = ctx.constant(HostTensor::fromInts(ElementKind::Int64, {n}, iota));
+  Value order = int64Iota(ctx, n);
   // Run of each sorted element, and of each element in input order.
   Value runOf = ctx.sub(ctx.create<op::CumSumOp>(ctx.cast(starts, ElementKind::Int64),
                                                  {ctx.named("axis", ctx.i64(0))}),
                         i64(1));
   Value inverse = ctx.create<op::ScatterElementsOp>(
-      {ctx.constant(HostTensor::fromInts(ElementKind::Int64, {n}, SmallVector<int64_t>(n, 0))),
+      {int64Zeros(ctx, n),
        from, runOf},
       {ctx.named("axis", ctx.i64(0))});
   Value unique = gather(values, runs->positions);
@@ -1202,7 +1211,7 @@ LogicalResult uniqueAtRunTime(NodeContext &ctx) {
     first = gather(first, rank);
     counts = gather(counts, rank);
     Value position = ctx.create<op::ScatterElementsOp>(
-        {ctx.constant(HostTensor::fromInts(ElementKind::Int64, {n}, SmallVector<int64_t>(n, 0))),
+        {int64Zeros(ctx, n),
          rank, order},
         {ctx.named("axis", ctx.i64(0))});
     inverse = gather(position, inverse);
