@@ -982,11 +982,18 @@ LogicalResult Importer::bindOutputs() {
       if (!aggregate)
         pieces.push_back({output.name(), held});
     }
-    if (aggregate && aggregate->count)
+    if (aggregate && aggregate->count) {
+      std::string freeze;
+      for (const std::string &input : getGraphInputsFeeding(aggregate->count))
+        freeze += " --freeze-input " + input + "=FILE.pb";
       return emitError(loc) << "graph output '" << output.name()
                             << "' is a sequence whose length is decided at run time (appended "
                                "to by a Loop steered at run time); return it stacked "
-                               "(ConcatFromSequence along axis 0) instead";
+                               "(ConcatFromSequence along axis 0) instead"
+                            << (freeze.empty() ? ""
+                                               : ", or unroll the loop exactly by binding what "
+                                                 "steers it with" + freeze);
+    }
     if (aggregate && aggregate->kind == Aggregate::Kind::Sequence)
       for (auto [i, item] : llvm::enumerate(aggregate->items))
         pieces.push_back({output.name() + "[" + std::to_string(i) + "]", item});
