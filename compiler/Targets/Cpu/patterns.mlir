@@ -44,6 +44,19 @@ cgc.module @cpu {
     cgc_pattern.yield %m
   }
 
+  // A matrix product with constant weights on its own (a transformer's
+  // attention output projection as PyTorch exports it: a lone Gemm; a
+  // classifier's last Linear). Nothing to fuse, but as the driver's subgraph
+  // its packed weights are prepared when the state object is created, where
+  // as a fallback kernel program they are packed in its first run (ViT-B/32:
+  // twelve 768x768 projections, ~2.7 ms each, in the first run only).
+  cgc_pattern.pattern @weightedProduct attributes {priority = 5 : i64, naming = "ops"} {
+    %a = cgc_pattern.input {constant = false}
+    %w = cgc_pattern.input {constant = true}
+    %m = cgc_pattern.op ["cgc_op.matmul", "cgc_op.gemm"](%a, %w) {open, element_types = [!cgc.float32, !cgc.bfloat16]}
+    cgc_pattern.yield %m
+  }
+
   // Pooling, and the scaling and gating of squeeze-excitation, on 4-D
   // activations, each on its own: nothing to fuse, but inside the driver's
   // partitions the convolutions around them keep their activations

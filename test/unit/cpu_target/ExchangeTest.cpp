@@ -124,7 +124,7 @@ TEST_F(CpuExchange, DeclarationRoundTripsTheBuiltInPatterns) {
   for (auto p : declared->getBody()->getOps<pattern::PatternOp>())
     names.push_back(p.getSymName().str());
   EXPECT_EQ(names, (std::vector<std::string>{"anchorEpilogue", "anchorSwish", "convolution",
-                                             "pooling", "resize", "concat", "channelShuffle",
+                                             "weightedProduct", "pooling", "resize", "concat", "channelShuffle",
                                              "slice",
                                              "batchNorm", "activationScale",
                                              "elementwiseChain", "transposedMatMulB", "transposedMatMulA",
