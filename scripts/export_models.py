@@ -6,7 +6,7 @@ weights (weights=None): nothing is downloaded. The files go into a cache
 directory (default: build/models) and are never committed.
 
     scripts/export_models.py [--out DIR] [--only NAME ...] [--force]
-    scripts/export_models.py --set wide    # 24 more torchvision networks
+    scripts/export_models.py --set wide    # 29 more networks (below)
 
 Models (file name: what):
   resnet50.onnx          torchvision ResNet-50, input [batch, 3, 224, 224]
@@ -25,6 +25,12 @@ Models (file name: what):
 The CNNs and the encoder are exported with symbolic batch (and sequence)
 dimensions, as users' models usually are; import them with
 --input-shape input=1x3x224x224 or --input-shape input_ids=1x128.
+The wide set (--set wide, into OUT/wide, static shapes, batch 1): the
+torchvision networks of WIDE below, and those of BUILT: a DBNet-style text
+detector at 640x640 (text_detector), SSDlite320's backbone and head
+(ssdlite320_mobilenet_v3_large), the encoder at sequence 32 (bert_seq32), a
+784-512-512-10 perceptron (mlp) and LeNet-5 (lenet).
+
 An existing file is kept unless --force is given.
 """
 
@@ -155,6 +161,179 @@ def export_wide(name, path):
            None, grad=name.startswith(("vit", "swin")))
 
 
+# Models of the wide set built here rather than taken whole from torchvision:
+# a text detector of the DBNet kind (the issue-29 example), SSDlite's
+# detector without its box decoding, the encoder at a second sequence
+# length, and small models whose runs are dominated by per-dispatch costs.
+# Each builder returns (module, [(input name, shape, "float32" or "int64:N")]).
+def calibrate_with(model, make_input, batches=2):
+    """calibrate() for models whose input is not a 3-channel image."""
+    import torch
+
+    for module in model.modules():
+        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+            module.reset_running_stats()
+            module.momentum = None
+    model.train()
+    with torch.no_grad():
+        for _ in range(batches):
+            model(make_input())
+    model.eval()
+
+
+def decomposed_hardswish(model):
+    """Replaces every Hardswish with x * clip(x + 3, 0, 6) / 6, as PaddlePaddle
+    and older exporters write it (Add, Clip, Div, Mul instead of HardSwish)."""
+    import torch
+
+    class Decomposed(torch.nn.Module):
+        def forward(self, x):
+            return x * torch.clamp(x + 3.0, 0.0, 6.0) / 6.0
+
+    for name, child in model.named_children():
+        if isinstance(child, torch.nn.Hardswish):
+            setattr(model, name, Decomposed())
+        else:
+            decomposed_hardswish(child)
+    return model
+
+
+def text_detector():
+    """A DBNet-style text detector at 640x640: MobileNetV3-Large backbone
+    (hard-swish decomposed), an FPN with nearest Resize, and the
+    probability head (3x3 conv, two 2x2 stride-2 ConvTranspose, sigmoid)."""
+    import torch
+    import torchvision
+    from torch import nn
+    from torch.nn import functional
+
+    class TextDetector(nn.Module):
+        def __init__(self):
+            super().__init__()
+            features = torchvision.models.mobilenet_v3_large(weights=None).features
+            decomposed_hardswish(features)
+            self.stages = nn.ModuleList([features[:4], features[4:7], features[7:13],
+                                         features[13:]])
+            inner = 96
+            self.lateral = nn.ModuleList(nn.Conv2d(c, inner, 1, bias=False)
+                                         for c in (24, 40, 112, 960))
+            self.smooth = nn.ModuleList(nn.Conv2d(inner, inner // 4, 3, padding=1, bias=False)
+                                        for _ in range(4))
+            self.head = nn.Sequential(
+                nn.Conv2d(inner, inner // 4, 3, padding=1, bias=False),
+                nn.BatchNorm2d(inner // 4), nn.ReLU(),
+                nn.ConvTranspose2d(inner // 4, inner // 4, 2, 2),
+                nn.BatchNorm2d(inner // 4), nn.ReLU(),
+                nn.ConvTranspose2d(inner // 4, 1, 2, 2), nn.Sigmoid())
+
+        def forward(self, x):
+            levels = []
+            for stage in self.stages:
+                x = stage(x)
+                levels.append(x)
+            laterals = [conv(level) for conv, level in zip(self.lateral, levels)]
+            for i in range(3, 0, -1):
+                laterals[i - 1] = laterals[i - 1] + functional.interpolate(
+                    laterals[i], scale_factor=2.0, mode="nearest")
+            outs = [conv(level) for conv, level in zip(self.smooth, laterals)]
+            outs = [outs[0]] + [functional.interpolate(o, scale_factor=float(2 ** i),
+                                                       mode="nearest")
+                                for i, o in enumerate(outs[1:], 1)]
+            return self.head(torch.cat(outs, 1))
+
+    return TextDetector(), [("input", (1, 3, 640, 640), "float32")]
+
+
+def ssdlite():
+    """torchvision's SSDlite320 (MobileNetV3-Large): backbone and head, the
+    box regressions and class logits of its 3234 anchors (box decoding and
+    NMS left to the application, as deployed detectors usually do)."""
+    import torch
+    import torchvision
+
+    detector = torchvision.models.detection.ssdlite320_mobilenet_v3_large(
+        weights=None, weights_backbone=None)
+
+    class Raw(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone, self.head = detector.backbone, detector.head
+
+        def forward(self, x):
+            out = self.head(list(self.backbone(x).values()))
+            return out["bbox_regression"], out["cls_logits"]
+
+    return Raw(), [("input", (1, 3, 320, 320), "float32")]
+
+
+def bert_seq32():
+    """The zoo's encoder with static shapes at sequence 32 (the zoo's is 128)."""
+    return bert_encoder(), [("input_ids", (1, 32), "int64:30522"),
+                            ("attention_mask", (1, 32), "int64:2")]
+
+
+def mlp():
+    """A 784-512-512-10 perceptron at batch 1: three GEMMs of microseconds."""
+    from torch import nn
+
+    return (nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 10)),
+            [("input", (1, 784), "float32")])
+
+
+def lenet():
+    """LeNet-5 on a 32x32 image (BatchNorm after each convolution)."""
+    from torch import nn
+
+    return (nn.Sequential(nn.Conv2d(1, 6, 5), nn.BatchNorm2d(6), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(6, 16, 5), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84),
+                          nn.ReLU(), nn.Linear(84, 10)),
+            [("input", (1, 1, 32, 32), "float32")])
+
+
+BUILT = {
+    "text_detector": text_detector,
+    "ssdlite320_mobilenet_v3_large": ssdlite,
+    "bert_seq32": bert_seq32,
+    "mlp": mlp,
+    "lenet": lenet,
+}
+
+
+def export_built(name, path):
+    """Exports a model of BUILT with static shapes. An integer input's spec
+    "int64:N" records N, the bound of its values, in the model's metadata
+    (cgc.input_high.NAME), which the benchmarks' input generator reads."""
+    import onnx
+    import torch
+
+    torch.manual_seed(0)
+    model, inputs = BUILT[name]()
+
+    def example(batch=1):
+        tensors = []
+        for _, shape, spec in inputs:
+            if spec.startswith("int64"):
+                tensors.append(torch.randint(0, int(spec.split(":")[1]), shape))
+            else:
+                tensors.append(torch.randn((batch,) + tuple(shape[1:])))
+        return tuple(tensors)
+
+    if all(spec == "float32" for _, _, spec in inputs):
+        calibrate_with(model, lambda: example(4)[0])
+    model.eval()
+    outputs = {"ssdlite320_mobilenet_v3_large": ["bbox_regression", "cls_logits"],
+               "bert_seq32": ["last_hidden_state", "pooled"]}.get(name, ["output"])
+    export(model, example(), path, [n for n, _, _ in inputs], outputs, None)
+    proto = onnx.load(path)
+    for input_name, _, spec in inputs:
+        if ":" in spec:
+            entry = proto.metadata_props.add()
+            entry.key, entry.value = "cgc.input_high." + input_name, spec.split(":")[1]
+    onnx.save(proto, path)
+
+
 def export_vit(path):
     import torch
     import torchvision
@@ -268,23 +447,24 @@ MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "bert_encoder",
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(ROOT, "build", "models"))
-    parser.add_argument("--only", nargs="*", choices=MODELS + sorted(WIDE), default=None)
+    parser.add_argument("--only", nargs="*", choices=MODELS + sorted(list(WIDE) + list(BUILT)),
+                        default=None)
     parser.add_argument("--set", choices=["zoo", "wide"], default="zoo",
-                        help="zoo: the models above; wide: %d more torchvision networks "
-                        "(into OUT/wide)" % len(WIDE))
+                        help="zoo: the models above; wide: %d more networks (into "
+                        "OUT/wide)" % (len(WIDE) + len(BUILT)))
     parser.add_argument("--force", action="store_true")
     args = parser.parse_args()
     if args.set == "wide":
         out = os.path.join(args.out, "wide")
         os.makedirs(out, exist_ok=True)
         failed = 0
-        for name in args.only or sorted(WIDE):
+        for name in args.only or sorted(list(WIDE) + list(BUILT)):
             target = os.path.join(out, name + ".onnx")
             if os.path.exists(target) and not args.force:
                 print("%s: exists" % target)
                 continue
             try:
-                export_wide(name, target)
+                (export_built if name in BUILT else export_wide)(name, target)
             except Exception as error:  # a torch export failure names the model
                 print("%s: export failed: %s" % (name, error), file=sys.stderr)
                 failed += 1

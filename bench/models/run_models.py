@@ -199,7 +199,7 @@ def model_path(args, name):
 
 def input_shapes(name, onnx_path=None):
     if name not in run_zoo.MODELS:
-        return {key: list(shape) for key, (shape, _) in run_zoo.static_inputs(onnx_path).items()}
+        return {key: list(shape) for key, (shape, _, _) in run_zoo.static_inputs(onnx_path).items()}
     shapes = {}
     for flag in run_zoo.MODELS[name]:
         key, dims = flag.split("=")
@@ -585,11 +585,13 @@ def main():
     wide_known = sorted(f[:-5] for f in os.listdir(wide_dir) if f.endswith(".onnx")) \
         if os.path.isdir(wide_dir) else []
     if args.wide:
-        if not wide_known:
-            print("exporting the wide set with scripts/export_models.py --set wide", flush=True)
-            subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "export_models.py"),
-                            "--out", args.models_dir, "--set", "wide"], check=True)
-            wide_known = sorted(f[:-5] for f in os.listdir(wide_dir) if f.endswith(".onnx"))
+        # Exports the models of the set that are missing (existing files are kept).
+        print("exporting the wide set's missing models with scripts/export_models.py --set wide",
+              flush=True)
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "export_models.py"),
+                        "--out", args.models_dir, "--set", "wide"], check=True,
+                       stdout=subprocess.DEVNULL)
+        wide_known = sorted(f[:-5] for f in os.listdir(wide_dir) if f.endswith(".onnx"))
         args.models += [m for m in wide_known if m not in args.models]
     for m in args.models:
         if m not in MODELS + EXTRA_MODELS + wide_known:

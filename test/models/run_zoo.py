@@ -46,28 +46,39 @@ MODELS = {
 
 
 def static_inputs(model_path):
-    """name -> (shape, numpy dtype) of a model's graph inputs (static shapes:
-    the wider set of scripts/export_models.py --set wide)."""
+    """name -> (shape, numpy dtype, bound) of a model's graph inputs (static
+    shapes: the wider set of scripts/export_models.py --set wide). bound is
+    the exclusive upper bound of an integer input's values (token ids: the
+    vocabulary size), from the model's metadata cgc.input_high.NAME, else 2."""
     import onnx
     from onnx import mapping
     model = onnx.load(model_path, load_external_data=False)
     initializers = {i.name for i in model.graph.initializer}
+    bounds = {p.key[len("cgc.input_high."):]: int(p.value) for p in model.metadata_props
+              if p.key.startswith("cgc.input_high.")}
     inputs = {}
     for value in model.graph.input:
         if value.name in initializers:
             continue
         tensor = value.type.tensor_type
         inputs[value.name] = ([d.dim_value for d in tensor.shape.dim],
-                              mapping.TENSOR_TYPE_TO_NP_TYPE[tensor.elem_type])
+                              mapping.TENSOR_TYPE_TO_NP_TYPE[tensor.elem_type],
+                              bounds.get(value.name, 2))
     return inputs
+
+
+def random_input(rng, shape, dtype, bound):
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(0, bound, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
 
 
 def make_inputs(name, directory, model_path=None):
     rng = np.random.default_rng(1234)
     os.makedirs(directory, exist_ok=True)
     if model_path is not None:
-        arrays = {key: rng.standard_normal(shape).astype(dtype)
-                  for key, (shape, dtype) in static_inputs(model_path).items()}
+        arrays = {key: random_input(rng, shape, dtype, bound)
+                  for key, (shape, dtype, bound) in static_inputs(model_path).items()}
     elif name == "bert_encoder":
         ids = rng.integers(0, 30522, size=(1, 128), dtype=np.int64)
         mask = np.ones((1, 128), dtype=np.int64)
@@ -238,7 +249,7 @@ def main():
     parser.add_argument("--report", help="write the results as JSON here")
     parser.add_argument("--wide", action="store_true",
                         help="also every model of MODELS/wide (scripts/export_models.py "
-                             "--set wide: 24 more torchvision networks, static shapes)")
+                             "--set wide: 29 more networks, static shapes)")
     parser.add_argument("--target", default="",
                         help="cgc-run --target values; by default none, so cgc-run compiles "
                              "for the patterns the device's driver declares through "
