@@ -19,8 +19,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "kernels.h"
+#include "config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -262,23 +264,29 @@ void createPair(Bench &b, const KernelDesc &d, const std::vector<KernelDesc> &ch
                 const char *knob, const char *kernelValue, const char *baselineValue) {
   KernelOptions options;
   options.constantInputs = {false, true, true};
-  const char *previous = std::getenv(knob);
-  const std::string saved = previous ? previous : "";
-  std::string error;
-  if (kernelValue)
-    setenv(knob, kernelValue, 1);
-  b.kernel = createFusedKernel(d, chain, options, error);
-  setenv(knob, baselineValue, 1);
-  if (b.kernel)
-    b.baseline = createFusedKernel(d, chain, options, error);
-  if (previous)
-    setenv(knob, saved.c_str(), 1);
-  else
-    unsetenv(knob);
-  if (!b.kernel || !b.baseline) {
-    std::fprintf(stderr, "%s: %s\n", b.name.c_str(), error.c_str());
-    std::exit(1);
-  }
+  // The knob is a CGC_CPU_<SETTING> variable; the driver reads its
+  // environment once per process, so each kernel is created under a
+  // configuration of its own instead (kernelValue null: the process's).
+  std::string setting = std::string(knob).substr(std::strlen("CGC_CPU_"));
+  for (char &ch : setting)
+    ch = ch == '_' ? '-' : char(std::tolower(static_cast<unsigned char>(ch)));
+  auto create = [&](const char *value) -> std::unique_ptr<Kernel> {
+    KernelConfig config = KernelConfig::process();
+    std::string error;
+    if (value && !config.set(setting, value, error)) {
+      std::fprintf(stderr, "%s: %s\n", b.name.c_str(), error.c_str());
+      std::exit(1);
+    }
+    ConfigScope scope(config);
+    std::unique_ptr<Kernel> kernel = createFusedKernel(d, chain, options, error);
+    if (!kernel) {
+      std::fprintf(stderr, "%s: %s\n", b.name.c_str(), error.c_str());
+      std::exit(1);
+    }
+    return kernel;
+  };
+  b.kernel = create(kernelValue);
+  b.baseline = create(baselineValue);
 }
 
 /// A depthwise convolution (C channels, k x k, padding k / 2) on
@@ -602,6 +610,10 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   all.push_back(winogradChannelsLast(wg, 1, 32, 56, 32, rng));
   all.push_back(winogradChannelsLast(wg, 1, 16, 112, 16, rng));
   all.push_back(winogradChannelsLast(wg, 1, 32, 28, 16, rng));
+  // DBNet's FPN smoothing convolutions (few output channels, large planes:
+  // the transformed tiles taken in chunks that stay in cache).
+  all.push_back(winogradChannelsLast(wg, 1, 96, 160, 24, rng));
+  all.push_back(winogradChannelsLast(wg, 1, 96, 80, 24, rng));
   // EfficientNet-B0 squeeze-excitation: 1x1 convolutions on 1x1 planes.
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 480, 1, 20, 1, 1, false, rng));
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 20, 1, 480, 1, 1, false, rng));

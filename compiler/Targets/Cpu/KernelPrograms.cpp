@@ -566,7 +566,7 @@ unsigned dropUnusedTemporaries(KernelProgram &program) {
 /// loops follow the strides, or oneDNN takes the layout as it is).
 bool layoutAgnostic(OpKind op) {
   static const OpKind ops[] = {
-      OpKind::Convolution, OpKind::MaxPool,  OpKind::AvgPool,
+      OpKind::Convolution, OpKind::ConvTranspose, OpKind::MaxPool,  OpKind::AvgPool,
       OpKind::GlobalAvgPool, OpKind::GlobalMaxPool, OpKind::BatchNorm,
       OpKind::Relu, OpKind::LeakyRelu, OpKind::Elu, OpKind::Selu, OpKind::Celu,
       OpKind::Tanh, OpKind::Sigmoid, OpKind::Swish, OpKind::Gelu, OpKind::Clip, OpKind::HardSwish,
@@ -691,7 +691,11 @@ unsigned relayoutChannelsLast(KernelProgram &program, bool splitChannels,
   };
   for (KernelDesc &k : program.kernels) {
     bool agnostic = layoutAgnostic(k.kind());
-    bool conv = k.kind() == OpKind::Convolution;
+    // A conv_transpose reads its input in either layout (the direct kernel
+    // transposes channels-last rows, oneDNN takes any) and writes NCHW: its
+    // input may go channels-last with the convolution before it.
+    const bool deconv = k.kind() == OpKind::ConvTranspose;
+    bool conv = k.kind() == OpKind::Convolution || deconv;
     auto visit = [&](KernelOperand &o, bool convActivation) {
       Node &n = node(o);
       n.operands.push_back(&o);
@@ -705,7 +709,7 @@ unsigned relayoutChannelsLast(KernelProgram &program, bool splitChannels,
       if (k.inputs[i])
         visit(*k.inputs[i], i == 0);
     for (KernelOperand &out : k.outputs)
-      visit(out, true);
+      visit(out, !deconv);
     // (A global pool's 1x1 result is no activation: its input may change
     // layout alone. A slice or transpose copies between any two layouts,
     // as a convolution reads and writes them: ShuffleNet's split halves

@@ -38,9 +38,13 @@ cgc.module @cpu {
   // without activation). Nothing to fuse, but inside the driver's partition
   // its activations can stay channels-last (the JIT plans the layout of
   // intermediates only its partition touches), where as a fallback dispatch
-  // it would cut the partition and force plain NCHW on both sides.
+  // it would cut the partition and force plain NCHW on both sides. A lone
+  // conv_transpose too (a detection or segmentation head's upsampling
+  // followed by a BatchNormalization): as a fallback dispatch it split
+  // DBNet's head into three programs, and the convolution before it wrote
+  // NCHW for it.
   cgc_pattern.pattern @convolution attributes {priority = 5 : i64, naming = "ops"} {
-    %m = cgc_pattern.op ["cgc_op.convolution"] {open, element_types = [!cgc.float32, !cgc.bfloat16]}
+    %m = cgc_pattern.op ["cgc_op.convolution", "cgc_op.conv_transpose"] {open, element_types = [!cgc.float32, !cgc.bfloat16]}
     cgc_pattern.yield %m
   }
 

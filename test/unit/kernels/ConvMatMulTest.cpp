@@ -511,7 +511,8 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
   // thread and on 3 (bands of tiles per thread, or each step split its own
   // way where the transformed weights outweigh the tiles): channel counts
   // that leave a partial vector (70 in, 72 out), planes that leave partial
-  // tiles (23x27), asymmetric and no padding, a batch of two, no bias,
+  // tiles (23x27), asymmetric and no padding, a batch of two, no bias, a
+  // plane of more bands than one thread takes at once,
   // weights constant or read afresh. F(4x4,3x3) rounds more than a direct
   // sum (its transforms scale by up to 8): each element is held to 1e-4 of
   // itself plus 2e-5 of the result's largest (about 5e-6 measured); a wrong
@@ -529,6 +530,9 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
       {1, 96, 64, 1, {26, 30}, {3, 3}, {1, 1}, {1, 1}, {0, 2}, {2, 0}},
       {1, 64, 80, 1, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
       {2, 64, 64, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false},
+      // Bands taken in chunks that stay in cache (10 bands of 18 tiles, 8
+      // per chunk on one thread: a chunk of 8, then of 2).
+      {1, 32, 16, 1, {40, 72}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       // Transformed weights larger than the transformed tiles: the
       // products split across the pool by point, not by bands.
       {1, 256, 192, 1, {13, 15}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
@@ -1015,9 +1019,11 @@ TEST(MatMul, OneRowProductsRunAsRowDotProducts) {
 
 // conv_transpose whose stride equals its kernel (2x2 s2, 3x2 s3x2, 2x3 s2x3, with and
 // without bias, one and several output channels, batch 2, widths that are
-// not a multiple of 16): the direct kernel that writes one block per input
-// position, against the oracle, and its choice. Layers it does not take
-// (overlapping taps, padding, many outputs) keep oneDNN.
+// not a multiple of 16 and of 1-4 vectors per register block): the direct
+// kernel that writes one block per input position, against the oracle, and
+// its choice. Many outputs take it with 2-wide taps (2x2, 4x2: DBNet's 24 ->
+// 24 head) on AVX-512; a channels-last input too. Layers it does not take
+// (overlapping taps, padding, many outputs of 3-wide taps) keep oneDNN.
 TEST(Convolution, NonOverlappingTransposeRunsDirect) {
   std::mt19937 rng(43);
   std::vector<ConvCase> cases = {
@@ -1026,9 +1032,28 @@ TEST(Convolution, NonOverlappingTransposeRunsDirect) {
       {1, 5, 16, 1, {9, 9}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true, {0, 0}},
       {1, 6, 2, 1, {5, 21}, {2, 3}, {2, 3}, {1, 1}, {0, 0}, {0, 0}, true, {0, 0}}, // 3-wide taps
   };
+  if (cpuHasAvx512())
+    for (const ConvCase &c : std::vector<ConvCase>{
+             {1, 24, 24, 1, {6, 77}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true, {0, 0}},
+             {2, 9, 20, 1, {3, 130}, {4, 2}, {4, 2}, {1, 1}, {0, 0}, {0, 0}, false, {0, 0}},
+             {1, 7, 40, 1, {4, 48}, {1, 2}, {1, 2}, {1, 1}, {0, 0}, {0, 0}, true, {0, 0}},
+             {1, 3, 33, 1, {2, 5}, {3, 2}, {3, 2}, {1, 1}, {0, 0}, {0, 0}, true, {0, 0}}})
+      cases.push_back(c);
   for (const ConvCase &c : cases) {
     checkConv(c, CGC_DTYPE_FLOAT32, true, Layout::Contiguous, Layout::Contiguous, false, rng);
     checkConv(c, CGC_DTYPE_FLOAT32, true, Layout::Contiguous, Layout::Contiguous, true, rng);
+    // A channels-last input (the CPU target's layout after a convolution):
+    // its rows transposed, the result NCHW.
+    checkConv(c, CGC_DTYPE_FLOAT32, true, Layout::ChannelsLast, Layout::Contiguous, true, rng);
+    {
+      Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, Layout::ChannelsLast);
+      Tensor w(CGC_DTYPE_FLOAT32, {c.c, c.m, c.kernel[0], c.kernel[1]}),
+          b(CGC_DTYPE_FLOAT32, {c.m}), y(CGC_DTYPE_FLOAT32, convOut(c, true));
+      auto k = make(convCaseDesc(c, x, w, c.bias ? &b : nullptr, y, true));
+      ASSERT_TRUE(k);
+      EXPECT_NE(k->describe().find("channels-last input rows transposed"), std::string::npos)
+          << k->describe();
+    }
     std::vector<int64_t> xs = {c.n, c.c, c.in[0], c.in[1]};
     Tensor x(CGC_DTYPE_FLOAT32, xs), w(CGC_DTYPE_FLOAT32, {c.c, c.m, c.kernel[0], c.kernel[1]}),
         b(CGC_DTYPE_FLOAT32, {c.m}), y(CGC_DTYPE_FLOAT32, convOut(c, true));
@@ -1036,10 +1061,10 @@ TEST(Convolution, NonOverlappingTransposeRunsDirect) {
     ASSERT_TRUE(k);
     EXPECT_NE(k->describe().find("taps do not overlap"), std::string::npos) << k->describe();
   }
-  // Overlapping taps (4x4 s2) and 64 x 2 x 2 outputs per position: not it.
+  // Overlapping taps (4x4 s2) and 8 x 3 x 3 outputs per position: not it.
   for (const ConvCase &c : std::vector<ConvCase>{
            {1, 8, 2, 1, {6, 6}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, {0, 0}},
-           {1, 8, 64, 1, {6, 6}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true, {0, 0}}}) {
+           {1, 8, 8, 1, {6, 6}, {3, 3}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, true, {0, 0}}}) {
     Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}),
         w(CGC_DTYPE_FLOAT32, {c.c, c.m, c.kernel[0], c.kernel[1]}), b(CGC_DTYPE_FLOAT32, {c.m}),
         y(CGC_DTYPE_FLOAT32, convOut(c, true));

@@ -103,7 +103,8 @@ TEST(Movement, SeparableResizeMatchesTheGenericPath) {
   // in double, which the ONNX node tests check against ONNX's reference.
   // Here the two paths on the same resizes: up and down (the permuted
   // window and the gathers of the AVX-512 rows), every mode, NCHW rows (own
-  // taps per column) and channels-last rows (shared taps), one changed
+  // taps per column) and channels-last rows (shared taps), nearest as row
+  // copies, one changed
   // dimension, float16; three changed dimensions stay generic.
   struct Case {
     std::vector<int64_t> in, out;
@@ -119,6 +120,12 @@ TEST(Movement, SeparableResizeMatchesTheGenericPath) {
       {{1, 2, 10, 12}, {1, 2, 25, 40}, "cubic", "half_pixel", Layout::Contiguous, CGC_DTYPE_FLOAT32, true},
       {{1, 2, 10, 12}, {1, 2, 25, 40}, "cubic", "pytorch_half_pixel", Layout::ChannelsLast, CGC_DTYPE_FLOAT32, true},
       {{1, 4, 5, 6}, {1, 4, 15, 18}, "nearest", "asymmetric", Layout::Contiguous, CGC_DTYPE_FLOAT32, true},
+      // Nearest copies rows, and repeats the previous output row where it
+      // read the same input row (2x up, down, channels-last, float16).
+      {{2, 5, 6, 7}, {2, 5, 12, 14}, "nearest", "asymmetric", Layout::ChannelsLast, CGC_DTYPE_FLOAT32, true},
+      {{1, 3, 9, 11}, {1, 3, 18, 22}, "nearest", "asymmetric", Layout::Contiguous, CGC_DTYPE_FLOAT32, true},
+      {{1, 3, 20, 21}, {1, 3, 9, 10}, "nearest", "half_pixel", Layout::ChannelsLast, CGC_DTYPE_FLOAT32, true},
+      {{1, 6, 4, 5}, {1, 6, 12, 5}, "nearest", "asymmetric", Layout::Contiguous, CGC_DTYPE_FLOAT16, true},
       {{2, 3, 4, 20}, {2, 3, 4, 47}, "linear", "half_pixel", Layout::Contiguous, CGC_DTYPE_FLOAT32, true},
       {{1, 3, 7, 9}, {1, 3, 29, 37}, "linear", "half_pixel", Layout::Contiguous, CGC_DTYPE_FLOAT16, true},
       {{1, 2, 3, 4}, {1, 4, 6, 8}, "linear", "half_pixel", Layout::Contiguous, CGC_DTYPE_FLOAT32, false},

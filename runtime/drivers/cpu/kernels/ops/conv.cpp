@@ -494,12 +494,13 @@ const ConvImplementation kConvImplementations[] = {
        if (!activeConfig().directDeconvolution)
          return std::string("off (direct-deconvolution=0)");
        return unlessReason(c.sameShape && nonOverlappingDeconvApplies(c.g, c.anchor, c.out),
-                     "not a 2-D conv_transpose with stride = kernel, no padding, few outputs");
+                     "not a 2-D conv_transpose with stride = kernel, no padding, few outputs "
+                     "or 2-wide taps");
      },
      [](const ConvCase &c, std::string &) -> std::unique_ptr<Kernel> {
        Epilogue chain = c.fused() ? Epilogue(c.anchor.outputs[0].shape, c.x().dtype, c.epilogue)
                                   : Epilogue();
-       return makeNonOverlappingDeconv(c.g, std::move(chain), c.anchor.inputs.size(),
+       return makeNonOverlappingDeconv(c.g, c.x(), std::move(chain), c.anchor.inputs.size(),
                                        chainSummary(c.epilogue));
      }},
     {"packed-GEMM Winograd",

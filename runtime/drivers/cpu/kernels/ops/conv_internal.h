@@ -75,13 +75,16 @@ std::unique_ptr<Kernel> makeNchwDepthwise(const ConvGeom &g, Epilogue epilogue,
 /// True if the direct transposed convolution of deconv_direct.cpp runs
 /// `desc` writing `out`: 2-D, stride equal to the kernel, no padding,
 /// dilation or groups, at most 64 outputs per input position (outC * kh *
-/// kw), float32 contiguous operands.
+/// kw) unless its taps are 2 wide (kw = 2, kh <= 4) on AVX-512, float32
+/// operands: the input contiguous or dense channels-last, the rest
+/// contiguous.
 bool nonOverlappingDeconvApplies(const ConvGeom &g, const KernelDesc &desc,
                                  const KernelOperand &out);
-/// That kernel, with `epilogue` applied to each band of output rows while it
-/// is in cache (its extra operands from input `firstExtra`).
-std::unique_ptr<Kernel> makeNonOverlappingDeconv(const ConvGeom &g, Epilogue epilogue,
-                                                 size_t firstExtra, std::string summary);
+/// That kernel for input `x`, with `epilogue` applied to each band of output
+/// rows while it is in cache (its extra operands from input `firstExtra`).
+std::unique_ptr<Kernel> makeNonOverlappingDeconv(const ConvGeom &g, const KernelOperand &x,
+                                                 Epilogue epilogue, size_t firstExtra,
+                                                 std::string summary);
 
 } // namespace cgc::cpu::conv
 
