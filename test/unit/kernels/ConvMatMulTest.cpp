@@ -254,7 +254,8 @@ TEST(Convolution, StridedPointwiseChannelsLastRunsOnThePackedGemm) {
 
 TEST(Convolution, FewInputChannelsRunDirect) {
   // A CNN's stem (3 colour channels; 1 and 4 too) into channels-last
-  // outputs of 16 to 128 channels (one or several blocks of up to 64): the
+  // outputs of 6 to 128 channels (one or several blocks of up to 64, the
+  // last vector partial or not): the
   // direct kernel of stem.h, input NCHW or channels-last read in place;
   // padding, strides, dilation, border columns, batch 2, without a bias,
   // weights constant or read afresh; on 3 threads and on 1.
@@ -267,6 +268,11 @@ TEST(Convolution, FewInputChannelsRunDirect) {
       {1, 4, 48, 1, {12, 33}, {3, 2}, {2, 1}, {1, 1}, {1, 0}, {1, 1}},  // 3 vectors
       {1, 3, 128, 1, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false}, // two blocks
       {1, 2, 16, 1, {3, 4}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}},   // no interior column
+      // Output channels that leave a partial vector (LeNet's 1->6,
+      // ShuffleNet's 3->24, 70 = one full block and a partial one).
+      {1, 1, 6, 1, {32, 32}, {5, 5}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {1, 3, 24, 1, {21, 22}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      {2, 3, 70, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false},
   };
   const bool env = std::getenv("CGC_CPU_STEM_CONVOLUTION") &&
                    std::string(std::getenv("CGC_CPU_STEM_CONVOLUTION")) == "0";

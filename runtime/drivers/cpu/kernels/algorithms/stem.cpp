@@ -46,6 +46,7 @@ struct TileArgs {
   const float *bias;     // prepared bias at the channel block
   float *y;              // the tile's first output pixel at the channel block
   int64_t yPixel;        // floats between output pixels
+  __mmask16 lastMask;    // the output channels of the block's last vector
   float lo, hi, zero;    // each result becomes min(hi, max(lo, result)) + zero
   bool clamp, addZero;   // lo or hi finite; zero is +0 (a relu: -0 becomes +0)
 };
@@ -95,10 +96,12 @@ template <int R, int V> CGC_TARGET_AVX512 void stemTile(const TileArgs &args) {
       }
   }
 #pragma clang loop unroll(full)
-  for (int r = 0; r < R; ++r)
+  for (int r = 0; r < R; ++r) {
 #pragma clang loop unroll(full)
-    for (int v = 0; v < V; ++v)
+    for (int v = 0; v + 1 < V; ++v)
       _mm512_storeu_ps(a.y + r * a.yPixel + 16 * v, acc[r][v]);
+    _mm512_mask_storeu_ps(a.y + r * a.yPixel + 16 * (V - 1), a.lastMask, acc[r][V - 1]);
+  }
 }
 
 using TileFn = void (*)(const TileArgs &);
@@ -143,7 +146,7 @@ public:
     owLo_ = std::min(g.outW, (g.padLeft + g.strideW - 1) / g.strideW);
     const int64_t last = g.inW - 1 - extW + g.padLeft; // last start column + padLeft
     owHi_ = std::max(owLo_, last < 0 ? 0 : std::min(g.outW, last / g.strideW + 1));
-    const int64_t vectors = std::min<int64_t>(4, g.outC / 16);
+    const int64_t vectors = std::min<int64_t>(4, (g.outC + 15) / 16);
     description_ = cat(what, chainSummary(chain), " (direct, ", g.inC,
                        " input channels read in place, AVX-512 ", 24 / vectors, "x",
                        16 * vectors, " register tiles",
@@ -155,7 +158,8 @@ public:
   size_t clampOps() const override { return size_t(clamp_.ops); }
 
   const float *prepare(const float *w, const float *b, Scratch &scratch) const override {
-    const size_t bytes = size_t((g_.inC * g_.kernelH * g_.kernelW + 1) * g_.outC) * sizeof(float);
+    const size_t bytes =
+        size_t((g_.inC * g_.kernelH * g_.kernelW + 1) * paddedOutC()) * sizeof(float);
     return params_.get(w, b, bytes, scratch, [&](float *p) { fill(w, b, p); });
   }
 
@@ -171,14 +175,16 @@ public:
     a.inC = g.inC, a.kernelH = g.kernelH, a.kernelW = g.kernelW;
     a.dilationH = g.dilationH, a.dilationW = g.dilationW, a.strideW = g.strideW;
     a.khLo = khLo, a.khHi = khHi;
-    a.tap = g.outC;
+    a.tap = paddedOutC();
     a.yPixel = g.outC;
     a.lo = clamp_.lo, a.hi = clamp_.hi, a.zero = clamp_.zero;
     a.clamp = clamp_.ops != 0;
     a.addZero = clamp_.ops != 0 && !std::signbit(clamp_.zero);
-    const float *bias = params + g.inC * g.kernelH * g.kernelW * g.outC;
+    const float *bias = params + g.inC * g.kernelH * g.kernelW * paddedOutC();
     for (int64_t c0 = 0; c0 < g.outC; c0 += 64) {
-      const int64_t vectors = std::min<int64_t>(4, (g.outC - c0) / 16);
+      const int64_t vectors = std::min<int64_t>(4, (g.outC - c0 + 15) / 16);
+      const int64_t last = g.outC - c0 - 16 * (vectors - 1);
+      a.lastMask = last >= 16 ? __mmask16(0xffff) : __mmask16((1u << last) - 1);
       const int64_t tileRows = 24 / vectors;
       a.w = params + c0;
       a.bias = bias + c0;
@@ -204,18 +210,26 @@ public:
   }
 
 private:
-  /// Weights [C][KH][KW][O], then the bias [O] (zeros without one).
+  /// The output channels rounded up to whole vectors (the prepared weights'
+  /// and bias's row length; the channels past outC are zeros, computed and
+  /// never stored).
+  int64_t paddedOutC() const { return (g_.outC + 15) / 16 * 16; }
+
+  /// Weights [C][KH][KW][O padded], then the bias [O padded] (zeros without
+  /// one).
   void fill(const float *w, const float *b, float *p) const {
-    const int64_t O = g_.outC;
+    const int64_t O = g_.outC, P = paddedOutC();
     for (int64_t c = 0; c < g_.inC; ++c)
       for (int64_t i = 0; i < g_.kernelH; ++i)
         for (int64_t j = 0; j < g_.kernelW; ++j)
-          for (int64_t o = 0; o < O; ++o)
-            p[((c * g_.kernelH + i) * g_.kernelW + j) * O + o] =
-                w[o * wStrides_[0] + c * wStrides_[1] + i * wStrides_[2] + j * wStrides_[3]];
-    float *bias = p + g_.inC * g_.kernelH * g_.kernelW * O;
-    for (int64_t o = 0; o < O; ++o)
-      bias[o] = b ? b[o * bStride_] : 0.0f;
+          for (int64_t o = 0; o < P; ++o)
+            p[((c * g_.kernelH + i) * g_.kernelW + j) * P + o] =
+                o < O ? w[o * wStrides_[0] + c * wStrides_[1] + i * wStrides_[2] +
+                          j * wStrides_[3]]
+                      : 0.0f;
+    float *bias = p + g_.inC * g_.kernelH * g_.kernelW * P;
+    for (int64_t o = 0; o < P; ++o)
+      bias[o] = b && o < O ? b[o * bStride_] : 0.0f;
   }
 
   StemGeometry g_;
@@ -283,8 +297,8 @@ std::string stemConvolutionMismatch(const StemGeometry &g, const KernelDesc &anc
     return why;
   if (g.inC > kStemMaxInputChannels)
     return cat("more than ", kStemMaxInputChannels, " input channels");
-  if (g.outC % 16 != 0 || g.outC == 0)
-    return "the output channels are not a multiple of 16";
+  if (g.outC == 0)
+    return "no output channels";
   if (!channelsLast(anchor.outputs[0]) || !channelsLast(out))
     return "the result is not dense channels-last";
   const KernelOperand &x = *anchor.inputs[0];

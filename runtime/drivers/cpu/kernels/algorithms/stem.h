@@ -34,8 +34,8 @@ constexpr int64_t kStemMaxInputChannels = 4;
 
 /// Empty if the kernel can run `anchor` (geometry `g`) writing `out`, else
 /// why not: no AVX-512, not float32, more than kStemMaxInputChannels input
-/// channels, output channels not a multiple of 16, a result that is not
-/// dense channels-last, an input stride that is not positive.
+/// channels, no output channels, a result that is not dense channels-last,
+/// an input stride that is not positive.
 std::string stemConvolutionMismatch(const StemGeometry &g, const KernelDesc &anchor,
                                     const KernelOperand &out);
 
