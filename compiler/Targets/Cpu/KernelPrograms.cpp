@@ -235,6 +235,14 @@ bool isPlainReshape(const KernelDesc &k) {
          k.inputs[0]->byteSpan() == k.outputs[0].byteSpan();
 }
 
+/// True if `o` is a bind point other than `except`'s: the compiler may have
+/// placed the two in common bytes (it places a partition's values by its
+/// order of invocations), which this program cannot see.
+bool otherBinding(const KernelOperand &o, const KernelOperand &except) {
+  return o.storage == KernelOperand::Storage::Binding &&
+         (except.storage != KernelOperand::Storage::Binding || o.index != except.index);
+}
+
 /// A reshape between dense tensors copies bytes unchanged, so it can go:
 /// - forward: its result (a temporary only one later kernel reads, as a
 ///   whole) is replaced there by the source seen with the new shape, if
@@ -242,6 +250,12 @@ bool isPlainReshape(const KernelDesc &k) {
 /// - backward: its source (a temporary only it reads, written whole as the
 ///   output of one earlier kernel) is replaced in that kernel by the result
 ///   seen with the source's shape, if nothing in between touches the result.
+/// A source or result that is a bind point is read later or written earlier
+/// than the compiler's order had it, so nothing in between may write (or,
+/// for a result, touch) another bind point: the compiler may have given the
+/// two common bytes. (test_rnn_seq_length with a lone reshape as the cpu
+/// target's subgraph: the reshape of W's slice read after the reshape of R
+/// had overwritten it.)
 unsigned foldReshapes(KernelProgram &program) {
   unsigned folded = 0;
   for (size_t r = 0; r < program.kernels.size();) {
@@ -260,7 +274,8 @@ unsigned foldReshapes(KernelProgram &program) {
       bool clear = true;
       for (size_t k = r + 1; k < reader && clear; ++k)
         for (const KernelOperand &out : program.kernels[k].outputs)
-          clear = clear && !overlaps(out, src);
+          clear = clear && !overlaps(out, src) &&
+                  !(src.storage == KernelOperand::Storage::Binding && otherBinding(out, src));
       for (const KernelOperand &out : program.kernels[reader].outputs)
         clear = clear && !overlaps(out, dst);
       size_t uses = 0;
@@ -292,12 +307,13 @@ unsigned foldReshapes(KernelProgram &program) {
         bool clear = hits == 1 && w.outputs[slot] == src;
         for (const auto &in : w.inputs)
           clear = clear && !(in && overlaps(*in, dst));
+        const bool bound = dst.storage == KernelOperand::Storage::Binding;
         for (size_t k = writer + 1; k < r && clear; ++k) {
           const KernelDesc &other = program.kernels[k];
           for (const KernelOperand &out : other.outputs)
-            clear = clear && !overlaps(out, dst);
+            clear = clear && !overlaps(out, dst) && !(bound && otherBinding(out, dst));
           for (const auto &in : other.inputs)
-            clear = clear && !(in && overlaps(*in, dst));
+            clear = clear && !(in && (overlaps(*in, dst) || (bound && otherBinding(*in, dst))));
         }
         if (clear) {
           w.outputs[slot] = reshaped(dst, src.shape);
@@ -808,7 +824,43 @@ static bool isPermutingCopy(const KernelDesc &k) {
   return inner && out.shape[*inner] < 8 && std::llabs(src[*inner]) != 1 && !interleave;
 }
 
-RewriteStats optimizeKernelProgram(KernelProgram &program) {
+namespace {
+
+/// Per bind point, the first and last kernel that accesses it (first >
+/// last: none).
+struct BindingInterval {
+  int64_t first = INT64_MAX, last = -1;
+  /// The first kernel to access it writes it without reading it: its value
+  /// starts in this program (the compiler may have placed it in bytes that
+  /// held a value it no longer needs).
+  bool startsHere = false;
+};
+std::vector<BindingInterval> bindingIntervals(const KernelProgram &program) {
+  std::vector<BindingInterval> intervals(program.bindings.size());
+  auto note = [&](const KernelOperand &o, int64_t k) {
+    if (o.storage != KernelOperand::Storage::Binding || o.index >= intervals.size())
+      return;
+    BindingInterval &i = intervals[o.index];
+    i.first = std::min(i.first, k);
+    i.last = std::max(i.last, k);
+  };
+  for (size_t k = 0; k < program.kernels.size(); ++k) {
+    for (const KernelOperand &out : program.kernels[k].outputs)
+      if (out.storage == KernelOperand::Storage::Binding && out.index < intervals.size() &&
+          intervals[out.index].first > intervals[out.index].last &&
+          !reads(program.kernels[k], out))
+        intervals[out.index].startsHere = true;
+    for (const auto &in : program.kernels[k].inputs)
+      if (in)
+        note(*in, int64_t(k));
+    for (const KernelOperand &out : program.kernels[k].outputs)
+      note(out, int64_t(k));
+  }
+  return intervals;
+}
+
+
+RewriteStats rewriteKernelProgram(KernelProgram &program) {
   RewriteStats stats;
   stats.internalTemporaries = internalBindingsToTemporaries(program);
   stats.swappedOperands = swapCommutativeOperands(program);
@@ -845,6 +897,42 @@ RewriteStats optimizeKernelProgram(KernelProgram &program) {
     stats.droppedTemporaries += dropUnusedTemporaries(program);
   return stats;
 }
+
+} // namespace
+
+std::string reversedBindingOrder(const KernelProgram &before, const KernelProgram &after) {
+  const std::vector<BindingInterval> a = bindingIntervals(before), b = bindingIntervals(after);
+  for (size_t x = 0; x < a.size() && x < b.size(); ++x)
+    for (size_t y = 0; y < a.size() && y < b.size(); ++y) {
+      // y's value starts in the program after x's last access, so the
+      // compiler may have put it in x's bytes. Constant bind points never
+      // change while bound: nothing shares their bytes.
+      if (x == y || !a[y].startsHere || before.bindings[x].constant ||
+          before.bindings[y].constant)
+        continue;
+      // x wholly before y in `before`, y wholly before x in `after`.
+      if (a[x].first <= a[x].last && a[y].first <= a[y].last && a[x].last < a[y].first &&
+          b[x].first <= b[x].last && b[y].first <= b[y].last && b[y].last < b[x].first)
+        return "'" + before.bindings[x].name + "' and '" + before.bindings[y].name + "'";
+    }
+  return "";
+}
+
+RewriteStats optimizeKernelProgram(KernelProgram &program) {
+  const KernelProgram original = program;
+  RewriteStats stats = rewriteKernelProgram(program);
+  // The compiler may have placed two bind points in common bytes by its
+  // order of invocations; the driver keeps their accesses apart where they
+  // share or interleave steps (CompiledProgram::layoutFor), not where a
+  // rewrite swapped their order. Such a program runs unrewritten.
+  if (!reversedBindingOrder(original, program).empty()) {
+    program = original;
+    stats = RewriteStats();
+    stats.keptForBindingOrder = true;
+  }
+  return stats;
+}
+
 
 std::vector<FusionCandidate> findFusionCandidates(const KernelProgram &program) {
   std::vector<FusionCandidate> candidates;

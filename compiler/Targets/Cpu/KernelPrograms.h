@@ -44,7 +44,19 @@ struct RewriteStats {
   /// copy layers (transpose, slice, concat) whose readers (slices,
   /// transposes, splits) now copy from its inputs instead.
   unsigned foldedCopyChains = 0;
+  /// The rewrites would have swapped the order in which two bind points
+  /// are accessed (reversedBindingOrder): the program was kept as it was,
+  /// and the counts above are zero.
+  bool keptForBindingOrder = false;
 };
+
+/// Names the first two bind points x and y, neither constant, that `before`
+/// accesses x wholly before y, y's value starting there (its first access
+/// writes it), and `after` the other way round; empty if none. The compiler
+/// places a partition's values by its order of invocations, so such a y may
+/// have x's bytes, and the driver (CompiledProgram::layoutFor) separates
+/// accesses that share or interleave steps, not swapped ones.
+std::string reversedBindingOrder(const KernelProgram &before, const KernelProgram &after);
 
 /// Rewrites `program` (a valid one) into an equivalent program that the
 /// CPU driver runs faster, and in less memory:

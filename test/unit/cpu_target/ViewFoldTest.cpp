@@ -133,4 +133,83 @@ TEST(CpuViewFold, LeavesWhatItWouldChangeAlone) {
   }
 }
 
+// Two bind points may share bytes: the compiler places a partition's values
+// by its order of invocations, so an input only the first layer reads and
+// an output a later layer writes can be one range (test_rnn_seq_length: a
+// slice of W reshaped for the product, R's slice reshaped into bytes W's
+// had). A reshape whose source is a bind point is not folded into a reader
+// after a layer that writes another bind point: the reader would then read
+// the source after it was overwritten.
+TEST(CpuViewFold, ReshapeOfABindPointKeepsTheCompilersOrder) {
+  const std::vector<int64_t> shape = {1, 5, 3}, flat = {5, 3};
+  KernelProgram p;
+  p.bindings.push_back({"w", 60});
+  p.bindings.push_back({"r", 60});
+  p.bindings.push_back({"r_flat", 60}); // the compiler may place it over w
+  p.bindings.push_back({"out", 60});
+  p.temporaries.push_back({60, 64});
+  p.kernels.push_back(reshapeLayer(f32(S::Binding, 0, shape), f32(S::Temporary, 0, flat)));
+  p.kernels.push_back(reshapeLayer(f32(S::Binding, 1, shape), f32(S::Binding, 2, flat)));
+  p.kernels.push_back(layer("cgc_op.relu", {f32(S::Temporary, 0, flat)}, f32(S::Binding, 3, flat)));
+  std::string error;
+  ASSERT_TRUE(p.validate(error)) << error;
+  KernelProgram q = p;
+  cpu_target::RewriteStats stats = cpu_target::optimizeKernelProgram(q);
+  EXPECT_FALSE(stats.keptForBindingOrder);
+  EXPECT_EQ(cpu_target::reversedBindingOrder(p, q), "");
+  // w is still read by the first layer, before r_flat is written.
+  ASSERT_FALSE(q.kernels.empty());
+  EXPECT_TRUE(q.kernels[0].inputs[0] && q.kernels[0].inputs[0]->storage == S::Binding &&
+              q.kernels[0].inputs[0]->index == 0u);
+  // Without the layer in between the fold is made (w read by the relu).
+  KernelProgram r = p;
+  r.kernels.erase(r.kernels.begin() + 1);
+  EXPECT_EQ(cpu_target::optimizeKernelProgram(r).foldedReshapes, 1u);
+}
+
+// reversedBindingOrder: a bind point x accessed wholly before one whose
+// value starts in the program (written first), then the other way round;
+// not for a later one that is read first (a partition input: live from the
+// start, never in x's bytes), nor for a constant one (its bytes are nobody
+// else's).
+TEST(CpuViewFold, ReversedBindingOrderNamesTheSwappedPair) {
+  const std::vector<int64_t> shape = {4};
+  KernelProgram before;
+  before.bindings.push_back({"a", 16});
+  before.bindings.push_back({"b", 16});
+  before.bindings.push_back({"c", 16});
+  before.bindings.push_back({"d", 16});
+  before.kernels.push_back(layer("cgc_op.relu", {f32(S::Binding, 0, shape)}, f32(S::Binding, 2, shape)));
+  before.kernels.push_back(layer("cgc_op.relu", {f32(S::Binding, 1, shape)}, f32(S::Binding, 3, shape)));
+  KernelProgram after = before;
+  std::swap(after.kernels[0], after.kernels[1]);
+  // (a and b are only read: the first pair is a, read before d is written.)
+  EXPECT_EQ(cpu_target::reversedBindingOrder(before, after), "'a' and 'd'");
+  EXPECT_EQ(cpu_target::reversedBindingOrder(before, before), "");
+  // A constant bind point read after a write is no hazard.
+  {
+    KernelProgram c;
+    c.bindings.push_back({"weights", 16});
+    c.bindings.push_back({"out", 16});
+    c.bindings[0].constant = true;
+    c.temporaries.push_back({16, 64});
+    c.temporaries.push_back({16, 64});
+    c.kernels.push_back(layer("cgc_op.relu", {f32(S::Binding, 0, shape)}, f32(S::Temporary, 0, shape)));
+    c.kernels.push_back(layer("cgc_op.relu", {f32(S::Temporary, 1, shape)}, f32(S::Binding, 1, shape)));
+    KernelProgram swapped = c;
+    std::swap(swapped.kernels[0], swapped.kernels[1]);
+    EXPECT_EQ(cpu_target::reversedBindingOrder(c, swapped), "");
+    c.bindings[0].constant = swapped.bindings[0].constant = false;
+    EXPECT_EQ(cpu_target::reversedBindingOrder(c, swapped), "'weights' and 'out'");
+  }
+  // b is read by the second kernel, so it was live before c was written:
+  // c before b and then b before c is no hazard; c before d is.
+  KernelProgram shared = before;
+  shared.kernels[1] = layer("cgc_op.add", {f32(S::Binding, 0, shape), f32(S::Binding, 1, shape)},
+                            f32(S::Binding, 3, shape));
+  KernelProgram sharedAfter = shared;
+  std::swap(sharedAfter.kernels[0], sharedAfter.kernels[1]);
+  EXPECT_EQ(cpu_target::reversedBindingOrder(shared, sharedAfter), "'c' and 'd'");
+}
+
 } // namespace
