@@ -13,6 +13,9 @@ compared too (run_zoo.py's metric).
 
     bench/models/ab.py --a ../prev/build --b build [--models resnet50 ...]
 
+Models of the wide set (scripts/export_models.py --set wide) are taken from
+MODELS_DIR/wide by name (--models text_detector swin_t ...).
+
 A report, not a test: the exit code is 0 unless a tool fails.
 """
 
@@ -38,14 +41,22 @@ def compile_model(build, name, models_dir, work):
     # The CPU driver's target is `cpu`; builds before 90d0b52 call it `reference`.
     target = "cpu" if os.path.exists(os.path.join(build, "lib", "libcgc_driver_cpu.so")) \
         else "reference"
-    cmd = [os.path.join(build, "bin", "cgc-compile"), os.path.join(models_dir, name + ".onnx"),
+    cmd = [os.path.join(build, "bin", "cgc-compile"), model_path(models_dir, name),
            "-o", compiled, "--target", target]
-    for shape in run_zoo.MODELS[name]:
+    for shape in run_zoo.MODELS.get(name, []):  # the wide set's shapes are static
         cmd += ["--input-shape", shape]
     code, _, _ = run_models.run_process(cmd, os.path.join(work, "compile.log"))
     if code:
         raise RuntimeError("cgc-compile failed:\n" + run_models.tail(os.path.join(work, "compile.log")))
     return compiled
+
+
+def model_path(models_dir, name):
+    """The zoo's NAME.onnx, else the wide set's (scripts/export_models.py
+    --set wide, in MODELS_DIR/wide)."""
+    wide = os.path.join(models_dir, "wide", name + ".onnx")
+    zoo = os.path.join(models_dir, name + ".onnx")
+    return wide if name not in run_zoo.MODELS and os.path.exists(wide) else zoo
 
 
 def main():
@@ -67,7 +78,9 @@ def main():
           % (args.a, args.b, args.rounds, args.runs, args.warmup, os.getloadavg()[0]), flush=True)
     rows = []
     for name in args.models:
-        inputs = run_zoo.make_inputs(name, os.path.join(args.work, name, "inputs"))
+        path = model_path(args.models_dir, name)
+        inputs = run_zoo.make_inputs(name, os.path.join(args.work, name, "inputs"),
+                                     None if name in run_zoo.MODELS else path)
         compiled = {}
         for who, build in (("A", args.a), ("B", args.b)):
             work = os.path.join(args.work, name, who)
