@@ -606,6 +606,56 @@ TEST(Convolution, WinogradOnThePackedGemmMatchesTheOracle) {
   }
 }
 
+TEST(Convolution, PatchConvolutionsRunOnThePackedGemm) {
+  // A convolution whose stride equals its kernel (a patch embedding,
+  // ConvNeXt's stem and downsamplings) runs as one product of its gathered
+  // patches (conv_patches.cpp): NCHW and channels-last results, inputs in
+  // either layout, a plane the windows do not cover to its last row and
+  // column, a batch of two, no bias, more output channels than one panel,
+  // weights constant or read afresh; on 3 threads and on 1 (checkConv).
+  // Overlapping windows, padding, 1x1 and 2x2 windows over many channels
+  // (ConvNeXt's downsamplings: oneDNN is faster) are not it.
+  if (std::string off = avx512KernelOff({"CGC_CPU_PATCH_CONVOLUTION", "CGC_CPU_PACKED_GEMM"});
+      !off.empty())
+    GTEST_SKIP() << off;
+  std::mt19937 rng(51);
+  const std::vector<ConvCase> cases = {
+      // n, c, m, groups, in, kernel, stride, dilation, padB, padE
+      {1, 3, 40, 1, {32, 32}, {8, 8}, {8, 8}, {1, 1}, {0, 0}, {0, 0}},   // ViT-like
+      {2, 12, 24, 1, {17, 15}, {4, 4}, {4, 4}, {1, 1}, {0, 0}, {0, 0}},  // 12 channels, 4x4
+      {1, 3, 96, 1, {20, 24}, {4, 4}, {4, 4}, {1, 1}, {0, 0}, {0, 0}, false},
+      {1, 2, 7, 1, {9, 10}, {3, 2}, {3, 2}, {1, 1}, {0, 0}, {0, 0}},
+  };
+  for (const ConvCase &c : cases)
+    for (Layout in : {Layout::Contiguous, Layout::ChannelsLast})
+      for (Layout out : {Layout::Contiguous, Layout::ChannelsLast}) {
+        for (bool constant : {true, false})
+          checkConv(c, CGC_DTYPE_FLOAT32, false, in, out, constant, rng);
+        Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, in);
+        Tensor w(CGC_DTYPE_FLOAT32, {c.m, c.c, c.kernel[0], c.kernel[1]}),
+            b(CGC_DTYPE_FLOAT32, {c.m}), y(CGC_DTYPE_FLOAT32, convOut(c, false), out);
+        auto k = make(convCaseDesc(c, x, w, c.bias ? &b : nullptr, y));
+        ASSERT_TRUE(k);
+        // (A stem of few input channels into a channels-last result keeps
+        // the direct stem kernel.)
+        const bool stem = c.c <= 4 && out == Layout::ChannelsLast;
+        EXPECT_EQ(k->describe().find("patches gathered") != std::string::npos, !stem)
+            << k->describe();
+      }
+  for (const ConvCase &c : std::vector<ConvCase>{
+           {1, 8, 16, 1, {16, 16}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
+           {1, 8, 16, 1, {16, 16}, {2, 2}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+           {1, 8, 16, 1, {16, 16}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+           {1, 8, 16, 1, {16, 16}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}}}) {
+    Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]});
+    Tensor w(CGC_DTYPE_FLOAT32, {c.m, c.c, c.kernel[0], c.kernel[1]}),
+        b(CGC_DTYPE_FLOAT32, {c.m}), y(CGC_DTYPE_FLOAT32, convOut(c, false));
+    auto k = make(convCaseDesc(c, x, w, &b, y));
+    ASSERT_TRUE(k);
+    EXPECT_EQ(k->describe().find("patches gathered"), std::string::npos) << k->describe();
+  }
+}
+
 TEST(Convolution, ChannelsLastShortPlanesSplitIntoDenseChannelBlocks) {
   // Channels-last planes whose rows do not split evenly across the pool (7
   // rows at pool3) split into output-channel blocks, each computed into a

@@ -489,6 +489,17 @@ const ConvImplementation kConvImplementations[] = {
        return makeStemConvolution(stemGeometry(c.g), c.anchor, c.epilogue,
                                   constantParams(c.g, c.options), geomText(c.g));
      }},
+    {"patches on the packed GEMM",
+     [](const ConvCase &c) {
+       if (!activeConfig().patchConvolution)
+         return std::string("off (patch-convolution=0)");
+       if (c.fused() || c.empty)
+         return std::string("takes no chain, or empty");
+       return patchConvolutionMismatch(c.g, c.anchor, c.out);
+     },
+     [](const ConvCase &c, std::string &) {
+       return makePatchConvolution(c.g, c.anchor, c.options.isConstant(1));
+     }},
     {"direct transposed (taps do not overlap)",
      [](const ConvCase &c) {
        if (!activeConfig().directDeconvolution)

@@ -86,6 +86,17 @@ std::unique_ptr<Kernel> makeNonOverlappingDeconv(const ConvGeom &g, const Kernel
                                                  Epilogue epilogue, size_t firstExtra,
                                                  std::string summary);
 
+/// Empty if the patch kernel of conv_patches.cpp can run `desc` (geometry
+/// `g`, no chain) writing `out`: a 2-D ungrouped float32 convolution whose
+/// stride equals its kernel with no padding or dilation, of at most 4 input
+/// channels or windows of 16 taps or more, its result dense NCHW or
+/// channels-last, AVX-512; else why not.
+std::string patchConvolutionMismatch(const ConvGeom &g, const KernelDesc &desc,
+                                     const KernelOperand &out);
+/// That kernel (constant weights packed once, for a channels-last result).
+std::unique_ptr<Kernel> makePatchConvolution(const ConvGeom &g, const KernelDesc &desc,
+                                             bool constantWeights);
+
 } // namespace cgc::cpu::conv
 
 #endif // CGC_CPU_KERNELS_CONV_INTERNAL_H

@@ -64,6 +64,10 @@ const std::vector<Field> &fields() {
     f.push_back(flag("direct-deconvolution",
                      "conv_transpose with stride = kernel as one block per input position",
                      &KernelConfig::directDeconvolution));
+    f.push_back(flag("patch-convolution",
+                     "a convolution with stride = kernel (a patch embedding) as one product "
+                     "of its gathered patches on the packed GEMM",
+                     &KernelConfig::patchConvolution));
     f.push_back(flag("packed-gemm", "the AVX-512 packed GEMM (off: oneDNN)",
                      &KernelConfig::packedGemm));
     f.push_back(flag("strassen", "one Strassen level for large products",

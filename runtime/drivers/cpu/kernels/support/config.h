@@ -48,6 +48,7 @@ struct KernelConfig {
   bool expandDepthwise = true;       // a 1x1 expansion fused into the depthwise convolution
   bool depthwiseProject = true;      // a depthwise convolution fused with its projection
   bool directDeconvolution = true;   // conv_transpose with stride = kernel as one block per input
+  bool patchConvolution = true;      // a convolution with stride = kernel as one product of patches
   // Products.
   bool packedGemm = true;       // the AVX-512 packed GEMM (else oneDNN)
   bool strassen = true;         // one Strassen level for large products
