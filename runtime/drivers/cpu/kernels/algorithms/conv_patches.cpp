@@ -30,7 +30,7 @@ public:
   PatchConvKernel(const ConvGeom &g, const KernelOperand &x, const KernelOperand &w,
                   const KernelOperand &y, bool constantWeights)
       : g_(g), k_(g.inC * g.kernel[0] * g.kernel[1]), positions_(g.out[0] * g.out[1]),
-        channelsLast_(!y.isContiguous()), xs_(x.effectiveStrides()), ws_(w.effectiveStrides()),
+        channelsLast_(!y.isContiguous()), ws_(w.effectiveStrides()), gather_(patchCopy(g, x)),
         gemm_(channelsLast_ ? g.batch * positions_ : g.outC, k_,
               channelsLast_ ? g.outC : positions_, ops(g, !y.isContiguous())),
         weights_(w, constantWeights) {
@@ -51,9 +51,9 @@ public:
     const float *bias = g_.hasBias ? static_cast<const float *>(args.inputs[2]) : nullptr;
     float *y = static_cast<float *>(args.outputs[0]);
     // The patches, [N * positions, K] with K in the weights' (c, i, j) order.
-    Scratch patchScratch(size_t(g_.batch * positions_ * k_) * sizeof(float));
+    Scratch patchScratch(size_t(gather_.bytes()));
     float *patches = patchScratch.as<float>();
-    gather(x, patches, pool);
+    gather_.run(pool, patches, x);
     const float *operands[1] = {bias};
     PackedSgemm::Args ga;
     ga.operands = operands;
@@ -130,31 +130,21 @@ private:
   }
 
   /// patches[(n * OH + py) * OW + px][(c * KH + i) * KW + j] =
-  /// x[n, c, py * KH + i, px * KW + j], one task per output row; each input
-  /// row segment is read once, along the row.
-  void gather(const float *x, float *patches, ThreadPool &pool) const {
-    const int64_t kh = g_.kernel[0], kw = g_.kernel[1], OH = g_.out[0], OW = g_.out[1];
-    const int64_t sx = xs_[3];
-    pool.parallelFor(g_.batch * OH, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const int64_t n = r / OH, py = r % OH;
-        float *dst = patches + r * OW * k_;
-        for (int64_t c = 0; c < g_.inC; ++c)
-          for (int64_t i = 0; i < kh; ++i) {
-            const float *row = x + n * xs_[0] + c * xs_[1] + (py * kh + i) * xs_[2];
-            float *out = dst + (c * kh + i) * kw;
-            for (int64_t px = 0; px < OW; ++px)
-              for (int64_t j = 0; j < kw; ++j)
-                out[px * k_ + j] = row[(px * kw + j) * sx];
-          }
-      }
-    });
+  /// x[n, c, py * KH + i, px * KW + j]: a strided copy of x seen as
+  /// [N, OH, OW, C, KH, KW].
+  static CopyPlan patchCopy(const ConvGeom &g, const KernelOperand &x) {
+    const int64_t kh = g.kernel[0], kw = g.kernel[1];
+    const std::vector<int64_t> xs = x.effectiveStrides();
+    const std::vector<int64_t> shape = {g.batch, g.out[0], g.out[1], g.inC, kh, kw};
+    const std::vector<int64_t> src = {xs[0], xs[2] * kh, xs[3] * kw, xs[1], xs[2], xs[3]};
+    return CopyPlan(shape, sizeof(float), contiguousStrides(shape), src);
   }
 
   ConvGeom g_;
   int64_t k_, positions_;
   bool channelsLast_;
-  std::vector<int64_t> xs_, ws_;
+  std::vector<int64_t> ws_;
+  CopyPlan gather_;
   PackedSgemm gemm_;
   onednn::PreparedWeights weights_;
 };
