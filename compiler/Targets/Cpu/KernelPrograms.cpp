@@ -235,12 +235,12 @@ bool isPlainReshape(const KernelDesc &k) {
          k.inputs[0]->byteSpan() == k.outputs[0].byteSpan();
 }
 
-/// True if `o` is a bind point other than `except`'s: the compiler may have
-/// placed the two in common bytes (it places a partition's values by its
+/// True if `value` and `o` are two different bind points: the compiler may
+/// have placed them in common bytes (it places a partition's values by its
 /// order of invocations), which this program cannot see.
-bool otherBinding(const KernelOperand &o, const KernelOperand &except) {
-  return o.storage == KernelOperand::Storage::Binding &&
-         (except.storage != KernelOperand::Storage::Binding || o.index != except.index);
+bool otherBinding(const KernelOperand &o, const KernelOperand &value) {
+  return value.storage == KernelOperand::Storage::Binding &&
+         o.storage == KernelOperand::Storage::Binding && o.index != value.index;
 }
 
 /// A reshape between dense tensors copies bytes unchanged, so it can go:
@@ -274,8 +274,7 @@ unsigned foldReshapes(KernelProgram &program) {
       bool clear = true;
       for (size_t k = r + 1; k < reader && clear; ++k)
         for (const KernelOperand &out : program.kernels[k].outputs)
-          clear = clear && !overlaps(out, src) &&
-                  !(src.storage == KernelOperand::Storage::Binding && otherBinding(out, src));
+          clear = clear && !overlaps(out, src) && !otherBinding(out, src);
       for (const KernelOperand &out : program.kernels[reader].outputs)
         clear = clear && !overlaps(out, dst);
       size_t uses = 0;
@@ -307,13 +306,12 @@ unsigned foldReshapes(KernelProgram &program) {
         bool clear = hits == 1 && w.outputs[slot] == src;
         for (const auto &in : w.inputs)
           clear = clear && !(in && overlaps(*in, dst));
-        const bool bound = dst.storage == KernelOperand::Storage::Binding;
         for (size_t k = writer + 1; k < r && clear; ++k) {
           const KernelDesc &other = program.kernels[k];
           for (const KernelOperand &out : other.outputs)
-            clear = clear && !overlaps(out, dst) && !(bound && otherBinding(out, dst));
+            clear = clear && !overlaps(out, dst) && !otherBinding(out, dst);
           for (const auto &in : other.inputs)
-            clear = clear && !(in && (overlaps(*in, dst) || (bound && otherBinding(*in, dst))));
+            clear = clear && !(in && (overlaps(*in, dst) || otherBinding(*in, dst)));
         }
         if (clear) {
           w.outputs[slot] = reshaped(dst, src.shape);
@@ -859,7 +857,6 @@ std::vector<BindingInterval> bindingIntervals(const KernelProgram &program) {
   return intervals;
 }
 
-
 RewriteStats rewriteKernelProgram(KernelProgram &program) {
   RewriteStats stats;
   stats.internalTemporaries = internalBindingsToTemporaries(program);
@@ -932,7 +929,6 @@ RewriteStats optimizeKernelProgram(KernelProgram &program) {
   }
   return stats;
 }
-
 
 std::vector<FusionCandidate> findFusionCandidates(const KernelProgram &program) {
   std::vector<FusionCandidate> candidates;
