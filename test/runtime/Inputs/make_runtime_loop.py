@@ -39,19 +39,12 @@ import sys
 import numpy as np
 import onnx
 import torch
+from cases import write_case
 from onnx import TensorProto, helper, numpy_helper
 
 OUT = sys.argv[1]
 torch.manual_seed(11)
 RNG = np.random.default_rng(11)
-
-
-def write_case(name, k, inputs, outputs):
-    for kind, values in (("in", inputs), ("out", outputs)):
-        folder = os.path.join(OUT, "%s_%s%d" % (name, kind, k))
-        os.makedirs(folder, exist_ok=True)
-        for key, value in values.items():
-            np.save(os.path.join(folder, key + ".npy"), value)
 
 
 def scaled_linear(n_in, n_out):
@@ -121,7 +114,7 @@ def recurrent():
         x = torch.randn(4, 16)
         with torch.no_grad():
             h = scripted(x, torch.tensor(steps))
-        write_case("recurrent", k, {"x": x.numpy(), "steps": np.array(steps, np.int64)},
+        write_case(OUT, "recurrent", k, {"x": x.numpy(), "steps": np.array(steps, np.int64)},
                    {"h": h.detach().numpy()})
     return counts
 
@@ -137,7 +130,7 @@ def halve():
             h = scripted(x)
             first = module.proj(x)
         counts.append(int(round(np.log2(float(first.norm()) / float(h.norm())))))
-        write_case("halve", k, {"x": x.numpy()}, {"h": h.detach().numpy()})
+        write_case(OUT, "halve", k, {"x": x.numpy()}, {"h": h.detach().numpy()})
     return counts
 
 
@@ -150,7 +143,7 @@ def branch():
         x = torch.randn(4, 16) * 0.5 + shift
         with torch.no_grad():
             y = scripted(x)
-        write_case("branch", k, {"x": x.numpy()}, {"y": y.detach().numpy()})
+        write_case(OUT, "branch", k, {"x": x.numpy()}, {"y": y.detach().numpy()})
         taken.append("then" if float(x.mean()) > 0 else "else")
     return taken
 
@@ -178,7 +171,7 @@ def collect():
         x = torch.randn(2, 8)
         with torch.no_grad():
             ys, h = scripted(x, torch.tensor(steps))
-        write_case("collect", k, {"x": x.numpy(), "steps": np.array(steps, np.int64)},
+        write_case(OUT, "collect", k, {"x": x.numpy(), "steps": np.array(steps, np.int64)},
                    {"ys": ys.detach().numpy(), "h": h.detach().numpy()})
     return counts
 
@@ -223,7 +216,7 @@ def states():
         for _ in range(steps):
             h = np.tanh(h @ w.astype(np.float32).astype(np.float64) + x + b.astype(np.float32))
             seen.append(h)
-        write_case("states", k, {"x": x, "steps": np.array(steps, np.int64), "h0": h0},
+        write_case(OUT, "states", k, {"x": x, "steps": np.array(steps, np.int64), "h0": h0},
                    {"h": h.astype(np.float32), "states": np.stack(seen).astype(np.float32)})
     return counts
 

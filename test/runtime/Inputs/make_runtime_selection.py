@@ -34,19 +34,12 @@ import sys
 import numpy as np
 import onnx
 import torch
+from cases import write_case
 from onnx import TensorProto, helper
 
 OUT = sys.argv[1]
 torch.manual_seed(5)
 RNG = np.random.default_rng(5)
-
-
-def write_case(name, k, inputs, outputs):
-    for kind, values in (("in", inputs), ("out", outputs)):
-        folder = os.path.join(OUT, "%s_%s%d" % (name, kind, k))
-        os.makedirs(folder, exist_ok=True)
-        for key, value in values.items():
-            np.save(os.path.join(folder, key + ".npy"), value)
 
 
 class Select(torch.nn.Module):
@@ -72,8 +65,8 @@ def select():
         scores = low + (high - low) * torch.rand(64)
         heat = torch.rand(8, 8) * (high + 0.2)
         kept, idx, cells = Select()(boxes, scores, heat)
-        write_case("select", k, {"boxes": boxes.numpy(), "scores": scores.numpy(),
-                                 "heat": heat.numpy()},
+        write_case(OUT, "select", k, {"boxes": boxes.numpy(), "scores": scores.numpy(),
+                                      "heat": heat.numpy()},
                    {"kept": kept.numpy(), "idx": idx.numpy(), "cells": cells.numpy()})
         sizes.append("%d/%d" % (kept.shape[0], cells.shape[0]))
     return sizes
@@ -103,7 +96,7 @@ def compress():
         keep = np.array(keep, bool)
         y = np.maximum(x[keep], 0)
         z = x.reshape(-1)[x.reshape(-1) > 0]
-        write_case("compress", k, {"x": x, "keep": keep}, {"y": y, "z": z})
+        write_case(OUT, "compress", k, {"x": x, "keep": keep}, {"y": y, "z": z})
         sizes.append("%d/%d" % (y.shape[0], z.shape[0]))
     return sizes
 
@@ -124,7 +117,7 @@ def topk():
         scores = RNG.standard_normal(20).astype(np.float32)
         scores[3] = scores[11]  # a tie: the lower index first
         order = np.argsort(-scores, kind="stable")[:k]
-        write_case("topk", n, {"scores": scores, "k": np.array([k], np.int64)},
+        write_case(OUT, "topk", n, {"scores": scores, "k": np.array([k], np.int64)},
                    {"values": scores[order], "indices": order.astype(np.int64)})
         sizes.append(str(k))
     return sizes
@@ -157,7 +150,7 @@ def unique():
         expected = {"y_s": y, "first_s": first, "inverse_s": inverse, "counts_s": counts,
                     "y_u": y[order], "first_u": first[order], "inverse_u": rank[inverse],
                     "counts_u": counts[order]}
-        write_case("unique", k, {"x": x},
+        write_case(OUT, "unique", k, {"x": x},
                    {key: (v.astype(np.int64) if key[0] != "y" else v)
                     for key, v in expected.items()})
         sizes.append(str(len(y)))
