@@ -52,29 +52,37 @@ def export(model, args, path, input_names, output_names, dynamic_axes, opset=17,
                           opset_version=opset, do_constant_folding=True)
 
 
-def calibrate(model, size=224, batches=2, batch=4):
-    """Sets every BatchNorm's running statistics to those of random inputs
-    (a few forward passes in training mode, cumulative averages), and gives
-    layers that torchvision zero-initializes random weights: with the
-    initial statistics (mean 0, variance 1) the activations of a deep random
-    network shrink layer by layer and the logits are of scale 1e-9 to 1e-14,
-    which any wrong output "matches"."""
+def calibrate_with(model, make_input, batches=2):
+    """Sets every BatchNorm's running statistics to those of `batches`
+    forward passes on make_input() in training mode (cumulative averages)."""
     import torch
 
     for module in model.modules():
         if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
             module.reset_running_stats()
             module.momentum = None
-            if module.affine:
-                # zero_init_residual-style gammas of 0 silence whole branches.
-                with torch.no_grad():
-                    module.weight.uniform_(0.5, 1.5)
-                    module.bias.uniform_(-0.2, 0.2)
     model.train()
     with torch.no_grad():
         for _ in range(batches):
-            model(torch.randn(batch, 3, size, size))
+            model(make_input())
     model.eval()
+
+
+def calibrate(model, size=224, batches=2, batch=4):
+    """Sets every BatchNorm's running statistics to those of random images
+    (calibrate_with), and gives layers that torchvision zero-initializes
+    random weights: with the initial statistics (mean 0, variance 1) the
+    activations of a deep random network shrink layer by layer and the
+    logits are of scale 1e-9 to 1e-14, which any wrong output "matches"."""
+    import torch
+
+    for module in model.modules():
+        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm) and module.affine:
+            # zero_init_residual-style gammas of 0 silence whole branches.
+            with torch.no_grad():
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.uniform_(-0.2, 0.2)
+    calibrate_with(model, lambda: torch.randn(batch, 3, size, size), batches)
 
 
 def export_vision(name, path):
@@ -166,19 +174,6 @@ def export_wide(name, path):
 # detector without its box decoding, the encoder at a second sequence
 # length, and small models whose runs are dominated by per-dispatch costs.
 # Each builder returns (module, [(input name, shape, "float32" or "int64:N")]).
-def calibrate_with(model, make_input, batches=2):
-    """calibrate() for models whose input is not a 3-channel image."""
-    import torch
-
-    for module in model.modules():
-        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
-            module.reset_running_stats()
-            module.momentum = None
-    model.train()
-    with torch.no_grad():
-        for _ in range(batches):
-            model(make_input())
-    model.eval()
 
 
 def decomposed_hardswish(model):
