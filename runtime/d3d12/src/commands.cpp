@@ -553,7 +553,9 @@ struct QueueCore {
     {
       std::lock_guard<std::mutex> lock(mutex);
       items.push_back(std::move(item));
-      notify = state == State::Idle; // otherwise it looks at `items` again
+      ++pushed;
+      // Busy and Watch look at `items` again without being told.
+      notify = state == State::Idle;
     }
     if (notify)
       wake.notify_one();
@@ -628,26 +630,38 @@ struct QueueCore {
   }
 
   /// The queue's thread: runs items as they come until stopped and drained.
-  /// Items are left to threads helping from a fence (they run them without
-  /// a thread hop): while one helps, and — when the last run was run by a
-  /// helper, so the one just submitted likely will be too — until no helper
-  /// has come for `kGrace`.
+  /// Items are left to threads helping from a fence, which run them without
+  /// a thread hop. While the last run was run by a helper, the thread
+  /// watches instead of sleeping: a push does not wake it (that wake-up,
+  /// a system call and a hop to another core, cost as much as a small
+  /// model's run), it looks every `kWatch` and runs what no helper took in
+  /// that time. After a quiet `kWatch` it sleeps until the next push.
   void workerLoop() {
-    static constexpr auto kGrace = std::chrono::microseconds(500);
+    static constexpr auto kWatch = std::chrono::microseconds(500);
     std::unique_lock<std::mutex> lock(mutex);
+    bool watch = true; // false once a watch saw nothing pushed
     while (true) {
-      state = State::Idle;
-      wake.wait(lock, [&] { return helpers == 0 && (stopping.load() || !items.empty()); });
-      if (items.empty())
-        return; // stopping, drained
-      if (lastHelped && !handedOver && !stopping.load()) {
-        state = State::Grace;
-        uint64_t seen = helped;
-        grace.wait_for(lock, kGrace, [&] {
-          return helpers > 0 || items.empty() || stopping.load() || handedOver;
-        });
-        if (helpers > 0 || items.empty() || helped != seen)
-          continue;
+      bool leaveToHelpers = lastHelped && !handedOver && !stopping.load();
+      if (leaveToHelpers && watch) {
+        state = State::Watch;
+        uint64_t seenPushed = pushed, seenHelped = helped;
+        bool told = grace.wait_for(lock, kWatch, [&] { return stopping.load() || handedOver; });
+        if (!told) {
+          if (helpers > 0 || helped != seenHelped)
+            continue; // helpers are making progress
+          if (items.empty()) {
+            watch = pushed != seenPushed;
+            continue;
+          }
+          // Items waited a whole watch and no helper came: run them.
+        }
+      } else if (items.empty() || helpers > 0) {
+        state = State::Idle;
+        wake.wait(lock, [&] { return helpers == 0 && (stopping.load() || !items.empty()); });
+        if (items.empty())
+          return; // stopping, drained
+        watch = true;
+        continue;
       }
       handedOver = false;
       state = State::Busy;
@@ -690,8 +704,9 @@ struct QueueCore {
   std::mutex mutex; // guards what follows up to `stopping`
   std::condition_variable wake, grace;
   std::deque<Item> items;
-  enum class State { Idle, Grace, Busy } state = State::Busy; // the queue's thread
+  enum class State { Idle, Watch, Busy } state = State::Busy; // the queue's thread
   int helpers = 0;         // threads in help()
+  uint64_t pushed = 0;     // items pushed
   uint64_t helped = 0;     // Execute items run by helpers
   bool lastHelped = false; // the last Execute item ran on a helper
   bool handedOver = false; // a helper left items for the queue's thread
