@@ -289,6 +289,35 @@ void createPair(Bench &b, const KernelDesc &d, const std::vector<KernelDesc> &ch
   b.baseline = create(baselineValue);
 }
 
+/// An unpadded NCHW convolution + relu small enough that oneDNN's fixed
+/// cost per run is much of its time (LeNet's): the patch kernel, which
+/// gathers the overlapping windows straight into the packed GEMM's B,
+/// against the kernel chosen without it (CGC_CPU_PATCH_CONVOLUTION=0).
+Bench smallConv(const std::string &group, int64_t c, int64_t hw, int64_t m, int64_t k,
+                int64_t stride, std::mt19937 &rng) {
+  Bench b;
+  b.group = group;
+  const int64_t out = (hw - k) / stride + 1;
+  b.flops = 2.0 * double(m) * double(c) * double(k * k) * double(out * out);
+  std::ostringstream name;
+  name << "conv " << c << "->" << m << " " << k << "x" << k << " s" << stride << " @" << hw
+       << " unpadded +relu";
+  b.name = name.str();
+  if (!selected(b.name, group))
+    return b;
+  b.inputs.push_back(buffer({1, c, hw, hw}, rng));
+  b.inputs.push_back(buffer({m, c, k, k}, rng, 0.1f));
+  b.inputs.push_back(buffer({m}, rng));
+  b.outputs.push_back(buffer({1, m, out, out}, rng));
+  KernelDesc d = convDesc(b.inputs[0], b.inputs[1], b.inputs[2], b.outputs[0], stride, 0, 1);
+  KernelDesc r;
+  r.op = "cgc_op.relu";
+  r.inputs = {b.outputs[0].operand};
+  r.outputs = {b.outputs[0].operand};
+  createPair(b, d, {r}, "CGC_CPU_PATCH_CONVOLUTION", nullptr, "0");
+  return b;
+}
+
 /// A depthwise convolution (C channels, k x k, padding k / 2) on
 /// channels-last activations followed by `act` (clip(0, 6) for
 /// MobileNetV2's relu6, swish for EfficientNet), as the driver runs it
@@ -614,6 +643,18 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   // the transformed tiles taken in chunks that stay in cache).
   all.push_back(winogradChannelsLast(wg, 1, 96, 160, 24, rng));
   all.push_back(winogradChannelsLast(wg, 1, 96, 80, 24, rng));
+  // Small unpadded convolutions (LeNet-5's second, and sizes around it).
+  const std::string sc = "Small unpadded convolutions, NCHW";
+  all.push_back(smallConv(sc, 6, 14, 16, 5, 1, rng));
+  all.push_back(smallConv(sc, 8, 16, 16, 3, 2, rng));
+  all.push_back(smallConv(sc, 16, 16, 32, 3, 1, rng));
+  all.push_back(smallConv(sc, 32, 14, 32, 3, 1, rng));
+  all.push_back(smallConv(sc, 32, 14, 64, 3, 1, rng));
+  all.push_back(smallConv(sc, 64, 8, 64, 3, 1, rng));
+  all.push_back(smallConv(sc, 16, 28, 32, 5, 1, rng));
+  all.push_back(smallConv(sc, 20, 12, 50, 5, 1, rng));
+  all.push_back(smallConv(sc, 64, 48, 96, 1, 2, rng));
+  all.push_back(smallConv(sc, 64, 28, 128, 3, 1, rng));
   // EfficientNet-B0 squeeze-excitation: 1x1 convolutions on 1x1 planes.
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 480, 1, 20, 1, 1, false, rng));
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 20, 1, 480, 1, 1, false, rng));

@@ -613,8 +613,8 @@ TEST(Convolution, PatchConvolutionsRunOnThePackedGemm) {
   // either layout, a plane the windows do not cover to its last row and
   // column, a batch of two, no bias, more output channels than one panel,
   // weights constant or read afresh; on 3 threads and on 1 (checkConv).
-  // Overlapping windows, padding, 1x1 and 2x2 windows over many channels
-  // (ConvNeXt's downsamplings: oneDNN is faster) are not it.
+  // Padding, 1x1 and 2x2 windows over many channels (ConvNeXt's
+  // downsamplings: oneDNN is faster) and large overlapping ones are not it.
   if (std::string off = avx512KernelOff({"CGC_CPU_PATCH_CONVOLUTION", "CGC_CPU_PACKED_GEMM"});
       !off.empty())
     GTEST_SKIP() << off;
@@ -642,8 +642,36 @@ TEST(Convolution, PatchConvolutionsRunOnThePackedGemm) {
         EXPECT_EQ(k->describe().find("patches gathered") != std::string::npos, !stem)
             << k->describe();
       }
+  // Small convolutions whose windows do not tile the input: their windows
+  // are gathered straight into the packed B, for an NCHW result only.
+  // LeNet's second, a batch of two at stride 2, stride and dilation
+  // differing by dimension, no bias, a 1x1 stride 2 (windows that skip
+  // input), more output channels than a register tile.
+  const std::vector<ConvCase> windows = {
+      {1, 6, 16, 1, {14, 14}, {5, 5}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {2, 8, 16, 1, {16, 16}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
+      {1, 5, 20, 1, {15, 13}, {3, 3}, {1, 2}, {2, 1}, {0, 0}, {0, 0}, false},
+      {1, 9, 33, 1, {11, 12}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
+  };
+  for (const ConvCase &c : windows)
+    for (Layout in : {Layout::Contiguous, Layout::ChannelsLast})
+      for (Layout out : {Layout::Contiguous, Layout::ChannelsLast}) {
+        for (bool constant : {true, false})
+          checkConv(c, CGC_DTYPE_FLOAT32, false, in, out, constant, rng);
+        Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, in);
+        Tensor w(CGC_DTYPE_FLOAT32, {c.m, c.c, c.kernel[0], c.kernel[1]}),
+            b(CGC_DTYPE_FLOAT32, {c.m}), y(CGC_DTYPE_FLOAT32, convOut(c, false), out);
+        auto k = make(convCaseDesc(c, x, w, c.bias ? &b : nullptr, y));
+        ASSERT_TRUE(k);
+        EXPECT_EQ(k->describe().find("overlapping windows gathered") != std::string::npos,
+                  out == Layout::Contiguous)
+            << k->describe();
+      }
+  // Not it: padding, small tiling windows over many channels, and windows
+  // that do not tile the input in a convolution of more than 2M
+  // multiply-adds.
   for (const ConvCase &c : std::vector<ConvCase>{
-           {1, 8, 16, 1, {16, 16}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
+           {1, 32, 64, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
            {1, 8, 16, 1, {16, 16}, {2, 2}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
            {1, 8, 16, 1, {16, 16}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
            {1, 8, 16, 1, {16, 16}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}}}) {

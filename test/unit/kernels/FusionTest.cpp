@@ -193,6 +193,35 @@ TEST(Fusion, ConvolutionChainsMatchUnfused) {
       }
 }
 
+TEST(Fusion, SmallConvolutionChainsMatchUnfused) {
+  // A small unpadded convolution (LeNet's 6->16 5x5 on 14x14) with every
+  // chain: those of unary ops run in the patch kernel's epilogue (its
+  // windows gathered into the packed GEMM's B), the others elsewhere; all
+  // match the unfused run.
+  std::mt19937 rng(71);
+  Tensor x(CGC_DTYPE_FLOAT32, {1, 6, 14, 14});
+  Tensor w(CGC_DTYPE_FLOAT32, {16, 6, 5, 5}), b(CGC_DTYPE_FLOAT32, {16});
+  fillRandom(x, rng, -1, 1);
+  fillRandom(w, rng, -0.2, 0.2);
+  fillRandom(b, rng, -0.5, 0.5);
+  std::vector<int64_t> out = {1, 16, 10, 10};
+  Tensor y(CGC_DTYPE_FLOAT32, out);
+  int patchRuns = 0;
+  for (const auto &chain : chains(out, 16)) {
+    KernelOptions options;
+    options.constantInputs = {false, true, true};
+    FusedRun r = runChain(convDesc(x, w, &b, y, {0, 0}, 1), {&x, &w, &b}, out, chain, rng, options);
+    const std::string name = chainName(chain);
+    ASSERT_FALSE(r.fused.empty()) << "not fused:" << name << ": " << r.reason;
+    patchRuns += r.description.find("overlapping windows") != std::string::npos;
+    Tensor t(CGC_DTYPE_FLOAT32, out);
+    t.setValues(r.fused);
+    EXPECT_TRUE(closeTo(t, r.unfused, 1e-4, 1e-4, "conv" + name + " [" + r.description + "]"));
+  }
+  if (PackedSgemm::available() && activeConfig().patchConvolution)
+    EXPECT_GE(patchRuns, 3); // relu, clip, hard_sigmoid at least
+}
+
 TEST(Fusion, ChannelsLastLogisticChainsRunAsEpilogue) {
   // Swish and sigmoid after a channels-last convolution run as our epilogue
   // over the result (oneDNN's post-op injector for them is slower), in

@@ -493,12 +493,12 @@ const ConvImplementation kConvImplementations[] = {
      [](const ConvCase &c) {
        if (!activeConfig().patchConvolution)
          return std::string("off (patch-convolution=0)");
-       if (c.fused() || c.empty)
-         return std::string("takes no chain, or empty");
-       return patchConvolutionMismatch(c.g, c.anchor, c.out);
+       if (c.empty)
+         return std::string("empty");
+       return patchConvolutionMismatch(c.g, c.anchor, c.epilogue, c.out);
      },
      [](const ConvCase &c, std::string &) {
-       return makePatchConvolution(c.g, c.anchor, c.options.isConstant(1));
+       return makePatchConvolution(c.g, c.anchor, c.epilogue, c.out, c.options.isConstant(1));
      }},
     {"direct transposed (taps do not overlap)",
      [](const ConvCase &c) {

@@ -87,15 +87,20 @@ std::unique_ptr<Kernel> makeNonOverlappingDeconv(const ConvGeom &g, const Kernel
                                                  std::string summary);
 
 /// Empty if the patch kernel of conv_patches.cpp can run `desc` (geometry
-/// `g`, no chain) writing `out`: a 2-D ungrouped float32 convolution whose
-/// stride equals its kernel with no padding or dilation, of at most 4 input
-/// channels or windows of 16 taps or more, its result dense NCHW or
-/// channels-last, AVX-512; else why not.
+/// `g`) with `chain` after it, writing `out`: a 2-D ungrouped float32
+/// convolution without padding, its result dense NCHW or channels-last, a
+/// chain of unary ops only, AVX-512, and either windows that tile the input
+/// (stride = kernel, of at most 4 input channels or windows of 16 taps or
+/// more) or a small convolution (up to 2M multiply-adds, its gathered
+/// patches in L2); else why not.
 std::string patchConvolutionMismatch(const ConvGeom &g, const KernelDesc &desc,
+                                     const std::vector<KernelDesc> &chain,
                                      const KernelOperand &out);
-/// That kernel (constant weights packed once, for a channels-last result).
+/// That kernel (constant weights packed once, for a channels-last result);
+/// null if it does not apply.
 std::unique_ptr<Kernel> makePatchConvolution(const ConvGeom &g, const KernelDesc &desc,
-                                             bool constantWeights);
+                                             const std::vector<KernelDesc> &chain,
+                                             const KernelOperand &out, bool constantWeights);
 
 } // namespace cgc::cpu::conv
 
