@@ -255,8 +255,8 @@ void makeChannelsLast(Buffer &b) {
   b.operand.strides = {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
 }
 
-/// Creates `b.kernel` (`d` fused with `chain`, its weights and bias
-/// constant) with environment variable `knob` at `kernelValue` (null: as
+/// Creates `b.kernel` (`d` fused with `chain`, or alone when it is empty,
+/// its weights and bias constant) with environment variable `knob` at `kernelValue` (null: as
 /// it is) and `b.baseline` with `knob` at `baselineValue` (kernel choices
 /// are read when kernels are created), then restores `knob`. Exits naming
 /// the case if either cannot be created.
@@ -278,7 +278,8 @@ void createPair(Bench &b, const KernelDesc &d, const std::vector<KernelDesc> &ch
       std::exit(1);
     }
     ConfigScope scope(config);
-    std::unique_ptr<Kernel> kernel = createFusedKernel(d, chain, options, error);
+    std::unique_ptr<Kernel> kernel = chain.empty() ? createKernel(d, options, error)
+                                                   : createFusedKernel(d, chain, options, error);
     if (!kernel) {
       std::fprintf(stderr, "%s: %s\n", b.name.c_str(), error.c_str());
       std::exit(1);
@@ -315,6 +316,41 @@ Bench smallConv(const std::string &group, int64_t c, int64_t hw, int64_t m, int6
   r.inputs = {b.outputs[0].operand};
   r.outputs = {b.outputs[0].operand};
   createPair(b, d, {r}, "CGC_CPU_PATCH_CONVOLUTION", nullptr, "0");
+  return b;
+}
+
+/// A 2-D max or average pool (k x k, stride s, padding `pad`) on N x C x
+/// hw x hw, NCHW or channels-last in and out: the direct gather kernel
+/// against oneDNN's (CGC_CPU_DIRECT_POOL=0).
+Bench smallPool(const std::string &group, const char *op, int64_t c, int64_t hw, int64_t k,
+                int64_t stride, int64_t pad, bool channelsLast, std::mt19937 &rng) {
+  Bench b;
+  b.group = group;
+  const int64_t out = (hw + 2 * pad - k) / stride + 1;
+  std::ostringstream name;
+  name << (std::strcmp(op, "cgc_op.max_pool") == 0 ? "max" : "avg") << " pool " << k << "x" << k
+       << " s" << stride << " p" << pad << " " << c << " x " << hw << "x" << hw
+       << (channelsLast ? " channels-last" : "");
+  b.name = name.str();
+  if (!selected(b.name, group))
+    return b;
+  b.inputs.push_back(buffer({1, c, hw, hw}, rng));
+  b.outputs.push_back(buffer({1, c, out, out}, rng));
+  b.bytes = 4.0 * double(c) * double(hw * hw + out * out);
+  if (channelsLast) {
+    makeChannelsLast(b.inputs[0]);
+    makeChannelsLast(b.outputs[0]);
+  }
+  KernelDesc d;
+  d.op = op;
+  d.inputs = {b.inputs[0].operand};
+  d.outputs = {b.outputs[0].operand};
+  d.setAttr("kernel_shape", AttrValue::ofInts({k, k}));
+  d.setAttr("strides", AttrValue::ofInts({stride, stride}));
+  d.setAttr("dilations", AttrValue::ofInts({1, 1}));
+  d.setAttr("start_padding", AttrValue::ofInts({pad, pad}));
+  d.setAttr("end_padding", AttrValue::ofInts({pad, pad}));
+  createPair(b, d, {}, "CGC_CPU_DIRECT_POOL", nullptr, "0");
   return b;
 }
 
@@ -655,6 +691,19 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   all.push_back(smallConv(sc, 20, 12, 50, 5, 1, rng));
   all.push_back(smallConv(sc, 64, 48, 96, 1, 2, rng));
   all.push_back(smallConv(sc, 64, 28, 128, 3, 1, rng));
+  // Small pools (LeNet-5's two, GoogLeNet's and SqueezeNet's late ones, a
+  // ResNet stem's on a small image), and larger ones for the threshold.
+  const std::string sp = "Small pools";
+  all.push_back(smallPool(sp, "cgc_op.max_pool", 6, 28, 2, 2, 0, true, rng));
+  all.push_back(smallPool(sp, "cgc_op.max_pool", 6, 28, 2, 2, 0, false, rng));
+  all.push_back(smallPool(sp, "cgc_op.max_pool", 16, 10, 2, 2, 0, false, rng));
+  all.push_back(smallPool(sp, "cgc_op.avg_pool", 16, 10, 2, 2, 0, false, rng));
+  for (bool channelsLast : {false, true}) {
+    all.push_back(smallPool(sp, "cgc_op.max_pool", 64, 16, 3, 2, 1, channelsLast, rng));
+    all.push_back(smallPool(sp, "cgc_op.max_pool", 96, 13, 3, 2, 0, channelsLast, rng));
+    all.push_back(smallPool(sp, "cgc_op.avg_pool", 128, 28, 2, 2, 0, channelsLast, rng));
+    all.push_back(smallPool(sp, "cgc_op.max_pool", 256, 27, 3, 2, 0, channelsLast, rng));
+  }
   // EfficientNet-B0 squeeze-excitation: 1x1 convolutions on 1x1 planes.
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 480, 1, 20, 1, 1, false, rng));
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 20, 1, 480, 1, 1, false, rng));

@@ -1,7 +1,10 @@
 //===- NormPoolTest.cpp - Normalizations and pooling ----------------------===//
 
 #include "KernelTestUtil.h"
+#include "common.h" // cpuHasAvx512
+#include "config.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace cgc;
@@ -303,6 +306,58 @@ TEST(Pooling, ChannelsLastRowBandsMatchTheOracle) {
     EXPECT_TRUE(closeTo(y, poolOracle(x, c, op, 2, outShape), 1e-6, 1e-6, op + " " +
                                                                               k->describe()));
   }
+}
+
+TEST(Pooling, SmallPoolsRunOnGathersAndMatchTheOracle) {
+  // Small float32 2-D pools run on the direct gather kernel: max (with NaN
+  // inputs, which stick as in the generic kernel) and average (padding
+  // counted or not, a ceil-mode overhang), rows of more than one vector,
+  // dilation, input and result NCHW, channels-last (stores scattered) or
+  // with padded rows; on 3 threads. Larger ones stay on oneDNN.
+  if (!cpuHasAvx512() || !activeConfig().directPool)
+    GTEST_SKIP() << "no AVX-512, or direct-pool=0";
+  std::mt19937 rng(38);
+  const std::vector<std::pair<std::string, PoolCase>> cases = {
+      {"cgc_op.max_pool", {{1, 6, 28, 28}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}}},
+      {"cgc_op.max_pool", {{2, 1, 9, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}},
+      {"cgc_op.max_pool", {{1, 2, 12, 37}, {2, 3}, {1, 2}, {2, 1}, {1, 1}, {2, 0}}},
+      {"cgc_op.avg_pool", {{1, 16, 10, 10}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}}},
+      {"cgc_op.avg_pool", {{2, 2, 10, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 0}, {0, 1}, true, true}},
+      {"cgc_op.avg_pool", {{1, 3, 11, 35}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, true}},
+      {"cgc_op.avg_pool", {{1, 1, 5, 5}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, false, true}},
+  };
+  for (const auto &[op, c] : cases)
+    for (Layout in : {Layout::Contiguous, Layout::ChannelsLast, Layout::Padded})
+      for (Layout out : {Layout::Contiguous, Layout::ChannelsLast}) {
+        Tensor x(CGC_DTYPE_FLOAT32, c.shape, in);
+        fillRandom(x, rng, -3, 3);
+        if (op == "cgc_op.max_pool")
+          for (int64_t i = 5; i < x.size(); i += 97)
+            x.set(i, std::nan(""));
+        std::vector<int64_t> outShape = poolOutShape(c);
+        Tensor y(CGC_DTYPE_FLOAT32, outShape, out);
+        Desc d(op);
+        d.in(x).out(y).ints("kernel_shape", c.kernel).ints("strides", c.stride).ints(
+            "dilations", c.dilation).ints("start_padding", c.padB).ints("end_padding", c.padE);
+        if (c.ceil)
+          d.b("ceil_mode", true);
+        if (c.includePad)
+          d.b("count_include_pad", true);
+        auto k = make(d);
+        ASSERT_TRUE(k);
+        EXPECT_NE(k->describe().find("gathers"), std::string::npos) << k->describe();
+        runKernel(*k, {&x}, {&y}, pool3());
+        EXPECT_TRUE(closeTo(y, poolOracle(x, c, op, 2, outShape), 1e-6, 1e-6,
+                            op + " " + layoutName(in) + " -> " + layoutName(out) + " " +
+                                k->describe()));
+      }
+  PoolCase large{{1, 64, 16, 16}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}};
+  Tensor x(CGC_DTYPE_FLOAT32, large.shape), y(CGC_DTYPE_FLOAT32, poolOutShape(large));
+  auto k = make(Desc("cgc_op.max_pool").in(x).out(y).ints("kernel_shape", large.kernel).ints(
+      "strides", large.stride).ints("dilations", large.dilation).ints(
+      "start_padding", large.padB).ints("end_padding", large.padE));
+  ASSERT_TRUE(k);
+  EXPECT_NE(k->describe().find("oneDNN"), std::string::npos) << k->describe();
 }
 
 TEST(Pooling, RejectsBadWindows) {

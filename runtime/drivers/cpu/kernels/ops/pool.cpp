@@ -1,6 +1,8 @@
 //===- pool.cpp - max_pool, avg_pool, lp_pool -----------------------------===//
 //
-// float32 max and average pooling run on oneDNN's pooling_v2 (dilation
+// Small float32 2-D max and average pools run on a direct kernel of AVX-512
+// gathers (GatherPoolKernel). Other float32 max and average pooling runs on
+// oneDNN's pooling_v2 (dilation
 // included) when its padding model gives ONNX's answer: ceil_mode's extra
 // end padding is passed as explicit padding, which is exact for max pooling
 // and for averages that exclude padding; an average that counts padding uses
@@ -13,6 +15,9 @@
 #include "onednn.h"
 
 #include <algorithm>
+#include <climits>
+#include <immintrin.h>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -242,6 +247,156 @@ private:
 };
 
 //===----------------------------------------------------------------------===//
+// Small float32 2-D pools: AVX-512 gathers along output rows
+//===----------------------------------------------------------------------===//
+
+/// A float32 2-D max or average pool, any strides on either side: each
+/// output row is computed 16 outputs at a time, one masked gather per
+/// vector and window tap, from tables made at creation (window origins,
+/// which taps fall in the plane, divisors). oneDNN's pooling costs a few
+/// microseconds per run whatever the size; this is for the pools where that
+/// is most of the time (LeNet's). Max keeps NaN as the generic kernel does.
+class GatherPoolKernel final : public KernelBase {
+public:
+  GatherPoolKernel(const PoolGeom &g, const KernelOperand &x, const KernelOperand &y)
+      : g_(g), xs_(x.effectiveStrides()), ys_(y.effectiveStrides()),
+        vectors_((g.out[1] + 15) / 16) {
+    const int64_t kw = g.kernel[1], w = g.in[1];
+    origins_.assign(size_t(vectors_ * 16), 0);
+    stores_.assign(size_t(vectors_ * 16), 0);
+    colMasks_.assign(size_t(vectors_ * kw), 0);
+    validCols_.assign(size_t(vectors_ * 16), 0.0f);
+    paddedCols_.assign(size_t(vectors_ * 16), 0.0f);
+    for (int64_t px = 0; px < g.out[1]; ++px) {
+      const int64_t start = px * g.stride[1] - g.padBegin[1];
+      origins_[size_t(px)] = int32_t(start * xs_[3]);
+      stores_[size_t(px)] = int32_t(px * ys_[3]);
+      for (int64_t j = 0; j < kw; ++j) {
+        const int64_t col = start + j * g.dilation[1];
+        if (col >= 0 && col < w) {
+          colMasks_[size_t(px / 16 * kw + j)] |= uint16_t(1u << (px % 16));
+          validCols_[size_t(px)] += 1;
+        }
+        paddedCols_[size_t(px)] += col >= -g.padBegin[1] && col < w + g.padEnd[1];
+      }
+    }
+    for (int64_t py = 0; py < g.out[0]; ++py) {
+      const int64_t start = py * g.stride[0] - g.padBegin[0];
+      float valid = 0, padded = 0;
+      for (int64_t i = 0; i < g.kernel[0]; ++i) {
+        const int64_t row = start + i * g.dilation[0];
+        valid += row >= 0 && row < g.in[0];
+        padded += row >= -g.padBegin[0] && row < g.in[0] + g.padEnd[0];
+      }
+      validRows_.push_back(valid);
+      paddedRows_.push_back(padded);
+    }
+    description_ = poolText(g) + " (direct, AVX-512 gathers along output rows, split across the pool)";
+  }
+
+  /// Empty if this kernel runs `g` from `x` into `y`: float32 2-D max or
+  /// average, at most kMaxTaps window taps over all outputs, offsets within
+  /// 32 bits, no negative strides, AVX-512; else why not.
+  static std::string mismatch(const PoolGeom &g, const KernelOperand &x, const KernelOperand &y) {
+    if (!activeConfig().directPool)
+      return "off (direct-pool=0)";
+    if (!cpuHasAvx512())
+      return "no AVX-512";
+    if (g.kind == PoolKind::Lp || g.in.size() != 2 || x.dtype != CGC_DTYPE_FLOAT32)
+      return "not a float32 2-D max or average pool";
+    if (numElements(y.shape) * g.kernel[0] * g.kernel[1] > kMaxTaps || numElements(y.shape) == 0)
+      return "not a small pool (oneDNN is faster)";
+    int64_t xReach = 0, yReach = 0;
+    for (size_t d = 0; d < 4; ++d) {
+      const int64_t xsd = x.effectiveStrides()[d], ysd = y.effectiveStrides()[d];
+      if (xsd < 0 || ysd < 0)
+        return "negative strides";
+      xReach += (x.shape[d] - 1) * xsd;
+      yReach += (y.shape[d] - 1) * ysd;
+    }
+    if (xReach > INT_MAX / 2 || yReach > INT_MAX / 2)
+      return "too large for 32-bit gather offsets";
+    return "";
+  }
+
+  void run(const KernelArgs &args, ThreadPool &pool) const override {
+    const float *x = static_cast<const float *>(args.inputs[0]);
+    float *y = static_cast<float *>(args.outputs[0]);
+    const int64_t rows = g_.batch * g_.channels * g_.out[0];
+    // Rows of at least 16K taps per piece: a small pool stays on one thread.
+    const int64_t grain =
+        std::max<int64_t>(1, 16384 / (vectors_ * 16 * g_.kernel[0] * g_.kernel[1]));
+    pool.parallelFor(rows, grain, [&](int64_t begin, int64_t end) { runRows(x, y, begin, end); });
+  }
+
+  /// Window taps over all outputs past which oneDNN is faster. A gather
+  /// costs ~11 cycles here (with the microcode's Gather Data Sampling
+  /// mitigation). bench-kernels, "Small pools" (2026-11-30, 1 thread,
+  /// against oneDNN): LeNet's 2x2 s2 pools, 6 x 28x28 (4.7K taps) 4.2 ->
+  /// 2.0 us NCHW, 2.0 -> 1.8 us channels-last, 16 x 10x10 (1.6K) 2.3 -> 1.8
+  /// us, its average 3.3 -> 1.8 us; 3x3 s2 pools of 37K-44K taps 0.16-0.32x
+  /// (oneDNN 3.4-5.6 us).
+  static constexpr int64_t kMaxTaps = 8192;
+
+private:
+  CGC_TARGET_AVX512 void runRows(const float *x, float *y, int64_t begin, int64_t end) const {
+    const int64_t kh = g_.kernel[0], kw = g_.kernel[1];
+    const bool max = g_.kind == PoolKind::Max;
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t py = r % g_.out[0], nc = r / g_.out[0];
+      const int64_t n = nc / g_.channels, c = nc % g_.channels;
+      const float *plane = x + n * xs_[0] + c * xs_[1];
+      float *out = y + n * ys_[0] + c * ys_[1] + py * ys_[2];
+      const float rowDiv = g_.countIncludePad ? paddedRows_[size_t(py)] : validRows_[size_t(py)];
+      for (int64_t v = 0; v < vectors_; ++v) {
+        const __m512i origin = _mm512_loadu_si512(origins_.data() + 16 * v);
+        __m512 acc = max ? _mm512_set1_ps(-std::numeric_limits<float>::infinity())
+                         : _mm512_setzero_ps();
+        for (int64_t i = 0; i < kh; ++i) {
+          const int64_t row = py * g_.stride[0] - g_.padBegin[0] + i * g_.dilation[0];
+          if (row < 0 || row >= g_.in[0])
+            continue;
+          const float *base = plane + row * xs_[2];
+          for (int64_t j = 0; j < kw; ++j) {
+            const __mmask16 m = colMasks_[size_t(v * kw + j)];
+            if (!m)
+              continue;
+            const float *tap = base + j * g_.dilation[1] * xs_[3];
+            if (max) {
+              const __m512 t = _mm512_mask_i32gather_ps(acc, m, origin, tap, 4);
+              const __mmask16 nan = _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q);
+              acc = _mm512_mask_mov_ps(_mm512_max_ps(t, acc), nan, t);
+            } else {
+              acc = _mm512_add_ps(
+                  acc, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, origin, tap, 4));
+            }
+          }
+        }
+        if (!max) {
+          const __m512 cols = _mm512_loadu_ps(
+              (g_.countIncludePad ? paddedCols_ : validCols_).data() + 16 * v);
+          acc = _mm512_div_ps(acc, _mm512_mul_ps(cols, _mm512_set1_ps(rowDiv)));
+        }
+        const int64_t lanes = std::min<int64_t>(16, g_.out[1] - 16 * v);
+        const __mmask16 store = __mmask16((1u << lanes) - 1);
+        if (ys_[3] == 1)
+          _mm512_mask_storeu_ps(out + 16 * v, store, acc);
+        else
+          _mm512_mask_i32scatter_ps(out, store, _mm512_loadu_si512(stores_.data() + 16 * v),
+                                    acc, 4);
+      }
+    }
+  }
+
+  PoolGeom g_;
+  std::vector<int64_t> xs_, ys_;
+  int64_t vectors_;
+  std::vector<int32_t> origins_, stores_; // per output column: offsets in x's and y's rows
+  std::vector<uint16_t> colMasks_;        // per vector and tap column: lanes in the plane
+  std::vector<float> validCols_, paddedCols_, validRows_, paddedRows_; // divisors
+};
+
+//===----------------------------------------------------------------------===//
 // oneDNN (float32 max / avg)
 //===----------------------------------------------------------------------===//
 
@@ -452,6 +607,8 @@ private:
 std::unique_ptr<Kernel> makePool(const KernelDesc &desc, const KernelOptions &) {
   PoolGeom g = parsePool(desc);
   const KernelOperand &x = *desc.inputs[0], &out = desc.outputs[0];
+  if (GatherPoolKernel::mismatch(g, x, out).empty())
+    return std::make_unique<GatherPoolKernel>(g, x, out);
   if (x.dtype == CGC_DTYPE_FLOAT32 && g.kind != PoolKind::Lp && numElements(out.shape) > 0) {
     try {
       return std::make_unique<DnnlPoolKernel>(g, x, out);
