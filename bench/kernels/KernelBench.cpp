@@ -691,9 +691,9 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   all.push_back(smallConv(sc, 20, 12, 50, 5, 1, rng));
   all.push_back(smallConv(sc, 64, 48, 96, 1, 2, rng));
   all.push_back(smallConv(sc, 64, 28, 128, 3, 1, rng));
-  // Small pools (LeNet-5's two, GoogLeNet's and SqueezeNet's late ones, a
-  // ResNet stem's on a small image), and larger ones for the threshold.
-  const std::string sp = "Small pools";
+  // Pools: LeNet-5's two, GoogLeNet's and SqueezeNet's late ones, one on a
+  // small image; NCHW and channels-last.
+  const std::string sp = "Pools";
   all.push_back(smallPool(sp, "cgc_op.max_pool", 6, 28, 2, 2, 0, true, rng));
   all.push_back(smallPool(sp, "cgc_op.max_pool", 6, 28, 2, 2, 0, false, rng));
   all.push_back(smallPool(sp, "cgc_op.max_pool", 16, 10, 2, 2, 0, false, rng));
@@ -704,6 +704,10 @@ std::vector<Bench> benches(std::mt19937 &rng) {
     all.push_back(smallPool(sp, "cgc_op.avg_pool", 128, 28, 2, 2, 0, channelsLast, rng));
     all.push_back(smallPool(sp, "cgc_op.max_pool", 256, 27, 3, 2, 0, channelsLast, rng));
   }
+  // A ResNet's and SqueezeNet 1.1's stem pools, channels-last as the models
+  // run them.
+  all.push_back(smallPool(sp, "cgc_op.max_pool", 64, 112, 3, 2, 1, true, rng));
+  all.push_back(smallPool(sp, "cgc_op.max_pool", 64, 111, 3, 2, 0, true, rng));
   // EfficientNet-B0 squeeze-excitation: 1x1 convolutions on 1x1 planes.
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 480, 1, 20, 1, 1, false, rng));
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 20, 1, 480, 1, 1, false, rng));

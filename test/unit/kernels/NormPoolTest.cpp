@@ -279,7 +279,11 @@ TEST(Pooling, ChannelsLastRowBandsMatchTheOracle) {
   // rows, each with its input rows, halo and share of the padding: max and
   // average (padding counted or not, a ceil-mode overhang), bands
   // of unequal height; a batch of 2 runs whole (a band of several images
-  // is not dense: oneDNN has only its reference kernel for it).
+  // is not dense: oneDNN has only its reference kernel for it). With the
+  // direct kernels off (direct-pool=0): they take these pools otherwise.
+  KernelConfig config = KernelConfig::process();
+  config.directPool = false;
+  ConfigScope scope(config);
   std::mt19937 rng(37);
   std::vector<std::pair<std::string, PoolCase>> cases = {
       {"cgc_op.max_pool", {{1, 64, 112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}}},
@@ -358,6 +362,49 @@ TEST(Pooling, SmallPoolsRunOnGathersAndMatchTheOracle) {
       "start_padding", large.padB).ints("end_padding", large.padE));
   ASSERT_TRUE(k);
   EXPECT_NE(k->describe().find("oneDNN"), std::string::npos) << k->describe();
+}
+
+TEST(Pooling, ChannelsLastPoolsRunOnChannelVectorsAndMatchTheOracle) {
+  // Float32 2-D pools larger than the gather kernel takes, channels-last in
+  // and out, run on vectors of channels: max with NaN inputs (they stick),
+  // averages counting padding or not with a ceil-mode overhang, dilation
+  // and asymmetric padding, channel counts that leave a partial last
+  // vector (3, 40) or fill whole ones (64), a batch of 2, split across 3
+  // threads and run on 1.
+  if (!cpuHasAvx512() || !activeConfig().directPool)
+    GTEST_SKIP() << "no AVX-512, or direct-pool=0";
+  std::mt19937 rng(39);
+  const std::vector<std::pair<std::string, PoolCase>> cases = {
+      {"cgc_op.max_pool", {{1, 64, 56, 56}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}}},
+      {"cgc_op.max_pool", {{2, 40, 27, 27}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true}},
+      {"cgc_op.max_pool", {{1, 3, 41, 33}, {3, 2}, {1, 1}, {2, 1}, {2, 0}, {1, 1}}},
+      {"cgc_op.avg_pool", {{1, 40, 57, 57}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true}},
+      {"cgc_op.avg_pool", {{1, 48, 45, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, true}},
+      {"cgc_op.avg_pool", {{2, 17, 30, 30}, {3, 3}, {2, 2}, {1, 1}, {1, 0}, {0, 1}, true, true}},
+  };
+  for (const auto &[op, c] : cases)
+    for (ThreadPool *pool : {&pool3(), &pool1()}) {
+      Tensor x(CGC_DTYPE_FLOAT32, c.shape, Layout::ChannelsLast);
+      fillRandom(x, rng, -3, 3);
+      if (op == "cgc_op.max_pool")
+        for (int64_t i = 11; i < x.size(); i += 389)
+          x.set(i, std::nan(""));
+      std::vector<int64_t> outShape = poolOutShape(c);
+      Tensor y(CGC_DTYPE_FLOAT32, outShape, Layout::ChannelsLast);
+      Desc d(op);
+      d.in(x).out(y).ints("kernel_shape", c.kernel).ints("strides", c.stride).ints(
+          "dilations", c.dilation).ints("start_padding", c.padB).ints("end_padding", c.padE);
+      if (c.ceil)
+        d.b("ceil_mode", true);
+      if (c.includePad)
+        d.b("count_include_pad", true);
+      auto k = make(d);
+      ASSERT_TRUE(k);
+      EXPECT_NE(k->describe().find("direct channels-last"), std::string::npos) << k->describe();
+      runKernel(*k, {&x}, {&y}, *pool);
+      EXPECT_TRUE(closeTo(y, poolOracle(x, c, op, 2, outShape), 1e-6, 1e-6,
+                          op + " " + k->describe()));
+    }
 }
 
 TEST(Pooling, RejectsBadWindows) {

@@ -68,7 +68,7 @@ const std::vector<Field> &fields() {
                      "a convolution with stride = kernel (a patch embedding) as one product "
                      "of its gathered patches on the packed GEMM",
                      &KernelConfig::patchConvolution));
-    f.push_back(flag("direct-pool", "small float32 2-D pools on AVX-512 gathers (off: oneDNN)",
+    f.push_back(flag("direct-pool", "small and channels-last float32 2-D pools on direct kernels (off: oneDNN)",
                      &KernelConfig::directPool));
     f.push_back(flag("packed-gemm", "the AVX-512 packed GEMM (off: oneDNN)",
                      &KernelConfig::packedGemm));

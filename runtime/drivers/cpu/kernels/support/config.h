@@ -49,7 +49,7 @@ struct KernelConfig {
   bool depthwiseProject = true;      // a depthwise convolution fused with its projection
   bool directDeconvolution = true;   // conv_transpose with stride = kernel as one block per input
   bool patchConvolution = true;      // a convolution with stride = kernel as one product of patches
-  bool directPool = true;            // small float32 2-D pools on AVX-512 gathers
+  bool directPool = true;            // small and channels-last float32 2-D pools, direct kernels
   // Products.
   bool packedGemm = true;       // the AVX-512 packed GEMM (else oneDNN)
   bool strassen = true;         // one Strassen level for large products
