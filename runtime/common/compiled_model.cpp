@@ -431,10 +431,15 @@ bool CompiledModel::openFile(const std::string &path, std::string &error) {
     return false;
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size == 0) {
-    error = path + (st.st_size == 0 ? ": the file is empty"
-                                    : ": cannot stat: " +
-                                          std::string(std::strerror(errno)));
+  if (fstat(fd, &st) != 0) {
+    error = path + ": cannot stat: " + std::strerror(errno);
+    ::close(fd);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+    error = path + (S_ISDIR(st.st_mode)    ? ": it is a directory, not a compiled model"
+                    : !S_ISREG(st.st_mode) ? ": not a regular file"
+                                           : ": the file is empty");
     ::close(fd);
     return false;
   }

@@ -12,6 +12,8 @@
 #include <iterator>
 #include <limits>
 #include <optional>
+
+#include <sys/stat.h>
 #include <random>
 #include <sstream>
 #include <string_view>
@@ -132,12 +134,26 @@ std::string describe(cgc_dtype_t dtype, const std::vector<int64_t> &shape) {
 }
 
 static bool readFile(const std::string &path, std::string &bytes, std::string &error) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    error = path + ": cannot read: it is a directory, not a tensor file";
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = path + ": cannot open: " + std::strerror(errno);
     return false;
   }
-  bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception &) {
+    error = path + ": cannot read: " + std::strerror(errno);
+    return false;
+  }
+  if (in.bad()) {
+    error = path + ": cannot read: " + std::strerror(errno);
+    return false;
+  }
   return true;
 }
 
