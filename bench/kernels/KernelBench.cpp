@@ -711,6 +711,13 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   // EfficientNet-B0 squeeze-excitation: 1x1 convolutions on 1x1 planes.
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 480, 1, 20, 1, 1, false, rng));
   all.push_back(conv("EfficientNet-B0 (sample)", 16, 20, 1, 480, 1, 1, false, rng));
+  // RegNetX-400MF's pointwise products as the channels-last model runs them
+  // (positions x in -> out): its 32->32 @112 and 400->400 @7.
+  const std::string rg = "RegNetX-400MF pointwise products";
+  all.push_back(matmul(rg, 1, {1, 12544, 32}, {32, 32}, true, false, "cgc_op.relu", rng,
+                       "32->32 @112 +relu (12544x32x32)"));
+  all.push_back(matmul(rg, 11, {1, 49, 400}, {400, 400}, true, false, "cgc_op.relu", rng,
+                       "400->400 @7 +relu (49x400x400)"));
   // BERT-base encoder layer, sequence 128 (12 layers in the model).
   const std::string bt = "BERT-base layer (seq 128)";
   all.push_back(matmul(bt, 3, {1, 128, 768}, {768, 768}, true, false, nullptr, rng, "q/k/v proj 768x768"));
