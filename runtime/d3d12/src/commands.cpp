@@ -553,9 +553,7 @@ struct QueueCore {
     {
       std::lock_guard<std::mutex> lock(mutex);
       items.push_back(std::move(item));
-      ++pushed;
-      // Busy and Watch look at `items` again without being told.
-      notify = state == State::Idle;
+      notify = state == State::Idle; // otherwise it looks at `items` again
     }
     if (notify)
       wake.notify_one();
@@ -630,47 +628,26 @@ struct QueueCore {
   }
 
   /// The queue's thread: runs items as they come until stopped and drained.
-  /// Items are left to threads helping from a fence, which run them without
-  /// a thread hop. While the last run was run by a helper, the thread
-  /// watches instead of sleeping: a push does not wake it (that wake-up,
-  /// a system call and a hop to another core, cost as much as a small
-  /// model's run), it looks every `kWatch` and runs what no helper took in
-  /// that time; while a helper runs, it waits for the helper to leave
-  /// instead. After a quiet `kWatch` it sleeps until the next push.
+  /// Items are left to threads helping from a fence (they run them without
+  /// a thread hop): while one helps, and — when the last run was run by a
+  /// helper, so the one just submitted likely will be too — until no helper
+  /// has come for `kGrace`.
   void workerLoop() {
-    static constexpr auto kWatch = std::chrono::microseconds(500);
+    static constexpr auto kGrace = std::chrono::microseconds(500);
     std::unique_lock<std::mutex> lock(mutex);
-    bool watch = true; // false once a watch saw nothing pushed
     while (true) {
-      bool leaveToHelpers = lastHelped && !handedOver && !stopping.load();
-      if (leaveToHelpers && watch) {
-        state = State::Watch;
-        uint64_t seenPushed = pushed, seenHelped = helped;
-        bool told = grace.wait_for(lock, kWatch, [&] { return stopping.load() || handedOver; });
-        if (!told && helpers > 0) {
-          // A helper is running the work: no more timed looks until it
-          // leaves (a look every kWatch through a long run, on the core
-          // the run is pinned to, cost ResNet-50 10% at 1 thread).
-          state = State::AwaitHelpers;
-          grace.wait(lock, [&] { return stopping.load() || handedOver || helpers == 0; });
+      state = State::Idle;
+      wake.wait(lock, [&] { return helpers == 0 && (stopping.load() || !items.empty()); });
+      if (items.empty())
+        return; // stopping, drained
+      if (lastHelped && !handedOver && !stopping.load()) {
+        state = State::Grace;
+        uint64_t seen = helped;
+        grace.wait_for(lock, kGrace, [&] {
+          return helpers > 0 || items.empty() || stopping.load() || handedOver;
+        });
+        if (helpers > 0 || items.empty() || helped != seen)
           continue;
-        }
-        if (!told) {
-          if (helped != seenHelped)
-            continue; // helpers are making progress
-          if (items.empty()) {
-            watch = pushed != seenPushed;
-            continue;
-          }
-          // Items waited a whole watch and no helper came: run them.
-        }
-      } else if (items.empty() || helpers > 0) {
-        state = State::Idle;
-        wake.wait(lock, [&] { return helpers == 0 && (stopping.load() || !items.empty()); });
-        if (items.empty())
-          return; // stopping, drained
-        watch = true;
-        continue;
       }
       handedOver = false;
       state = State::Busy;
@@ -691,17 +668,16 @@ struct QueueCore {
     struct Leave {
       QueueCore &core;
       ~Leave() {
-        bool handOver, awaited;
+        bool handOver;
         {
           std::lock_guard<std::mutex> lock(core.mutex);
           handOver = --core.helpers == 0 && !core.items.empty();
           core.handedOver = core.handedOver || handOver;
-          awaited = core.helpers == 0 && core.state == State::AwaitHelpers;
         }
-        if (handOver)
+        if (handOver) {
           core.wake.notify_one();
-        if (handOver || awaited)
           core.grace.notify_one();
+        }
       }
     } leave{*this};
     while (fence.GetCompletedValue() < value)
@@ -714,9 +690,8 @@ struct QueueCore {
   std::mutex mutex; // guards what follows up to `stopping`
   std::condition_variable wake, grace;
   std::deque<Item> items;
-  enum class State { Idle, Watch, AwaitHelpers, Busy } state = State::Busy; // the queue's thread
+  enum class State { Idle, Grace, Busy } state = State::Busy; // the queue's thread
   int helpers = 0;         // threads in help()
-  uint64_t pushed = 0;     // items pushed
   uint64_t helped = 0;     // Execute items run by helpers
   bool lastHelped = false; // the last Execute item ran on a helper
   bool handedOver = false; // a helper left items for the queue's thread
