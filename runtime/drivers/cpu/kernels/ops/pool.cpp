@@ -476,7 +476,9 @@ private:
       const Window &wy = windows_[0][size_t(oy)];
       for (int64_t ox = 0; ox < g_.out[1]; ++ox) {
         const Window &wx = windows_[1][size_t(ox)];
-        const float *origin = x + n * xs_[0] + wy.first * xs_[2] + wx.first * xs_[3];
+        // The window's first tap may lie in the padding: offsets stay
+        // integers until they address an element in the plane.
+        const int64_t origin = n * xs_[0] + wy.first * xs_[2] + wx.first * xs_[3];
         float *out = y + n * ys_[0] + oy * ys_[2] + ox * ys_[3];
         const __m512 scale = _mm512_set1_ps(1.0f / (wy.divisor * wx.divisor));
         for (int64_t v = 0; v < vectors; ++v) {
@@ -484,9 +486,9 @@ private:
           __m512 acc = max ? _mm512_set1_ps(-std::numeric_limits<float>::infinity())
                            : _mm512_setzero_ps();
           for (int64_t i = wy.lo; i < wy.hi; ++i) {
-            const float *row = origin + i * dy + 16 * v;
+            const int64_t row = origin + i * dy + 16 * v;
             for (int64_t j = wx.lo; j < wx.hi; ++j) {
-              const __m512 t = _mm512_maskz_loadu_ps(m, row + j * dx);
+              const __m512 t = _mm512_maskz_loadu_ps(m, x + (row + j * dx));
               if (max) {
                 const __mmask16 nan = _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q);
                 acc = _mm512_mask_mov_ps(_mm512_max_ps(t, acc), nan, t);
