@@ -221,7 +221,10 @@ TEST(Movement, ChannelsLastConcatAndSplitOfShortRows) {
   // channels: short rows (a few bytes to 1 KB, whole 64-byte pieces and a
   // tail) copied a block of rows at a time, over batches and row blocks;
   // a longer run takes the general copy, an NCHW part the transposing one.
-  // At pool3 the pieces are copied in three shares of one parallel region.
+  // At pool3 the pieces are copied in three shares of one parallel region;
+  // within a share they advance together in slices of ~32 KiB (tens of
+  // slices here, pieces of unequal item counts, some slices empty for the
+  // small pieces).
   std::mt19937 rng(68);
   for (cgc_dtype_t dt : {CGC_DTYPE_UINT8, CGC_DTYPE_FLOAT16, CGC_DTYPE_FLOAT32, CGC_DTYPE_INT64}) {
     const std::vector<int64_t> channels = {3, 16, 32, 17, 69, 300};

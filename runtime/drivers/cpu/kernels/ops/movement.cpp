@@ -127,6 +127,8 @@ public:
   };
   /// Bytes per thread below which the copies run on fewer threads.
   static constexpr int64_t kMinShareBytes = 128 << 10;
+  /// Bytes of all the pieces per slice of a share (in L1 and L2).
+  static constexpr int64_t kSliceBytes = 32 << 10;
   MultiCopyKernel(bool concat, std::vector<Piece> pieces, std::string description)
       : concat_(concat), pieces_(std::move(pieces)) {
     description_ = std::move(description);
@@ -150,14 +152,23 @@ public:
       bytes += p.plan.bytes();
     const int64_t shares =
         std::min<int64_t>(pool.size(), std::max<int64_t>(1, bytes / kMinShareBytes));
+    // Within a share the pieces advance together, a slice of each in turn:
+    // a concat of channels-last tensors along C then writes each output row
+    // once, in order, instead of one pass over all rows per input (two
+    // passes over SqueezeNet's 1.5 MB fire outputs, evicted from L2 in
+    // between).
+    const int64_t slices = std::max<int64_t>(1, bytes / shares / kSliceBytes);
     pool.parallelFor(shares, 1, [&](int64_t s0, int64_t s1) {
-      for (const Piece &p : pieces_) {
-        void *dst;
-        const void *src;
-        ends(p, dst, src);
-        const int64_t items = p.plan.workItems();
-        p.plan.runItems(dst, src, items * s0 / shares, items * s1 / shares);
-      }
+      for (int64_t k = 0; k < slices; ++k)
+        for (const Piece &p : pieces_) {
+          void *dst;
+          const void *src;
+          ends(p, dst, src);
+          const int64_t items = p.plan.workItems();
+          const int64_t begin = items * s0 / shares, end = items * s1 / shares;
+          p.plan.runItems(dst, src, begin + (end - begin) * k / slices,
+                          begin + (end - begin) * (k + 1) / slices);
+        }
     });
   }
 
