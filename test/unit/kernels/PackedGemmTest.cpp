@@ -320,10 +320,16 @@ TEST(PackedGemm, SplitAcrossThreadsByPanelsAndByRows) {
   SgemmOp bias{Kind::Add};
   bias.operand = 0;
   bias.colStride = 1;
+  // By panels the shares are nearly equal column counts, not panel counts
+  // (a narrower last panel: RegNetX's 49x400x400, 1000 columns; one
+  // column past whole panels), on 3 threads and 2.
+  ThreadPool pool2(2);
   for (Product p : {Product{64, 128, 520, false}, Product{1000, 96, 40, false},
-                    Product{123, 200, 150, true}}) {
+                    Product{123, 200, 150, true}, Product{49, 400, 400, false},
+                    Product{40, 96, 1000, false}, Product{30, 400, 193, false}}) {
     std::vector<float> b = randomFloats(size_t(p.n), rng, -1, 1);
     check(p, {bias}, {b}, {}, pool3(), rng, "split");
+    check(p, {bias}, {b}, {}, pool2, rng, "split in 2");
   }
 }
 

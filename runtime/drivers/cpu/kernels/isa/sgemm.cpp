@@ -401,6 +401,20 @@ void PackedSgemm::runRows(const Args &args, int64_t r0, int64_t r1, RowsDone don
   }
 }
 
+int64_t PackedSgemm::panelBoundary(int64_t share, int64_t shares) const {
+  if (share <= 0)
+    return 0;
+  if (share >= shares)
+    return panels();
+  // The panel boundary nearest to an even share of the columns: the last
+  // panel may be narrower, so equal panel counts are not equal work (400
+  // columns in 48-wide panels split 5 / 4 gave 240 / 160 columns; 4 / 5
+  // gives 192 / 208).
+  const double target = double(n_) * double(share) / double(shares);
+  const int64_t p = int64_t(target / double(panelWidth()) + 0.5);
+  return std::clamp<int64_t>(p, 0, panels());
+}
+
 void PackedSgemm::runAll(const Args &args, int64_t rows, ThreadPool &pool, int64_t rowUnit,
                          RowsDone done) const {
   if (algorithm_ == Algorithm::Strassen) {
@@ -447,9 +461,8 @@ void PackedSgemm::runAll(const Args &args, int64_t rows, ThreadPool &pool, int64
   }
   case Panels:
     pool.run(size_t(threads), [&](size_t i) {
-      int64_t begin, end;
-      evenSplit(panels(), threads, int64_t(i), begin, end);
-      run(args, 0, rows, begin, end);
+      run(args, 0, rows, panelBoundary(int64_t(i), threads),
+          panelBoundary(int64_t(i) + 1, threads));
     });
     if (done)
       pool.run(size_t(threads), [&](size_t i) {

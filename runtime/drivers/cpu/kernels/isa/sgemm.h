@@ -174,6 +174,9 @@ public:
               RowsDone done = nullptr) const;
 
 private:
+  /// The first panel of share `share` of `shares` when runAll splits a
+  /// product by panels: shares of nearly equal column counts.
+  int64_t panelBoundary(int64_t share, int64_t shares) const;
   void packPanels(const float *b, int64_t bk, int64_t bn, int64_t k, int64_t n, float *dst,
                   int64_t panelStride) const;
   void runStrassen(const Args &args, int64_t rows, ThreadPool &pool, RowsDone done) const;
