@@ -12,11 +12,11 @@
 #include <iterator>
 #include <limits>
 #include <optional>
-
-#include <sys/stat.h>
 #include <random>
 #include <sstream>
 #include <string_view>
+
+#include <sys/stat.h>
 
 namespace cgc::run {
 
@@ -144,13 +144,13 @@ static bool readFile(const std::string &path, std::string &bytes, std::string &e
     error = path + ": cannot open: " + std::strerror(errno);
     return false;
   }
+  bool failed = false;
   try {
     bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   } catch (const std::exception &) {
-    error = path + ": cannot read: " + std::strerror(errno);
-    return false;
+    failed = true;
   }
-  if (in.bad()) {
+  if (failed || in.bad()) {
     error = path + ": cannot read: " + std::strerror(errno);
     return false;
   }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <sys/mman.h>
@@ -626,22 +627,29 @@ TEST(Convolution, PatchConvolutionsRunOnThePackedGemm) {
       {1, 3, 96, 1, {20, 24}, {4, 4}, {4, 4}, {1, 1}, {0, 0}, {0, 0}, false},
       {1, 2, 7, 1, {9, 10}, {3, 2}, {3, 2}, {1, 1}, {0, 0}, {0, 0}},
   };
-  for (const ConvCase &c : cases)
-    for (Layout in : {Layout::Contiguous, Layout::ChannelsLast})
-      for (Layout out : {Layout::Contiguous, Layout::ChannelsLast}) {
-        for (bool constant : {true, false})
-          checkConv(c, CGC_DTYPE_FLOAT32, false, in, out, constant, rng);
-        Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, in);
-        Tensor w(CGC_DTYPE_FLOAT32, {c.m, c.c, c.kernel[0], c.kernel[1]}),
-            b(CGC_DTYPE_FLOAT32, {c.m}), y(CGC_DTYPE_FLOAT32, convOut(c, false), out);
-        auto k = make(convCaseDesc(c, x, w, c.bias ? &b : nullptr, y));
-        ASSERT_TRUE(k);
-        // (A stem of few input channels into a channels-last result keeps
-        // the direct stem kernel.)
-        const bool stem = c.c <= 4 && out == Layout::ChannelsLast;
-        EXPECT_EQ(k->describe().find("patches gathered") != std::string::npos, !stem)
-            << k->describe();
-      }
+  // Each case in every layout against the reference, then whether the
+  // kernel chosen for it describes itself with `marker` (`expected`).
+  auto checkCases = [&](const std::vector<ConvCase> &list, const char *marker,
+                        const std::function<bool(const ConvCase &, Layout)> &expected) {
+    for (const ConvCase &c : list)
+      for (Layout in : {Layout::Contiguous, Layout::ChannelsLast})
+        for (Layout out : {Layout::Contiguous, Layout::ChannelsLast}) {
+          for (bool constant : {true, false})
+            checkConv(c, CGC_DTYPE_FLOAT32, false, in, out, constant, rng);
+          Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, in);
+          Tensor w(CGC_DTYPE_FLOAT32, {c.m, c.c, c.kernel[0], c.kernel[1]}),
+              b(CGC_DTYPE_FLOAT32, {c.m}), y(CGC_DTYPE_FLOAT32, convOut(c, false), out);
+          auto k = make(convCaseDesc(c, x, w, c.bias ? &b : nullptr, y));
+          ASSERT_TRUE(k);
+          EXPECT_EQ(k->describe().find(marker) != std::string::npos, expected(c, out))
+              << k->describe();
+        }
+  };
+  // (A stem of few input channels into a channels-last result keeps the
+  // direct stem kernel.)
+  checkCases(cases, "patches gathered", [](const ConvCase &c, Layout out) {
+    return !(c.c <= 4 && out == Layout::ChannelsLast);
+  });
   // Small convolutions whose windows do not tile the input: their windows
   // are gathered straight into the packed B, for an NCHW result only.
   // LeNet's second, a batch of two at stride 2, stride and dilation
@@ -653,20 +661,8 @@ TEST(Convolution, PatchConvolutionsRunOnThePackedGemm) {
       {1, 5, 20, 1, {15, 13}, {3, 3}, {1, 2}, {2, 1}, {0, 0}, {0, 0}, false},
       {1, 9, 33, 1, {11, 12}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
   };
-  for (const ConvCase &c : windows)
-    for (Layout in : {Layout::Contiguous, Layout::ChannelsLast})
-      for (Layout out : {Layout::Contiguous, Layout::ChannelsLast}) {
-        for (bool constant : {true, false})
-          checkConv(c, CGC_DTYPE_FLOAT32, false, in, out, constant, rng);
-        Tensor x(CGC_DTYPE_FLOAT32, {c.n, c.c, c.in[0], c.in[1]}, in);
-        Tensor w(CGC_DTYPE_FLOAT32, {c.m, c.c, c.kernel[0], c.kernel[1]}),
-            b(CGC_DTYPE_FLOAT32, {c.m}), y(CGC_DTYPE_FLOAT32, convOut(c, false), out);
-        auto k = make(convCaseDesc(c, x, w, c.bias ? &b : nullptr, y));
-        ASSERT_TRUE(k);
-        EXPECT_EQ(k->describe().find("overlapping windows gathered") != std::string::npos,
-                  out == Layout::Contiguous)
-            << k->describe();
-      }
+  checkCases(windows, "overlapping windows gathered",
+             [](const ConvCase &, Layout out) { return out == Layout::Contiguous; });
   // Not it: padding, small tiling windows over many channels, and windows
   // that do not tile the input in a convolution of more than 2M
   // multiply-adds.

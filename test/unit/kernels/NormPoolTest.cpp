@@ -200,6 +200,19 @@ std::vector<int64_t> poolOutShape(const PoolCase &c) {
   return out;
 }
 
+/// `op` over `x` into `y` with case `c`'s window (ceil_mode and
+/// count_include_pad only when the case sets them).
+Desc poolDesc(const std::string &op, const PoolCase &c, const Tensor &x, const Tensor &y) {
+  Desc d(op);
+  d.in(x).out(y).ints("kernel_shape", c.kernel).ints("strides", c.stride).ints(
+      "dilations", c.dilation).ints("start_padding", c.padB).ints("end_padding", c.padE);
+  if (c.ceil)
+    d.b("ceil_mode", true);
+  if (c.includePad)
+    d.b("count_include_pad", true);
+  return d;
+}
+
 /// What the reference evaluator computes for case `c`.
 std::vector<double> poolOracle(const Tensor &x, const PoolCase &c, const std::string &op,
                                int64_t p, const std::vector<int64_t> &outShape) {
@@ -234,20 +247,14 @@ TEST(Pooling, MaxAvgLpEveryCaseAndDtype) {
           fillRandom(x, rng, isUnsignedInt(dt) ? 0 : -5, 5);
           std::vector<int64_t> outShape = poolOutShape(c);
           Tensor y(dt, outShape);
-          Desc d(op);
-          d.in(x).out(y).ints("kernel_shape", c.kernel).ints("strides", c.stride).ints(
-              "dilations", c.dilation).ints("start_padding", c.padB).ints("end_padding", c.padE);
-          if (c.ceil)
-            d.b("ceil_mode", true);
-          if (std::string(op) == "cgc_op.avg_pool" && c.includePad)
-            d.b("count_include_pad", true);
+          PoolCase cc = c;
+          cc.includePad = std::string(op) == "cgc_op.avg_pool" && c.includePad;
+          Desc d = poolDesc(op, cc, x, y);
           int64_t p = 2;
           if (std::string(op) == "cgc_op.lp_pool") {
             p = 3;
             d.i("p", p);
           }
-          PoolCase cc = c;
-          cc.includePad = std::string(op) == "cgc_op.avg_pool" && c.includePad;
           auto k = make(d);
           if (!k)
             continue;
@@ -296,14 +303,7 @@ TEST(Pooling, ChannelsLastRowBandsMatchTheOracle) {
     fillRandom(x, rng, -3, 3);
     std::vector<int64_t> outShape = poolOutShape(c);
     Tensor y(CGC_DTYPE_FLOAT32, outShape, Layout::ChannelsLast);
-    Desc d(op);
-    d.in(x).out(y).ints("kernel_shape", c.kernel).ints("strides", c.stride).ints(
-        "dilations", c.dilation).ints("start_padding", c.padB).ints("end_padding", c.padE);
-    if (c.ceil)
-      d.b("ceil_mode", true);
-    if (c.includePad)
-      d.b("count_include_pad", true);
-    auto k = make(d);
+    auto k = make(poolDesc(op, c, x, y));
     ASSERT_TRUE(k);
     EXPECT_NE(k->describe().find("oneDNN"), std::string::npos) << k->describe();
     runKernel(*k, {&x}, {&y}, pool3());
@@ -340,14 +340,7 @@ TEST(Pooling, SmallPoolsRunOnGathersAndMatchTheOracle) {
             x.set(i, std::nan(""));
         std::vector<int64_t> outShape = poolOutShape(c);
         Tensor y(CGC_DTYPE_FLOAT32, outShape, out);
-        Desc d(op);
-        d.in(x).out(y).ints("kernel_shape", c.kernel).ints("strides", c.stride).ints(
-            "dilations", c.dilation).ints("start_padding", c.padB).ints("end_padding", c.padE);
-        if (c.ceil)
-          d.b("ceil_mode", true);
-        if (c.includePad)
-          d.b("count_include_pad", true);
-        auto k = make(d);
+        auto k = make(poolDesc(op, c, x, y));
         ASSERT_TRUE(k);
         EXPECT_NE(k->describe().find("gathers"), std::string::npos) << k->describe();
         runKernel(*k, {&x}, {&y}, pool3());
@@ -391,14 +384,7 @@ TEST(Pooling, ChannelsLastPoolsRunOnChannelVectorsAndMatchTheOracle) {
           x.set(i, std::nan(""));
       std::vector<int64_t> outShape = poolOutShape(c);
       Tensor y(CGC_DTYPE_FLOAT32, outShape, Layout::ChannelsLast);
-      Desc d(op);
-      d.in(x).out(y).ints("kernel_shape", c.kernel).ints("strides", c.stride).ints(
-          "dilations", c.dilation).ints("start_padding", c.padB).ints("end_padding", c.padE);
-      if (c.ceil)
-        d.b("ceil_mode", true);
-      if (c.includePad)
-        d.b("count_include_pad", true);
-      auto k = make(d);
+      auto k = make(poolDesc(op, c, x, y));
       ASSERT_TRUE(k);
       EXPECT_NE(k->describe().find("direct channels-last"), std::string::npos) << k->describe();
       runKernel(*k, {&x}, {&y}, *pool);

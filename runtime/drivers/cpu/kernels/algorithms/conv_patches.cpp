@@ -234,7 +234,8 @@ private:
 
   /// patches[(n * OH + py) * OW + px][(c * KH + i) * KW + j] =
   /// x[n, c, py * SH + i * DH, px * SW + j * DW]: a strided copy of x seen
-  /// as [N, OH, OW, C, KH, KW] (im2col; windows may overlap).
+  /// as [N, OH, OW, C, KH, KW] (im2col; used for windows that tile the
+  /// input, where SH = KH and DH = 1).
   static CopyPlan patchCopy(const ConvGeom &g, const KernelOperand &x) {
     const int64_t kh = g.kernel[0], kw = g.kernel[1];
     const std::vector<int64_t> xs = x.effectiveStrides();
@@ -247,7 +248,7 @@ private:
   ConvGeom g_;
   int64_t k_, positions_;
   bool channelsLast_;
-  bool overlapping_; // windows overlap: gathered by windowTables' tables
+  bool overlapping_; // windows do not tile the input: gathered by windowTables' tables
   std::vector<int64_t> ws_;
   std::vector<int32_t> taps_, origins_;
   int64_t imageStride_ = 0;

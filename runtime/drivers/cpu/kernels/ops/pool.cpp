@@ -251,6 +251,18 @@ private:
 // Small float32 2-D pools: AVX-512 gathers along output rows
 //===----------------------------------------------------------------------===//
 
+/// Empty if a direct pool kernel may run `g` on `x`: direct-pool on,
+/// AVX-512, a float32 2-D max or average pool; else why not.
+std::string directPoolMismatch(const PoolGeom &g, const KernelOperand &x) {
+    if (!activeConfig().directPool)
+      return "off (direct-pool=0)";
+    if (!cpuHasAvx512())
+      return "no AVX-512";
+    if (g.kind == PoolKind::Lp || g.in.size() != 2 || x.dtype != CGC_DTYPE_FLOAT32)
+      return "not a float32 2-D max or average pool";
+  return "";
+}
+
 /// A float32 2-D max or average pool, any strides on either side: each
 /// output row is computed 16 outputs at a time, one masked gather per
 /// vector and window tap, from tables made at creation (window origins,
@@ -299,12 +311,8 @@ public:
   /// average, at most kMaxTaps window taps over all outputs, offsets within
   /// 32 bits, no negative strides, AVX-512; else why not.
   static std::string mismatch(const PoolGeom &g, const KernelOperand &x, const KernelOperand &y) {
-    if (!activeConfig().directPool)
-      return "off (direct-pool=0)";
-    if (!cpuHasAvx512())
-      return "no AVX-512";
-    if (g.kind == PoolKind::Lp || g.in.size() != 2 || x.dtype != CGC_DTYPE_FLOAT32)
-      return "not a float32 2-D max or average pool";
+    if (std::string why = directPoolMismatch(g, x); !why.empty())
+      return why;
     if (numElements(y.shape) * g.kernel[0] * g.kernel[1] > kMaxTaps || numElements(y.shape) == 0)
       return "not a small pool (oneDNN is faster)";
     int64_t xReach = 0, yReach = 0;
@@ -437,12 +445,8 @@ public:
   /// Empty if this kernel runs `g` from `x` into `y`: float32 2-D max or
   /// average, both channels-last, no negative strides, AVX-512; else why not.
   static std::string mismatch(const PoolGeom &g, const KernelOperand &x, const KernelOperand &y) {
-    if (!activeConfig().directPool)
-      return "off (direct-pool=0)";
-    if (!cpuHasAvx512())
-      return "no AVX-512";
-    if (g.kind == PoolKind::Lp || g.in.size() != 2 || x.dtype != CGC_DTYPE_FLOAT32)
-      return "not a float32 2-D max or average pool";
+    if (std::string why = directPoolMismatch(g, x); !why.empty())
+      return why;
     if (!channelsLast(x) || !channelsLast(y) || g.channels < 2)
       return "not channels-last";
     if (numElements(y.shape) == 0)
