@@ -777,6 +777,21 @@ std::vector<Bench> benches(std::mt19937 &rng) {
       b.weightCopies.push_back(buffer({k, n}, rng, 0.1f));
     all.push_back(std::move(b));
   }
+  // Few tokens (ViT-B/32's 50, BERT at 32): each panel of weights serves
+  // a handful of row tiles, so the products stream their weights from DRAM
+  // at about the rate they compute.
+  const std::string few = "Few-token projections, weights from DRAM (40 copies)";
+  for (auto [label, m, k, n] :
+       {std::tuple<const char *, int64_t, int64_t, int64_t>{"ViT-B/32 50x768x2304", 50, 768, 2304},
+        {"ViT-B/32 50x768x3072", 50, 768, 3072},
+        {"ViT-B/32 50x3072x768", 50, 3072, 768},
+        {"BERT seq 32 32x768x768", 32, 768, 768},
+        {"BERT seq 32 32x3072x768", 32, 3072, 768}}) {
+    Bench b = matmul(few, 1, {1, m, k}, {k, n}, true, false, nullptr, rng, label);
+    for (int c = 1; b.kernel && c < 40; ++c)
+      b.weightCopies.push_back(buffer({k, n}, rng, 0.1f));
+    all.push_back(std::move(b));
+  }
   return all;
 }
 

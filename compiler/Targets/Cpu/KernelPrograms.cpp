@@ -11,6 +11,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <utility>
 
@@ -776,6 +777,95 @@ unsigned relayoutChannelsLast(KernelProgram &program, bool splitChannels,
   return changed;
 }
 
+//===----------------------------------------------------------------------===//
+// Transposes the layouts made copies of the same order
+//===----------------------------------------------------------------------===//
+
+/// True if `o`'s elements fill its byte span exactly once (its strides, in
+/// some order, are those of a dense tensor of its shape), none negative.
+bool denseInSomeOrder(const KernelOperand &o) {
+  std::vector<int64_t> strides = o.effectiveStrides();
+  std::vector<size_t> order(strides.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return strides[a] < strides[b] || (strides[a] == strides[b] && a > b);
+  });
+  int64_t step = 1;
+  for (size_t d : order) {
+    if (o.shape[d] == 1)
+      continue;
+    if (strides[d] != step)
+      return false;
+    step *= o.shape[d];
+  }
+  return true;
+}
+
+unsigned foldLayoutTransposes(KernelProgram &program) {
+  unsigned folded = 0;
+  for (size_t t = 0; t < program.kernels.size();) {
+    const KernelDesc &transpose = program.kernels[t];
+    bool done = false;
+    if (transpose.kind() == OpKind::Transpose && transpose.inputs.size() == 1 &&
+        transpose.inputs[0] && transpose.outputs.size() == 1) {
+      const KernelOperand x = *transpose.inputs[0], y = transpose.outputs[0];
+      const std::vector<int64_t> perm = transpose.getInts("perm");
+      const size_t rank = y.shape.size();
+      bool ok = y.storage == KernelOperand::Storage::Temporary && y.offset == 0 &&
+                y.byteSpan() == program.temporaries[y.index].bytes && x.dtype == y.dtype &&
+                x.shape.size() == rank && isPermutation(perm, rank) && denseInSomeOrder(x) &&
+                denseInSomeOrder(y) && !overlaps(x, y);
+      // Element y[i] lies where x[perm(i)] does, for every i: the same bytes
+      // in the same order.
+      if (ok) {
+        const std::vector<int64_t> xs = x.effectiveStrides(), ys = y.effectiveStrides();
+        for (size_t d = 0; d < rank && ok; ++d)
+          ok = y.shape[d] == x.shape[size_t(perm[d])] &&
+               (y.shape[d] == 1 || ys[d] == xs[size_t(perm[d])]);
+      }
+      // Only this transpose writes y; every later access reads it.
+      size_t last = t;
+      for (size_t k = 0; k < program.kernels.size() && ok; ++k) {
+        const KernelDesc &other = program.kernels[k];
+        if (k != t)
+          for (const KernelOperand &out : other.outputs)
+            ok = ok && !overlaps(out, y);
+        if (reads(other, y)) {
+          ok = ok && k > t;
+          last = std::max(last, k);
+        }
+      }
+      // x must hold its bytes until y's last reader: nothing in between
+      // writes it (or, for a bind point, another bind point: the compiler
+      // may have given the two common bytes).
+      for (size_t k = t + 1; k <= last && ok; ++k)
+        for (const KernelOperand &out : program.kernels[k].outputs)
+          ok = ok && !overlaps(out, x) && !otherBinding(out, x);
+      if (ok) {
+        auto redirect = [&](KernelOperand &o) {
+          if (o.storage != y.storage || o.index != y.index)
+            return;
+          o.storage = x.storage;
+          o.index = x.index;
+          o.offset += x.offset;
+        };
+        for (size_t k = t + 1; k <= last; ++k)
+          for (auto &in : program.kernels[k].inputs)
+            if (in)
+              redirect(*in);
+        done = true;
+      }
+    }
+    if (done) {
+      program.kernels.erase(program.kernels.begin() + t);
+      ++folded;
+    } else {
+      ++t;
+    }
+  }
+  return folded;
+}
+
 } // namespace
 
 /// True if `k` is a slice or transpose whose output's innermost dimension
@@ -890,7 +980,8 @@ RewriteStats rewriteKernelProgram(KernelProgram &program) {
     stats.channelsLast = relayoutChannelsLast(program, /*splitChannels=*/false, split);
     stats.foldedCopyChains = foldCopyChains(program);
   }
-  if (stats.foldedCopyChains)
+  stats.foldedLayoutTransposes = foldLayoutTransposes(program);
+  if (stats.foldedCopyChains || stats.foldedLayoutTransposes)
     stats.droppedTemporaries += dropUnusedTemporaries(program);
   return stats;
 }

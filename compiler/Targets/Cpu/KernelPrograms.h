@@ -44,6 +44,9 @@ struct RewriteStats {
   /// copy layers (transpose, slice, concat) whose readers (slices,
   /// transposes, splits) now copy from its inputs instead.
   unsigned foldedCopyChains = 0;
+  /// transposes whose result the chosen layouts put in the same byte
+  /// order as their input, removed: their readers read the input.
+  unsigned foldedLayoutTransposes = 0;
   /// The rewrites would have swapped the order in which two bind points
   /// are accessed (reversedBindingOrder): the program was kept as it was,
   /// and the counts above are zero.
@@ -103,8 +106,13 @@ std::string reversedBindingOrder(const KernelProgram &before, const KernelProgra
 ///   channels-last (N, spatial..., C): oneDNN's convolutions take that layout
 ///   as it is, so activations are not reordered around every convolution.
 ///   Same bytes, same size, only the strides of every access change.
-/// - Last (the layouts are chosen by then): foldCopyChains, then unused
-///   temporaries are dropped again.
+/// - Last (the layouts are chosen by then): foldCopyChains; then a
+///   `cgc_op.transpose` whose result (a temporary it alone writes, whole,
+///   read only after it) now has its input's bytes in the same order (a
+///   convolution's channels-last result permuted to [N, H, W, C], as
+///   ConvNeXt's blocks do, or back) is removed and its readers read the
+///   input, provided nothing up to the last of them writes the input; then
+///   unused temporaries are dropped again.
 RewriteStats optimizeKernelProgram(KernelProgram &program);
 
 /// A transpose, slice or concat whose result (a temporary it alone writes,

@@ -115,6 +115,22 @@ cgc.module @cpu {
     %e = cgc_pattern.chain ["cgc_op.relu", "cgc_op.leaky_relu", "cgc_op.elu", "cgc_op.selu", "cgc_op.celu", "cgc_op.tanh", "cgc_op.sigmoid", "cgc_op.gelu", "cgc_op.clip", "cgc_op.hard_swish", "cgc_op.hard_sigmoid", "cgc_op.exp", "cgc_op.log", "cgc_op.sqrt", "cgc_op.abs", "cgc_op.neg", "cgc_op.softplus", "cgc_op.mish", "cgc_op.round", "cgc_op.reciprocal", "cgc_op.add", "cgc_op.sub", "cgc_op.mul", "cgc_op.div", "cgc_op.max", "cgc_op.min"](%m) {keep_shape}
     cgc_pattern.yield %e
   }
+  // A 4-D transpose and a 4-D layer norm, each on its own (ConvNeXt's
+  // blocks: a depthwise convolution, a permute to channels-last, a layer
+  // norm over the channels, the pointwise Linear layers, a permute back;
+  // its downsampling layers: permute, layer norm, permute, convolution).
+  // Inside the driver's partitions the convolution writes channels-last,
+  // which is already the permuted order: the JIT then removes the
+  // permutes (`foldLayoutTransposes`), where as fallback dispatches each
+  // copied its tensor and cut the partition at NCHW.
+  cgc_pattern.pattern @layoutTranspose attributes {priority = 1 : i64, naming = "ops"} {
+    %m = cgc_pattern.op ["cgc_op.transpose"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
+    cgc_pattern.yield %m
+  }
+  cgc_pattern.pattern @layerNorm attributes {priority = 1 : i64, naming = "ops"} {
+    %m = cgc_pattern.op ["cgc_op.layer_norm"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
+    cgc_pattern.yield %m
+  }
   cgc_pattern.pattern @activationScale attributes {priority = 1 : i64, naming = "ops"} {
     %m = cgc_pattern.op ["cgc_op.mul", "cgc_op.sigmoid"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4], min_elements = 1024 : i64}
     cgc_pattern.yield %m
