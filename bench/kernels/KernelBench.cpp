@@ -792,6 +792,18 @@ std::vector<Bench> benches(std::mt19937 &rng) {
       b.weightCopies.push_back(buffer({k, n}, rng, 0.1f));
     all.push_back(std::move(b));
   }
+  // Classifiers at batch 1 (a Linear layer: gemm with transposed B, rows
+  // of dot products), weights from DRAM as in a model: ResNet's, DenseNet's
+  // and MobileNetV2's / EfficientNet's last layers.
+  const std::string fc = "Classifiers at batch 1, weights from DRAM (40 copies)";
+  for (auto [label, k] : {std::pair<const char *, int64_t>{"fc 2048->1000 (dram)", 2048},
+                          {"fc 1280->1000 (dram)", 1280},
+                          {"fc 1024->1000 (dram)", 1024}}) {
+    Bench b = matmul(fc, 1, {1, k}, {1000, k}, true, true, nullptr, rng, label);
+    for (int c = 1; b.kernel && c < 40; ++c)
+      b.weightCopies.push_back(buffer({1000, k}, rng, 0.1f));
+    all.push_back(std::move(b));
+  }
   return all;
 }
 
