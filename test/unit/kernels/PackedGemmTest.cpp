@@ -10,6 +10,7 @@
 #include "KernelTestUtil.h"
 
 #include "common.h"
+#include "config.h"
 #include "sgemm.h"
 
 #include <cmath>
@@ -310,6 +311,63 @@ TEST(PackedGemm, ResidualOperandMayBeTheResultItself) {
       std::vector<float> residual = randomFloats(size_t(p.m * p.n), rng, -3, 3);
       check(p, {sum, clip}, {{}}, residual, *pool, rng, "in-place residual");
     }
+}
+
+// Many rows and a small B (a 1x1 convolution at 56x56): every panel passes
+// over a block of rows before the next block; the tiles and their sums are
+// the same, so the result matches the oracle (a residual in place
+// included) and is bit for bit the result without row blocks.
+TEST(PackedGemm, RowBlocksWhereAIsTheLargeOperand) {
+  if (!PackedSgemm::available())
+    GTEST_SKIP() << "no AVX-512";
+  KernelConfig config = KernelConfig::process();
+  config.gemmRowBlocks = true;
+  std::vector<float> blocked;
+  {
+    ConfigScope scope(config);
+    PackedSgemm resnet(3136, 64, 256, {}), bert(128, 768, 768, {}), pairs(3136, 24, 24, {});
+    const int64_t block = resnet.rowBlock(3136);
+    EXPECT_LT(block, 3136);
+    EXPECT_EQ(block % resnet.tileRows(), 0);
+    EXPECT_GE(block, 4 * resnet.tileRows());
+    EXPECT_EQ(bert.rowBlock(128), 128); // B (2.4 MB) is the large operand
+    EXPECT_EQ(pairs.rowBlock(3136), 3136); // K in pairs: one panel
+    std::mt19937 rng(94);
+    SgemmOp sum{Kind::Add}, relu{Kind::Relu};
+    sum.operand = 0;
+    sum.rowStride = 64;
+    sum.colStride = 1;
+    for (ThreadPool *pool : {&pool1(), &pool3()}) {
+      std::vector<float> residual = randomFloats(size_t(1500 * 64), rng, -3, 3);
+      check({1500, 16, 64, false}, {sum, relu}, {{}}, residual, *pool, rng, "row blocks");
+      check({700, 40, 100, true}, {}, {}, {}, *pool, rng, "row blocks, tails");
+    }
+  }
+  // Bit for bit against gemm-row-blocks=0.
+  std::mt19937 rng(95);
+  const int64_t m = 2000, k = 32, n = 96;
+  std::vector<float> a = randomFloats(size_t(m * k), rng, -1, 1),
+                     b = randomFloats(size_t(k * n), rng, -1, 1);
+  for (bool on : {true, false}) {
+    config.gemmRowBlocks = on;
+    ConfigScope scope(config);
+    PackedSgemm gemm(m, k, n, {});
+    EXPECT_EQ(gemm.rowBlock(m) < m, on);
+    AlignedBuffer packed(gemm.packedBytes());
+    gemm.pack(b.data(), n, 1, static_cast<float *>(packed.data()));
+    std::vector<float> c(size_t(m * n));
+    PackedSgemm::Args args;
+    args.a = a.data();
+    args.lda = k;
+    args.b = static_cast<const float *>(packed.data());
+    args.c = c.data();
+    args.ldc = n;
+    gemm.runAll(args, m, pool1());
+    if (on)
+      blocked = c;
+    else
+      EXPECT_EQ(c, blocked);
+  }
 }
 
 // Split by panels (few rows, wide B) and by rows (many rows, narrow B).

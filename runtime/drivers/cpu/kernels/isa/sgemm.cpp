@@ -243,7 +243,8 @@ PackedSgemm::Algorithm PackedSgemm::algorithmFor(int64_t m, int64_t k, int64_t n
 
 PackedSgemm::PackedSgemm(int64_t m, int64_t k, int64_t n, std::vector<SgemmOp> ops,
                          Algorithm algorithm, Layout layout)
-    : k_(k), n_(n), ops_(std::move(ops)), algorithm_(algorithm) {
+    : k_(k), n_(n), ops_(std::move(ops)), algorithm_(algorithm),
+      rowBlocks_(activeConfig().gemmRowBlocks) {
   assert((algorithm == Algorithm::Classic || (k % 2 == 0 && n % 2 == 0)) &&
          "Strassen needs an even K and N");
   for (size_t o = 0; o + 1 < ops_.size(); ++o)
@@ -388,9 +389,22 @@ void PackedSgemm::run(const Args &args, int64_t row0, int64_t row1, int64_t pane
   }
 }
 
+int64_t PackedSgemm::rowBlock(int64_t rows) const {
+  if (!rowBlocks_ || pairs_ || algorithm_ != Algorithm::Classic)
+    return rows;
+  const int64_t aBytes = rows * k_ * int64_t(sizeof(float)),
+                bBytes = int64_t(packedBytes());
+  if (aBytes < 4 * bBytes || bBytes > kRowBlockB)
+    return rows;
+  const int64_t fit = kRowBlockA / (k_ * int64_t(sizeof(float))) / tileRows();
+  return std::max<int64_t>(4, fit) * tileRows();
+}
+
 void PackedSgemm::runRows(const Args &args, int64_t r0, int64_t r1, RowsDone done) const {
   if (!done) {
-    run(args, r0, r1, 0, panels());
+    const int64_t block = rowBlock(r1 - r0);
+    for (int64_t r = r0; r < r1; r += block)
+      run(args, r, std::min(r1, r + block), 0, panels());
     return;
   }
   const int64_t block = std::max<int64_t>(1, kDoneRows / tileRows()) * tileRows();

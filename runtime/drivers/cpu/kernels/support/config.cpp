@@ -76,6 +76,10 @@ const std::vector<Field> &fields() {
                      &KernelConfig::strassen));
     f.push_back(flag("gemm-balanced-rows", "rows spread evenly over the GEMM's register tiles",
                      &KernelConfig::gemmBalancedRows));
+    f.push_back(flag("gemm-row-blocks",
+                     "the GEMM passes every panel over a block of rows at a time where A is "
+                     "the large operand",
+                     &KernelConfig::gemmRowBlocks));
     f.push_back(flag("gemm-k-pairs", "K in pairs for narrow products",
                      &KernelConfig::gemmKPairs));
     f.push_back(flag("gemm-gelu", "erf GELU in the packed GEMM's epilogue",

@@ -54,6 +54,7 @@ struct KernelConfig {
   bool packedGemm = true;       // the AVX-512 packed GEMM (else oneDNN)
   bool strassen = true;         // one Strassen level for large products
   bool gemmBalancedRows = true; // spread rows evenly over register tiles
+  bool gemmRowBlocks = true;    // row blocks under every panel where A dominates
   bool gemmKPairs = true;       // K in pairs for narrow products
   bool gemmGelu = true;         // erf GELU in the packed GEMM's epilogue
   bool batchedGemm = true;      // batched products on the packed GEMM
