@@ -115,6 +115,15 @@ struct Bench {
   std::vector<Buffer> weightCopies;
 };
 
+/// `b` with `copies` - 1 more copies of its weights (input 1), so that its
+/// runs stream them from memory as a model's do (a bench not selected has
+/// no kernel and gets none).
+Bench withWeightCopies(Bench b, int copies, std::mt19937 &rng) {
+  for (int c = 1; b.kernel && c < copies; ++c)
+    b.weightCopies.push_back(buffer(b.inputs[1].operand.shape, rng, 0.1f));
+  return b;
+}
+
 double timeRuns(const Bench &b, ThreadPool &pool, double minTime) {
   std::vector<const void *> in;
   std::vector<void *> out;
@@ -759,9 +768,7 @@ std::vector<Bench> benches(std::mt19937 &rng) {
                              {"768x3072 (dram)", 768, 3072},
                              {"3072x768 (dram)", 3072, 768}}) {
     Bench b = matmul(dram, 1, {1, 128, k}, {k, n}, true, false, nullptr, rng, label);
-    for (int c = 1; b.kernel && c < 40; ++c)
-      b.weightCopies.push_back(buffer({k, n}, rng, 0.1f));
-    all.push_back(std::move(b));
+    all.push_back(withWeightCopies(std::move(b), 40, rng));
   }
   // Other transformers' projections (ViT-B/16's 197 tokens, BERT at 512,
   // a wider model), weights from DRAM as above: at 1 thread those whose K
@@ -773,9 +780,7 @@ std::vector<Bench> benches(std::mt19937 &rng) {
         {"BERT seq 512 512x768x768", 512, 768, 768},
         {"1024 wide 128x1024x4096", 128, 1024, 4096}}) {
     Bench b = matmul(other, 1, {1, m, k}, {k, n}, true, false, nullptr, rng, label);
-    for (int c = 1; b.kernel && c < 8; ++c)
-      b.weightCopies.push_back(buffer({k, n}, rng, 0.1f));
-    all.push_back(std::move(b));
+    all.push_back(withWeightCopies(std::move(b), 8, rng));
   }
   // Few tokens (ViT-B/32's 50, BERT at 32): each panel of weights serves
   // a handful of row tiles, so the products stream their weights from DRAM
@@ -788,9 +793,7 @@ std::vector<Bench> benches(std::mt19937 &rng) {
         {"BERT seq 32 32x768x768", 32, 768, 768},
         {"BERT seq 32 32x3072x768", 32, 3072, 768}}) {
     Bench b = matmul(few, 1, {1, m, k}, {k, n}, true, false, nullptr, rng, label);
-    for (int c = 1; b.kernel && c < 40; ++c)
-      b.weightCopies.push_back(buffer({k, n}, rng, 0.1f));
-    all.push_back(std::move(b));
+    all.push_back(withWeightCopies(std::move(b), 40, rng));
   }
   // Classifiers at batch 1 (a Linear layer: gemm with transposed B, rows
   // of dot products), weights from DRAM as in a model: ResNet's, DenseNet's
@@ -800,9 +803,7 @@ std::vector<Bench> benches(std::mt19937 &rng) {
                           {"fc 1280->1000 (dram)", 1280},
                           {"fc 1024->1000 (dram)", 1024}}) {
     Bench b = matmul(fc, 1, {1, k}, {1000, k}, true, true, nullptr, rng, label);
-    for (int c = 1; b.kernel && c < 40; ++c)
-      b.weightCopies.push_back(buffer({1000, k}, rng, 0.1f));
-    all.push_back(std::move(b));
+    all.push_back(withWeightCopies(std::move(b), 40, rng));
   }
   return all;
 }

@@ -244,6 +244,22 @@ bool otherBinding(const KernelOperand &o, const KernelOperand &value) {
          o.storage == KernelOperand::Storage::Binding && o.index != value.index;
 }
 
+/// Offers each kernel in turn to `fold`, which returns true once it has
+/// rewritten the program so that the kernel is not needed; that kernel is
+/// removed (and the next one offered at its place). Returns how many were.
+template <class Fold> unsigned removeFolded(KernelProgram &program, Fold &&fold) {
+  unsigned folded = 0;
+  for (size_t k = 0; k < program.kernels.size();) {
+    if (fold(k)) {
+      program.kernels.erase(program.kernels.begin() + k);
+      ++folded;
+    } else {
+      ++k;
+    }
+  }
+  return folded;
+}
+
 /// A reshape between dense tensors copies bytes unchanged, so it can go:
 /// - forward: its result (a temporary only one later kernel reads, as a
 ///   whole) is replaced there by the source seen with the new shape, if
@@ -258,13 +274,10 @@ bool otherBinding(const KernelOperand &o, const KernelOperand &value) {
 /// target's subgraph: the reshape of W's slice read after the reshape of R
 /// had overwritten it.)
 unsigned foldReshapes(KernelProgram &program) {
-  unsigned folded = 0;
-  for (size_t r = 0; r < program.kernels.size();) {
+  return removeFolded(program, [&](size_t r) {
     const KernelDesc &reshape = program.kernels[r];
-    if (!isPlainReshape(reshape)) {
-      ++r;
-      continue;
-    }
+    if (!isPlainReshape(reshape))
+      return false;
     const KernelOperand src = *reshape.inputs[0], dst = reshape.outputs[0];
     bool done = false;
     std::vector<size_t> readers = readersOf(program, dst, 0);
@@ -320,14 +333,8 @@ unsigned foldReshapes(KernelProgram &program) {
         }
       }
     }
-    if (done) {
-      program.kernels.erase(program.kernels.begin() + r);
-      ++folded;
-    } else {
-      ++r;
-    }
-  }
-  return folded;
+    return done;
+  });
 }
 
 /// `y = transpose(x)` where x is a dense temporary written only by a
@@ -338,8 +345,7 @@ unsigned foldReshapes(KernelProgram &program) {
 bool isPermutation(const std::vector<int64_t> &perm, size_t rank);
 
 unsigned foldResultTransposes(KernelProgram &program) {
-  unsigned folded = 0;
-  for (size_t t = 0; t < program.kernels.size();) {
+  return removeFolded(program, [&](size_t t) {
     const KernelDesc &transpose = program.kernels[t];
     bool done = false;
     if (transpose.kind() == OpKind::Transpose && transpose.inputs.size() == 1 &&
@@ -378,14 +384,8 @@ unsigned foldResultTransposes(KernelProgram &program) {
         }
       }
     }
-    if (done) {
-      program.kernels.erase(program.kernels.begin() + t);
-      ++folded;
-    } else {
-      ++t;
-    }
-  }
-  return folded;
+    return done;
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -802,8 +802,7 @@ bool denseInSomeOrder(const KernelOperand &o) {
 }
 
 unsigned foldLayoutTransposes(KernelProgram &program) {
-  unsigned folded = 0;
-  for (size_t t = 0; t < program.kernels.size();) {
+  return removeFolded(program, [&](size_t t) {
     const KernelDesc &transpose = program.kernels[t];
     bool done = false;
     if (transpose.kind() == OpKind::Transpose && transpose.inputs.size() == 1 &&
@@ -856,14 +855,8 @@ unsigned foldLayoutTransposes(KernelProgram &program) {
         done = true;
       }
     }
-    if (done) {
-      program.kernels.erase(program.kernels.begin() + t);
-      ++folded;
-    } else {
-      ++t;
-    }
-  }
-  return folded;
+    return done;
+  });
 }
 
 } // namespace

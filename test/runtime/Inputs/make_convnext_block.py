@@ -22,27 +22,11 @@ import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+
+import cnn_models
 
 C = 16
-
-
-def conv(x, w, b, stride, pad, groups):
-    n, c, h, wd = x.shape
-    o, cg, k, _ = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    oh, ow = (h + 2 * pad - k) // stride + 1, (wd + 2 * pad - k) // stride + 1
-    out = np.zeros((n, o, oh, ow))
-    og = o // groups
-    for g in range(groups):
-        xs = xp[:, g * cg:(g + 1) * cg]
-        for i in range(k):
-            for j in range(k):
-                patch = xs[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
-                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch,
-                                                         w[g * og:(g + 1) * og, :, i, j])
-    return out + b.reshape(1, -1, 1, 1)
 
 
 def layer_norm(x, scale, bias):
@@ -75,7 +59,7 @@ def main():
         name = fresh("conv")
         nodes.append(helper.make_node("Conv", [src, w_name, b_name], [name], strides=[stride] * 2,
                                       pads=[pad] * 4, group=groups, kernel_shape=[k, k]))
-        return name, conv(ref, w, b, stride, pad, groups)
+        return name, cnn_models.conv(ref, w, b, stride, pad, groups)
 
     def transpose(src, ref, perm):
         name = fresh("t")
@@ -134,13 +118,7 @@ def main():
     h, href = channel_norm(h, href)
     y, yref = add_conv(h, href, C, 2 * C, 2, 2, 0, 1)
     nodes.append(helper.make_node("Identity", [y], ["y"]))
-    graph = helper.make_graph(
-        nodes, "convnext_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, yref.shape)], inits)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
-              os.path.join(out, "model.onnx"))
-    np.save(os.path.join(out, "input.npy"), x)
-    np.save(os.path.join(out, "expected.npy"), yref.astype(np.float32))
+    cnn_models.save(out, "convnext_block", nodes, inits, x, yref, 17)
 
 
 if __name__ == "__main__":

@@ -18,20 +18,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
-
-def conv(x, w, b, pad):
-    n, c, h, wd = x.shape
-    k = w.shape[2]
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    out = np.zeros((n, w.shape[0], h, wd))
-    for i in range(k):
-        for j in range(k):
-            patch = xp[:, :, i:i + h, j:j + wd]
-            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
-    return out + b.reshape(1, -1, 1, 1)
+import cnn_models
 
 
 def main():
@@ -48,7 +37,7 @@ def main():
         inits.extend([numpy_helper.from_array(w, name + "_w"), numpy_helper.from_array(b, name + "_b")])
         nodes.append(helper.make_node("Conv", [src, name + "_w", name + "_b"], [name],
                                       pads=[k // 2] * 4))
-        r = conv(ref_in, w.astype(np.float64), b.astype(np.float64), k // 2)
+        r = cnn_models.conv(ref_in, w.astype(np.float64), b.astype(np.float64), pad=k // 2)
         if relu:
             nodes.append(helper.make_node("Relu", [name], [name + "_r"]))
             return name + "_r", np.maximum(r, 0)
@@ -63,13 +52,7 @@ def main():
         h, href = "b%d_out" % block, np.maximum(cref + href, 0)
     y, yref = add_conv(h, href, "head", 16, 24, 1, False)
     nodes.append(helper.make_node("Identity", [y], ["y"]))
-    graph = helper.make_graph(
-        nodes, "residual_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, yref.shape)], inits)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-              os.path.join(out, "model.onnx"))
-    np.save(os.path.join(out, "input.npy"), x)
-    np.save(os.path.join(out, "expected.npy"), yref.astype(np.float32))
+    cnn_models.save(out, "residual_cnn", nodes, inits, x, yref, 13)
 
 
 if __name__ == "__main__":

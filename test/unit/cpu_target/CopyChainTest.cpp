@@ -24,7 +24,8 @@ using S = KernelOperand::Storage;
 using test::f32;
 using test::layer;
 using test::reshapeLayer;
-using test::runProgram;
+using test::countOps;
+using test::expectSameResult;
 using test::transposeLayer;
 
 KernelDesc sliceLayer(KernelOperand in, KernelOperand out, std::vector<int64_t> starts,
@@ -103,27 +104,11 @@ KernelProgram shuffleProgram(int64_t channels, bool splitLayer = false) {
   return p;
 }
 
-size_t countOps(const KernelProgram &p, const char *op) {
-  size_t n = 0;
-  for (const KernelDesc &k : p.kernels)
-    n += k.op == op;
-  return n;
-}
-
 std::vector<std::vector<float>> shuffleBuffers(int64_t c) {
   const int64_t h = c / 2;
   return {test::randomFloats(size_t(c * kH * kW), 1), test::randomFloats(size_t(c * c), 2),
           test::randomFloats(size_t(c), 3),           test::randomFloats(size_t(h * h), 4),
           test::randomFloats(size_t(h), 5),           std::vector<float>(size_t(c * kH * kW), -7.0f)};
-}
-
-void expectSameResult(const KernelProgram &original, const KernelProgram &rewritten,
-                      const std::vector<std::vector<float>> &buffers, size_t result) {
-  std::vector<float> expected = runProgram(original, buffers, result),
-                     got = runProgram(rewritten, buffers, result);
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], expected[i], 1e-5f * (1.0f + std::fabs(expected[i]))) << "element " << i;
 }
 
 /// Optimizes a shuffle program of `channels` channels: `folds` copy layers

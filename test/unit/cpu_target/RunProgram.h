@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,6 +34,17 @@ inline std::vector<float> runProgram(const KernelProgram &program,
   cpu::ThreadPool pool(2);
   compiled->run(bindings, pool);
   return buffers[result];
+}
+
+/// Runs `original` and `rewritten` over copies of `buffers` and expects
+/// binding `result` to agree (within float32 rounding of a reordered sum).
+inline void expectSameResult(const KernelProgram &original, const KernelProgram &rewritten,
+                             const std::vector<std::vector<float>> &buffers, size_t result) {
+  std::vector<float> expected = runProgram(original, buffers, result),
+                     got = runProgram(rewritten, buffers, result);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], expected[i], 1e-5f * (1.0f + std::fabs(expected[i]))) << "element " << i;
 }
 
 } // namespace cgc::test

@@ -135,6 +135,14 @@ private:
   bool had_ = false;
 };
 
+/// How many kernels of `program` are layer `op` ("cgc_op.transpose").
+inline size_t countOps(const KernelProgram &program, const char *op) {
+  size_t n = 0;
+  for (const KernelDesc &k : program.kernels)
+    n += k.op == op;
+  return n;
+}
+
 } // namespace cgc::test
 
 #endif // CGC_TEST_CPU_TARGET_TESTUTIL_H
