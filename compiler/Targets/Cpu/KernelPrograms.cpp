@@ -804,58 +804,53 @@ bool denseInSomeOrder(const KernelOperand &o) {
 unsigned foldLayoutTransposes(KernelProgram &program) {
   return removeFolded(program, [&](size_t t) {
     const KernelDesc &transpose = program.kernels[t];
-    bool done = false;
-    if (transpose.kind() == OpKind::Transpose && transpose.inputs.size() == 1 &&
-        transpose.inputs[0] && transpose.outputs.size() == 1) {
-      const KernelOperand x = *transpose.inputs[0], y = transpose.outputs[0];
-      const std::vector<int64_t> perm = transpose.getInts("perm");
-      const size_t rank = y.shape.size();
-      bool ok = y.storage == KernelOperand::Storage::Temporary && y.offset == 0 &&
-                y.byteSpan() == program.temporaries[y.index].bytes && x.dtype == y.dtype &&
-                x.shape.size() == rank && isPermutation(perm, rank) && denseInSomeOrder(x) &&
-                denseInSomeOrder(y) && !overlaps(x, y);
-      // Element y[i] lies where x[perm(i)] does, for every i: the same bytes
-      // in the same order.
-      if (ok) {
-        const std::vector<int64_t> xs = x.effectiveStrides(), ys = y.effectiveStrides();
-        for (size_t d = 0; d < rank && ok; ++d)
-          ok = y.shape[d] == x.shape[size_t(perm[d])] &&
-               (y.shape[d] == 1 || ys[d] == xs[size_t(perm[d])]);
-      }
-      // Only this transpose writes y; every later access reads it.
-      size_t last = t;
-      for (size_t k = 0; k < program.kernels.size() && ok; ++k) {
-        const KernelDesc &other = program.kernels[k];
-        if (k != t)
-          for (const KernelOperand &out : other.outputs)
-            ok = ok && !overlaps(out, y);
-        if (reads(other, y)) {
-          ok = ok && k > t;
-          last = std::max(last, k);
-        }
-      }
-      // x must hold its bytes until y's last reader: nothing in between
-      // writes it (or, for a bind point, another bind point: the compiler
-      // may have given the two common bytes).
-      for (size_t k = t + 1; k <= last && ok; ++k)
-        for (const KernelOperand &out : program.kernels[k].outputs)
-          ok = ok && !overlaps(out, x) && !otherBinding(out, x);
-      if (ok) {
-        auto redirect = [&](KernelOperand &o) {
-          if (o.storage != y.storage || o.index != y.index)
-            return;
-          o.storage = x.storage;
-          o.index = x.index;
-          o.offset += x.offset;
-        };
-        for (size_t k = t + 1; k <= last; ++k)
-          for (auto &in : program.kernels[k].inputs)
-            if (in)
-              redirect(*in);
-        done = true;
+    if (transpose.kind() != OpKind::Transpose || transpose.inputs.size() != 1 ||
+        !transpose.inputs[0] || transpose.outputs.size() != 1)
+      return false;
+    const KernelOperand x = *transpose.inputs[0], y = transpose.outputs[0];
+    const std::vector<int64_t> perm = transpose.getInts("perm");
+    const size_t rank = y.shape.size();
+    if (y.storage != KernelOperand::Storage::Temporary || y.offset != 0 ||
+        y.byteSpan() != program.temporaries[y.index].bytes || x.dtype != y.dtype ||
+        x.shape.size() != rank || !isPermutation(perm, rank) || !denseInSomeOrder(x) ||
+        !denseInSomeOrder(y) || overlaps(x, y))
+      return false;
+    // Element y[i] lies where x[perm(i)] does, for every i: the same bytes
+    // in the same order.
+    const std::vector<int64_t> xs = x.effectiveStrides(), ys = y.effectiveStrides();
+    for (size_t d = 0; d < rank; ++d)
+      if (y.shape[d] != x.shape[size_t(perm[d])] ||
+          (y.shape[d] != 1 && ys[d] != xs[size_t(perm[d])]))
+        return false;
+    // Only this transpose writes y; every later access reads it.
+    size_t last = t;
+    for (size_t k = 0; k < program.kernels.size(); ++k) {
+      const KernelDesc &other = program.kernels[k];
+      if (k != t)
+        for (const KernelOperand &out : other.outputs)
+          if (overlaps(out, y))
+            return false;
+      if (reads(other, y)) {
+        if (k < t)
+          return false;
+        last = std::max(last, k);
       }
     }
-    return done;
+    // x must hold its bytes until y's last reader: nothing in between
+    // writes it (or, for a bind point, another bind point: the compiler
+    // may have given the two common bytes).
+    for (size_t k = t + 1; k <= last; ++k)
+      for (const KernelOperand &out : program.kernels[k].outputs)
+        if (overlaps(out, x) || otherBinding(out, x))
+          return false;
+    for (size_t k = t + 1; k <= last; ++k)
+      for (auto &in : program.kernels[k].inputs)
+        if (in && in->storage == y.storage && in->index == y.index) {
+          in->storage = x.storage;
+          in->index = x.index;
+          in->offset += x.offset;
+        }
+    return true;
   });
 }
 
