@@ -241,16 +241,18 @@ uint64_t cgc_stream_s::signalNextLocked() {
 }
 
 void cgc_stream_s::waitFor(uint64_t value, uint32_t timeoutMs, const char *what) {
-  if (fence->GetCompletedValue() >= value)
-    return;
   if (timeoutMs == UINT32_MAX) {
     // Block without an event: the D3D12 layer then runs the queued work on
     // this thread (no wake-up of the queue's thread, no event to signal).
-    // Signals still arrive after the device is removed.
+    // Signals still arrive after the device is removed. Called even when
+    // the value is reached: the queue then leaves the next runs to this
+    // thread.
     if (FAILED(fence->SetEventOnCompletion(value, nullptr)))
       fail(CGC_STATUS_INTERNAL, std::string(what) + ": SetEventOnCompletion failed");
     return;
   }
+  if (fence->GetCompletedValue() >= value)
+    return;
   // One event per stream: a wait that timed out leaves it registered, so
   // every wake-up re-checks the fence.
   uint64_t start = nowNs();

@@ -567,6 +567,8 @@ public:
   bool waitFor(uint64_t value, const std::atomic<bool> *abort, bool help = false);
   /// Notes that `queue` has a signal of this fence pending.
   void addSignaler(const std::shared_ptr<QueueCore> &queue);
+  /// The queues that noted a pending signal and still exist.
+  std::vector<std::shared_ptr<QueueCore>> signalingQueues();
 
   /// Shared fences (D3D12_FENCE_FLAG_SHARED, or opened with
   /// OpenSharedHandle) keep their value in a shared page of a memfd: a

@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -102,8 +103,11 @@ ThreadPool::ThreadPool(int threads, int spinMicroseconds) : threads_(std::max(1,
     spinUs = 0;
   spinNs_ = spinUs * 1000;
   try {
-    for (int i = 1; i < threads_; ++i)
+    for (int i = 1; i < threads_; ++i) {
       workers_.emplace_back([this] { workerLoop(); });
+      // In top, perf and gdb.
+      pthread_setname_np(workers_.back().native_handle(), ("cgc-pool-" + std::to_string(i)).c_str());
+    }
   } catch (const std::system_error &e) {
     // Out of threads (a process or address-space limit): the workers that
     // started stop, and the creator (CreateDevice) reports why.
