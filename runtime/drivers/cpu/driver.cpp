@@ -133,8 +133,7 @@ struct Device {
   const KernelConfig config;
 
   explicit Device(const KernelConfig &config)
-      : pool(config.threads ? config.threads : int(std::thread::hardware_concurrency()),
-             config.spinUs),
+      : pool(config.threads ? config.threads : usableCores(), config.spinUs),
         config(config) {}
 
   void message(D3D12DDI_MESSAGE_SEVERITY_CGC severity, const std::string &text) {

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <atomic>
 #include <stdexcept>
 #include <string>
@@ -122,6 +124,32 @@ TEST(ThreadPool, SpinMutexExcludes) {
   for (std::thread &w : workers)
     w.join();
   EXPECT_EQ(counter, int64_t(threads) * kIncrements);
+}
+
+TEST(ThreadPool, UsableCoresFollowTheAffinityMask) {
+  // Run on a thread of its own: its mask is changed, the test runner's not.
+  std::thread([] {
+    cpu_set_t all;
+    ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+    EXPECT_EQ(usableCores(), CPU_COUNT(&all));
+    int first = 0;
+    while (!CPU_ISSET(first, &all))
+      ++first;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    EXPECT_EQ(usableCores(), 1);
+    // More threads than allowed cores (the workers inherit the mask): they
+    // spin no longer than they must, yield to each other, and every index
+    // still runs once.
+    ThreadPool pool(4);
+    std::vector<std::atomic<int>> hits(64);
+    for (int rep = 0; rep < 200; ++rep)
+      pool.run(hits.size(), [&](size_t i) { hits[i].fetch_add(1, std::memory_order_relaxed); });
+    for (size_t i = 0; i < hits.size(); ++i)
+      EXPECT_EQ(hits[i].load(), 200) << i;
+  }).join();
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sys/syscall.h>
+#include <sched.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -48,6 +49,9 @@ int64_t nowNs() {
       .count();
 }
 
+/// Rounds of 32 pauses between yields of a spinning thread (spinUntil).
+constexpr int kYieldRounds = 4;
+
 /// Spins until `ready()` or `budgetNs` passed; true if ready.
 template <class F> bool spinUntil(int64_t budgetNs, F &&ready) {
   if (ready())
@@ -55,7 +59,7 @@ template <class F> bool spinUntil(int64_t budgetNs, F &&ready) {
   if (budgetNs <= 0)
     return false;
   int64_t deadline = nowNs() + budgetNs;
-  while (true) {
+  for (int rounds = 1;; ++rounds) {
     for (int i = 0; i < 32; ++i) {
       cpuRelax();
       if (ready())
@@ -63,10 +67,27 @@ template <class F> bool spinUntil(int64_t budgetNs, F &&ready) {
     }
     if (nowNs() >= deadline)
       return false;
+    // A few microseconds at a time, the core goes to another thread that
+    // waits for it: the one this thread waits for may share its core (two
+    // of the pool's threads placed on one core, or a process allowed fewer
+    // cores than it has threads), and a spinning thread would keep it off
+    // for the scheduler's whole slice. MNASNet at 2 threads on one allowed
+    // CPU: 11.0-11.2 -> 6.1-7.1 ms per run (6.2 at 1 thread). Where nothing
+    // else waits, sched_yield returns at once.
+    if (rounds % kYieldRounds == 0)
+      sched_yield();
   }
 }
 
 } // namespace
+
+int usableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 void SpinMutex::lock() {
   int spins = 0;
@@ -98,8 +119,7 @@ ThreadPool::ThreadPool(int threads) : ThreadPool(threads, KernelConfig::process(
 ThreadPool::ThreadPool(int threads, int spinMicroseconds) : threads_(std::max(1, threads)) {
   // Spinning only pays when every thread has a core of its own.
   int64_t spinUs = std::max(0, spinMicroseconds);
-  unsigned cores = std::thread::hardware_concurrency();
-  if (cores && unsigned(threads_) > cores)
+  if (threads_ > usableCores())
     spinUs = 0;
   spinNs_ = spinUs * 1000;
   try {

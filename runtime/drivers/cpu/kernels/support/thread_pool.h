@@ -10,7 +10,8 @@
 // in a few pieces): a job is a function over indices [0, n) that lives on the
 // caller's stack (no allocation, no std::function per piece); threads claim
 // indices with an atomic counter. Idle workers spin on an atomic epoch for a
-// short while ($CGC_CPU_SPIN_US, default 300 µs) before sleeping on a
+// short while ($CGC_CPU_SPIN_US, default 300 µs; yielding the core every few
+// µs to a thread that waits for it) before sleeping on a
 // futex, so back-to-back jobs start without a wake-up; a caller waiting for
 // the last pieces spins the same way before sleeping.
 //
@@ -55,6 +56,12 @@ private:
   R (*call_)(void *, Args...);
 };
 
+/// The CPUs this process may run on: its affinity mask (taskset, a
+/// container's cpuset), at least 1. std::thread::hardware_concurrency()
+/// counts every online CPU, so one thread per CPU it counts can put several
+/// spinning threads on one allowed core.
+int usableCores();
+
 /// Part `i` of [0, n) cut into `parts` contiguous parts whose lengths
 /// differ by at most one (14 in 4: 4, 4, 3, 3), as [begin, end).
 inline void evenSplit(int64_t n, int64_t parts, int64_t i, int64_t &begin, int64_t &end) {
@@ -83,7 +90,7 @@ public:
   /// `threads` counts the calling thread: 1 runs everything inline.
   /// `threads` in all (the caller's and threads - 1 workers), idle workers
   /// spinning `spinMicroseconds` (0 where there are more threads than
-  /// cores) before they sleep. Without it, the process configuration's.
+  /// usableCores()) before they sleep. Without it, the process configuration's.
   explicit ThreadPool(int threads);
   ThreadPool(int threads, int spinMicroseconds);
   ~ThreadPool();
