@@ -141,8 +141,8 @@ TEST(ThreadPool, UsableCoresFollowTheAffinityMask) {
     ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
     EXPECT_EQ(usableCores(), 1);
     // More threads than allowed cores (the workers inherit the mask): they
-    // spin no longer than they must, yield to each other, and every index
-    // still runs once.
+    // do not spin (they would hold the one core from each other for whole
+    // scheduler slices), and every index still runs once.
     ThreadPool pool(4);
     std::vector<std::atomic<int>> hits(64);
     for (int rep = 0; rep < 200; ++rep)

@@ -49,9 +49,6 @@ int64_t nowNs() {
       .count();
 }
 
-/// Rounds of 32 pauses between yields of a spinning thread (spinUntil).
-constexpr int kYieldRounds = 4;
-
 /// Spins until `ready()` or `budgetNs` passed; true if ready.
 template <class F> bool spinUntil(int64_t budgetNs, F &&ready) {
   if (ready())
@@ -59,7 +56,7 @@ template <class F> bool spinUntil(int64_t budgetNs, F &&ready) {
   if (budgetNs <= 0)
     return false;
   int64_t deadline = nowNs() + budgetNs;
-  for (int rounds = 1;; ++rounds) {
+  while (true) {
     for (int i = 0; i < 32; ++i) {
       cpuRelax();
       if (ready())
@@ -67,15 +64,6 @@ template <class F> bool spinUntil(int64_t budgetNs, F &&ready) {
     }
     if (nowNs() >= deadline)
       return false;
-    // A few microseconds at a time, the core goes to another thread that
-    // waits for it: the one this thread waits for may share its core (two
-    // of the pool's threads placed on one core, or a process allowed fewer
-    // cores than it has threads), and a spinning thread would keep it off
-    // for the scheduler's whole slice. MNASNet at 2 threads on one allowed
-    // CPU: 11.0-11.2 -> 6.1-7.1 ms per run (6.2 at 1 thread). Where nothing
-    // else waits, sched_yield returns at once.
-    if (rounds % kYieldRounds == 0)
-      sched_yield();
   }
 }
 

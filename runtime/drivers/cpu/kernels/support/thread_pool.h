@@ -10,8 +10,8 @@
 // in a few pieces): a job is a function over indices [0, n) that lives on the
 // caller's stack (no allocation, no std::function per piece); threads claim
 // indices with an atomic counter. Idle workers spin on an atomic epoch for a
-// short while ($CGC_CPU_SPIN_US, default 300 µs; yielding the core every few
-// µs to a thread that waits for it) before sleeping on a
+// short while ($CGC_CPU_SPIN_US, default 300 µs; none where the pool has more
+// threads than the process may use cores) before sleeping on a
 // futex, so back-to-back jobs start without a wake-up; a caller waiting for
 // the last pieces spins the same way before sleeping.
 //
