@@ -671,7 +671,12 @@ struct QueueCore {
       if (helpers > 0 || items.empty()) {
         if (stopping.load() && items.empty())
           return; // stopped and drained
-        if (expectHelper && !stopping.load() && quietWatches < kWatches) {
+        if (stopping.load()) {
+          // A helper runs the rest; it may leave without a word.
+          wake.wait_for(lock, kGrace);
+          continue;
+        }
+        if (expectHelper && quietWatches < kWatches) {
           state = State::Watching;
           wake.wait_for(lock, kWatch);
           quietWatches = pushes == seenPushes ? quietWatches + 1 : 0;
