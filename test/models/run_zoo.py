@@ -13,7 +13,7 @@ downloaded):
      (MLIR programs its JIT compiles at load, plus fallback kernel programs),
      runs it and writes its outputs, once per --threads count (default 1 and
      one per core: kernels choose their algorithm and split by the pool, e.g.
-     Strassen for large products on one thread);
+     Strassen for large products on one thread with strassen=1);
   4. the outputs are compared. An output matches when every element satisfies
      |cgc - ort| <= 1e-4 * |ort| + 1e-4 * max|ort| (relative error 1e-4, with an
      absolute floor of 1e-4 of the output's scale for elements near zero).

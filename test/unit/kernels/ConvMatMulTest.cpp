@@ -860,9 +860,12 @@ TEST(MatMul, PerBatchBOnThePackedGemm) {
 // both agree with the oracle, and their rounding differs (so each path
 // really ran), including back on one thread after B was packed for both.
 TEST(MatMul, StrassenOnOneThreadClassicOnMore) {
-  if (!PackedSgemm::available() ||
-      PackedSgemm::algorithmFor(64, 512, 512) != PackedSgemm::Algorithm::Strassen)
-    GTEST_SKIP() << "Strassen is off (CGC_CPU_STRASSEN=0) or the packed GEMM is";
+  if (!PackedSgemm::available())
+    GTEST_SKIP() << "no AVX-512";
+  KernelConfig config = KernelConfig::process();
+  config.strassen = true; // off by default
+  ConfigScope scope(config);
+  ASSERT_EQ(PackedSgemm::algorithmFor(64, 512, 512), PackedSgemm::Algorithm::Strassen);
   std::mt19937 rng(54);
   const int64_t m = 66, k = 512, n = 514;
   Tensor a(CGC_DTYPE_FLOAT32, {1, m, k}), w(CGC_DTYPE_FLOAT32, {k, n});

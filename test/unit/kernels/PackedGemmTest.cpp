@@ -284,8 +284,14 @@ TEST(PackedGemm, StrassenEpilogueAndResidualInPlace) {
 // Which products take Strassen: K and N even and >= 512, about 64 rows.
 TEST(PackedGemm, StrassenOnlyWhereItPays) {
   using Algorithm = PackedSgemm::Algorithm;
-  if (!activeConfig().strassen)
-    GTEST_SKIP() << "CGC_CPU_STRASSEN=0";
+  KernelConfig config = KernelConfig::process();
+  config.strassen = false; // the default
+  {
+    ConfigScope scope(config);
+    EXPECT_EQ(PackedSgemm::algorithmFor(128, 768, 768), Algorithm::Classic);
+  }
+  config.strassen = true;
+  ConfigScope scope(config);
   EXPECT_EQ(PackedSgemm::algorithmFor(128, 768, 768), Algorithm::Strassen);
   EXPECT_EQ(PackedSgemm::algorithmFor(128, 3072, 768), Algorithm::Strassen);
   EXPECT_EQ(PackedSgemm::algorithmFor(3136, 512, 1024), Algorithm::Strassen);

@@ -183,7 +183,8 @@ public:
                         "a constant B)");
     if (native_) {
       nativeB_.emplace(b_, true);
-      // Strassen where it suits the shape, run by a pool of one thread.
+      // Strassen where it suits the shape and the setting `strassen` is on
+      // (off by default: config.h), run by a pool of one thread.
       // At 2 threads it ran BERT's products 1-15% slower than the classic
       // product (each thread's share of the panels is half as long, and two
       // cores streaming B leave each less of DRAM's bandwidth), at 1 thread

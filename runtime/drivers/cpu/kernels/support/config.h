@@ -52,7 +52,13 @@ struct KernelConfig {
   bool directPool = true;            // small and channels-last float32 2-D pools, direct kernels
   // Products.
   bool packedGemm = true;       // the AVX-512 packed GEMM (else oneDNN)
-  bool strassen = true;         // one Strassen level for large products
+  /// One Strassen level for large products at 1 thread. Off by default:
+  /// on the VM of 2026-11-30 the BERT encoder at 1 thread ran 3-8% slower
+  /// with it (9 alternating pairs, 8 slower: 199.7-208.0 against
+  /// 187.7-200.0 ms; per step, all four projections slower), where an
+  /// earlier VM had measured it ~3% faster (docs/cpu-kernels.md); and the
+  /// classic product rounds less.
+  bool strassen = false;
   bool gemmBalancedRows = true; // spread rows evenly over register tiles
   bool gemmRowBlocks = true;    // row blocks under every panel where A dominates
   bool gemmKPairs = true;       // K in pairs for narrow products
