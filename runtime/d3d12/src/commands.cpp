@@ -649,9 +649,9 @@ struct QueueCore {
   /// event, another queue's wait) kicks it. A wake-up per run put a third
   /// thread on the two cores that the caller and the driver's pool use, and
   /// cost a small model at 2 threads 3-4x its time in half the processes (a
-  /// perceptron: 0.053-0.060 against 0.017-0.027 ms per run, 10 of 20
-  /// processes; 0.015-0.023 in 19 of 20 without). Work that is neither
-  /// helped nor waited for through a fence (a thread polling
+  /// perceptron: 0.053-0.105 ms per run in 11 of 20 processes against
+  /// 0.016-0.026 in the rest; with this, 0.013-0.020 in all 20). Work that
+  /// is neither helped nor waited for through a fence (a thread polling
   /// GetCompletedValue) starts within kWatch. After `kWatches` looks with
   /// nothing submitted, this thread sleeps until a submission wakes it.
   void workerLoop() {
@@ -867,6 +867,11 @@ std::vector<std::shared_ptr<QueueCore>> Fence::signalingQueues() {
   return queues;
 }
 
+void Fence::kickSignalers() {
+  for (const auto &queue : signalingQueues())
+    queue->kick();
+}
+
 bool Fence::waitFor(uint64_t value, const std::atomic<bool> *abort, bool help) {
   if (value_->load() >= value) {
     // Done before its waiter came (the queue's thread ran it): the queues
@@ -887,8 +892,7 @@ bool Fence::waitFor(uint64_t value, const std::atomic<bool> *abort, bool help) {
       std::this_thread::yield();
   }
   if (!help) // a thread that waits without helping: the queues' threads run now
-    for (const auto &queue : signalingQueues())
-      queue->kick();
+    kickSignalers();
   if (shared_)
     return waitShared(shared_, *value_, value, abort);
   std::unique_lock<std::mutex> lock(mutex_);
@@ -929,8 +933,7 @@ HRESULT Fence::SetEventOnCompletion(UINT64 Value, HANDLE hEvent) {
     return S_OK;
   }
   // Nobody helps an event's waiter: the queues' threads run the work now.
-  for (const auto &queue : signalingQueues())
-    queue->kick();
+  kickSignalers();
   return S_OK;
 }
 

@@ -569,6 +569,9 @@ public:
   void addSignaler(const std::shared_ptr<QueueCore> &queue);
   /// The queues that noted a pending signal and still exist.
   std::vector<std::shared_ptr<QueueCore>> signalingQueues();
+  /// Has those queues' threads run their pending items now, for a thread
+  /// that waits without running them itself.
+  void kickSignalers();
 
   /// Shared fences (D3D12_FENCE_FLAG_SHARED, or opened with
   /// OpenSharedHandle) keep their value in a shared page of a memfd: a

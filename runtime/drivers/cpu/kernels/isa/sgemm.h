@@ -73,9 +73,10 @@ public:
   /// classic product of kStrassenRows / 2 rows).
   static constexpr int64_t kStrassenRows = 256;
   /// Strassen for products where it may pay, when the setting `strassen`
-  /// is on (off by default; CGC_CPU_STRASSEN=1): K and N even and at least 512 (each half-size product then runs
-  /// long enough tiles that forming the sums costs a few percent), and
-  /// about 64 rows or more (32-row halves).
+  /// is on (off by default; CGC_CPU_STRASSEN=1): K and N even and at least
+  /// 512 (each half-size product then runs long enough tiles that forming
+  /// the sums costs a few percent), and about 64 rows or more (32-row
+  /// halves).
   static Algorithm algorithmFor(int64_t m, int64_t k, int64_t n);
 
   /// How B may be packed (Classic only).

@@ -188,7 +188,8 @@ public:
       // At 2 threads it ran BERT's products 1-15% slower than the classic
       // product (each thread's share of the panels is half as long, and two
       // cores streaming B leave each less of DRAM's bandwidth), at 1 thread
-      // 1-4% faster (per-step profile, alternating runs).
+      // 1-4% faster (per-step profile, alternating runs) on an earlier VM,
+      // 3-8% slower on the current one (hence off).
       if (PackedSgemm::algorithmFor(c_.dims[0], g_.k, g_.n) ==
           PackedSgemm::Algorithm::Strassen) {
         strassen_ = nativeProduct(PackedSgemm::Algorithm::Strassen);

@@ -113,8 +113,8 @@ ThreadPool::ThreadPool(int threads, int spinMicroseconds) : threads_(std::max(1,
   try {
     for (int i = 1; i < threads_; ++i) {
       workers_.emplace_back([this] { workerLoop(); });
-      // In top, perf and gdb.
-      pthread_setname_np(workers_.back().native_handle(), ("cgc-pool-" + std::to_string(i)).c_str());
+      const std::string name = "cgc-pool-" + std::to_string(i); // in top, perf, gdb
+      pthread_setname_np(workers_.back().native_handle(), name.c_str());
     }
   } catch (const std::system_error &e) {
     // Out of threads (a process or address-space limit): the workers that
