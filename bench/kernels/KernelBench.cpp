@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <random>
@@ -761,40 +762,38 @@ std::vector<Bench> benches(std::mt19937 &rng) {
   all.push_back(memoryBound("cgc_op.transpose", {1, 128, 12, 64}, rng, "transpose 0,2,3,1 128x12x64"));
   // NCHW -> NHWC, as ConvNeXt permutes around each block.
   all.push_back(memoryBound("cgc_op.transpose", {1, 96, 56, 56}, rng, "transpose 0,2,3,1 96x56x56"));
+  // Products M x K x N of a group, each with `copies` copies of its weights.
+  using Shape = std::tuple<const char *, int64_t, int64_t, int64_t>;
+  auto streamedProducts = [&](const std::string &group, int copies,
+                              std::initializer_list<Shape> shapes) {
+    for (auto [label, m, k, n] : shapes) {
+      Bench b = matmul(group, 1, {1, m, k}, {k, n}, true, false, nullptr, rng, label);
+      all.push_back(withWeightCopies(std::move(b), copies, rng));
+    }
+  };
   // The same projections with 40 copies of their weights (2.4 / 9.4 MB
   // each, packed): in a model every product's weights come from DRAM.
-  const std::string dram = "BERT-base projections, weights from DRAM (40 copies)";
-  for (auto [label, k, n] : {std::tuple<const char *, int64_t, int64_t>{"768x768 (dram)", 768, 768},
-                             {"768x3072 (dram)", 768, 3072},
-                             {"3072x768 (dram)", 3072, 768}}) {
-    Bench b = matmul(dram, 1, {1, 128, k}, {k, n}, true, false, nullptr, rng, label);
-    all.push_back(withWeightCopies(std::move(b), 40, rng));
-  }
+  streamedProducts("BERT-base projections, weights from DRAM (40 copies)", 40,
+                   {{"768x768 (dram)", 128, 768, 768},
+                    {"768x3072 (dram)", 128, 768, 3072},
+                    {"3072x768 (dram)", 128, 3072, 768}});
   // Other transformers' projections (ViT-B/16's 197 tokens, BERT at 512,
   // a wider model), weights from DRAM as above: at 1 thread those whose K
-  // and N suit it run Strassen (compare with CGC_CPU_STRASSEN=0).
-  const std::string other = "Other transformer projections, weights from DRAM (8 copies)";
-  for (auto [label, m, k, n] :
-       {std::tuple<const char *, int64_t, int64_t, int64_t>{"ViT-B 197x768x3072", 197, 768, 3072},
-        {"ViT-B 197x3072x768", 197, 3072, 768},
-        {"BERT seq 512 512x768x768", 512, 768, 768},
-        {"1024 wide 128x1024x4096", 128, 1024, 4096}}) {
-    Bench b = matmul(other, 1, {1, m, k}, {k, n}, true, false, nullptr, rng, label);
-    all.push_back(withWeightCopies(std::move(b), 8, rng));
-  }
+  // and N suit it run Strassen with CGC_CPU_STRASSEN=1 (off by default).
+  streamedProducts("Other transformer projections, weights from DRAM (8 copies)", 8,
+                   {{"ViT-B 197x768x3072", 197, 768, 3072},
+                    {"ViT-B 197x3072x768", 197, 3072, 768},
+                    {"BERT seq 512 512x768x768", 512, 768, 768},
+                    {"1024 wide 128x1024x4096", 128, 1024, 4096}});
   // Few tokens (ViT-B/32's 50, BERT at 32): each panel of weights serves
   // a handful of row tiles, so the products stream their weights from DRAM
   // at about the rate they compute.
-  const std::string few = "Few-token projections, weights from DRAM (40 copies)";
-  for (auto [label, m, k, n] :
-       {std::tuple<const char *, int64_t, int64_t, int64_t>{"ViT-B/32 50x768x2304", 50, 768, 2304},
-        {"ViT-B/32 50x768x3072", 50, 768, 3072},
-        {"ViT-B/32 50x3072x768", 50, 3072, 768},
-        {"BERT seq 32 32x768x768", 32, 768, 768},
-        {"BERT seq 32 32x3072x768", 32, 3072, 768}}) {
-    Bench b = matmul(few, 1, {1, m, k}, {k, n}, true, false, nullptr, rng, label);
-    all.push_back(withWeightCopies(std::move(b), 40, rng));
-  }
+  streamedProducts("Few-token projections, weights from DRAM (40 copies)", 40,
+                   {{"ViT-B/32 50x768x2304", 50, 768, 2304},
+                    {"ViT-B/32 50x768x3072", 50, 768, 3072},
+                    {"ViT-B/32 50x3072x768", 50, 3072, 768},
+                    {"BERT seq 32 32x768x768", 32, 768, 768},
+                    {"BERT seq 32 32x3072x768", 32, 3072, 768}});
   // Classifiers at batch 1 (a Linear layer: gemm with transposed B, rows
   // of dot products), weights from DRAM as in a model: ResNet's, DenseNet's
   // and MobileNetV2's / EfficientNet's last layers.
