@@ -785,6 +785,17 @@ std::vector<Bench> benches(std::mt19937 &rng) {
                     {"ViT-B 197x3072x768", 197, 3072, 768},
                     {"BERT seq 512 512x768x768", 512, 768, 768},
                     {"1024 wide 128x1024x4096", 128, 1024, 4096}});
+  // ResNet-50's 1x1 convolutions as the products they are (channels-last:
+  // positions x in -> out), weights from DRAM as in the model.
+  streamedProducts("ResNet-50 pointwise products, weights from DRAM (40 copies)", 40,
+                   {{"64->256 @56 (3136x64x256)", 3136, 64, 256},
+                    {"256->64 @56 (3136x256x64)", 3136, 256, 64},
+                    {"128->512 @28 (784x128x512)", 784, 128, 512},
+                    {"512->128 @28 (784x512x128)", 784, 512, 128},
+                    {"256->1024 @14 (196x256x1024)", 196, 256, 1024},
+                    {"1024->256 @14 (196x1024x256)", 196, 1024, 256},
+                    {"512->2048 @7 (49x512x2048)", 49, 512, 2048},
+                    {"2048->512 @7 (49x2048x512)", 49, 2048, 512}});
   // Few tokens (ViT-B/32's 50, BERT at 32): each panel of weights serves
   // a handful of row tiles, so the products stream their weights from DRAM
   // at about the rate they compute.
