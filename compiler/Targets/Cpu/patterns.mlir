@@ -102,6 +102,17 @@ cgc.module @cpu {
     %y = cgc_pattern.op ["cgc_op.reshape"](%t) {ranks = [4]}
     cgc_pattern.yield %y
   }
+  // A CNN's flatten before its classifier (reshape [N, C, H, W] ->
+  // [N, C * H * W]), on its own, for the same reason: inside the driver's
+  // partition it is a view of the pooled or convolved tensor, so the
+  // classifier joins the convolutions' dispatch. As a fallback dispatch it
+  // split every such network into three programs (LeNet-5: 3 dispatches
+  // for ~12 us of kernels).
+  cgc_pattern.pattern @flatten attributes {priority = 1 : i64, naming = "ops"} {
+    %x = cgc_pattern.input {ranks = [4]}
+    %y = cgc_pattern.op ["cgc_op.reshape"](%x) {element_types = [!cgc.float32, !cgc.bfloat16], ranks = [2]}
+    cgc_pattern.yield %y
+  }
   cgc_pattern.pattern @slice attributes {priority = 1 : i64, naming = "ops"} {
     %m = cgc_pattern.op ["cgc_op.slice", "cgc_op.split"] {open, element_types = [!cgc.float32, !cgc.bfloat16], ranks = [4]}
     cgc_pattern.yield %m

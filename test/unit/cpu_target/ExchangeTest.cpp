@@ -123,15 +123,13 @@ TEST_F(CpuExchange, DeclarationRoundTripsTheBuiltInPatterns) {
   std::vector<std::string> names;
   for (auto p : declared->getBody()->getOps<pattern::PatternOp>())
     names.push_back(p.getSymName().str());
-  EXPECT_EQ(names, (std::vector<std::string>{"anchorEpilogue", "anchorSwish", "convolution",
-                                             "weightedProduct", "pooling", "resize", "concat", "channelShuffle",
-                                             "slice",
-                                             "batchNorm", "layoutTranspose", "layerNorm",
-                                             "activationScale",
-                                             "elementwiseChain", "transposedMatMulB", "transposedMatMulA",
-                                             "transposedMatMulAB", "anchorBiasGeluErf",
-                                             "anchorGeluErf", "attentionScores",
-                                             "attentionContext"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "anchorEpilogue", "anchorSwish", "convolution", "weightedProduct",
+                       "pooling", "resize", "concat", "channelShuffle", "flatten", "slice",
+                       "batchNorm", "layoutTranspose", "layerNorm", "activationScale",
+                       "elementwiseChain", "transposedMatMulB", "transposedMatMulA",
+                       "transposedMatMulAB", "anchorBiasGeluErf", "anchorGeluErf",
+                       "attentionScores", "attentionContext"}));
 }
 
 TEST_F(CpuExchange, SizeQueryProtocol) {

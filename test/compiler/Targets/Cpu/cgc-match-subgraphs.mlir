@@ -140,6 +140,26 @@ cgc.module {
 
 // -----
 
+// A CNN's flatten before its classifier (4-D -> 2-D) is the driver's, so
+// the classifier shares the convolutions' partition; a reshape of 3-D
+// tokens into rows is not and stays with the fallback.
+// CHECK-LABEL: cgc.subgraph @reshape attributes {{{.*}}origin = "cpu", pattern = "flatten"}
+// CHECK:         cgc_op.reshape
+// CHECK-NEXT:    cgc.return
+// CHECK-LABEL: cgc.subgraph @reshape_1 attributes {{{.*}}origin = "fallback"
+// CHECK-LABEL: cgc.entry_point @flatten
+// CHECK:         cgc.call @reshape(%arg0)
+// CHECK:         cgc.call @reshape_1(%arg1)
+cgc.module {
+  cgc.entry_point @flatten(%x: !cgc.tensor<1x8x2x2x!cgc.float32>, %t: !cgc.tensor<1x4x8x!cgc.float32>) -> (!cgc.tensor<1x32x!cgc.float32>, !cgc.tensor<4x8x!cgc.float32>) {
+    %f = cgc_op.reshape(%x) {shape = [1, 32]} : (!cgc.tensor<1x8x2x2x!cgc.float32>) -> !cgc.tensor<1x32x!cgc.float32>
+    %r = cgc_op.reshape(%t) {shape = [4, 8]} : (!cgc.tensor<1x4x8x!cgc.float32>) -> !cgc.tensor<4x8x!cgc.float32>
+    cgc.return %f, %r : !cgc.tensor<1x32x!cgc.float32>, !cgc.tensor<4x8x!cgc.float32>
+  }
+}
+
+// -----
+
 // Not declared: a lone convolution or product (nothing to fuse), float16
 // layers (the fused kernels are float32/bfloat16), a transpose whose result
 // is also used elsewhere (it must be written anyway).
