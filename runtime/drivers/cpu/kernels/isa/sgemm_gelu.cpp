@@ -11,8 +11,9 @@
 
 namespace cgc::cpu::tile_detail {
 
-CGC_SGEMM_TARGET void erfGeluRows(const Args &g, const SgemmOp &op, int64_t row,
-                                  int64_t col, int64_t rows, int64_t cols) {
+[[gnu::noinline]] CGC_SGEMM_TARGET void erfGeluRows(const Args &g, const SgemmOp &op,
+                                                   int64_t row, int64_t col, int64_t rows,
+                                                   int64_t cols) {
   const float *const *k = g.operands + op.operand;
   const __m512 k1 = _mm512_set1_ps(*k[0]), k2 = _mm512_set1_ps(*k[1]),
                k3 = _mm512_set1_ps(*k[2]);

@@ -143,14 +143,12 @@ CGC_SGEMM_INLINE void applyOp(const Args &g, const SgemmOp &op, __m512 (&acc)[MR
   }
 }
 
-/// Step p of a K loop of `k` steps that prefetches `pfLines` cache lines
-/// from `pf`: line p, and line p + k when there are more than k.
+/// Step p (< pfLines) of a K loop of `k` steps that prefetches `pfLines`
+/// cache lines from `pf`: line p, and line p + k when there are more than k.
 CGC_SGEMM_INLINE void prefetchShare(const char *pf, int64_t p, int64_t k, int64_t pfLines) {
-  if (p < pfLines) {
-    _mm_prefetch(pf + 64 * p, _MM_HINT_T0);
-    if (p + k < pfLines)
-      _mm_prefetch(pf + 64 * (p + k), _MM_HINT_T0);
-  }
+  _mm_prefetch(pf + 64 * p, _MM_HINT_T0);
+  if (p + k < pfLines)
+    _mm_prefetch(pf + 64 * (p + k), _MM_HINT_T0);
 }
 
 /// Panel rows for accumulate(): row p of a packed panel at bp + p * width.
